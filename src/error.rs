@@ -1,0 +1,34 @@
+//! The library's error type. Owns the split the binary turns into exit codes: bad input (a
+//! configuration or usage problem, exit 2) versus a run that could not finish (exit 1).
+
+use thiserror::Error;
+
+use crate::model::RunError;
+use crate::scenario::ConfigError;
+
+/// Anything a command can fail with.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// The input is wrong: a file, a key, a flag. Exit code 2.
+    #[error("{0}")]
+    Config(#[from] ConfigError),
+    /// A run could not finish. Exit code 1.
+    #[error("error: {0}")]
+    Run(#[from] RunError),
+    /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
+    #[error("error: cannot write {what}: {source}")]
+    Output {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The process exit code for this error.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::Config(_) => 2,
+            Error::Run(_) | Error::Output { .. } => 1,
+        }
+    }
+}

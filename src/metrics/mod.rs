@@ -1,0 +1,10 @@
+//! Measurement. `recorder` owns the counters, histograms and per-second bins the simulation
+//! updates as it runs (memory proportional to services, edges and simulated seconds — never to the
+//! number of requests); `summary` owns the finished run's numbers under MODEL.md §3's names, and
+//! how each is estimated.
+
+pub mod recorder;
+pub mod summary;
+
+pub use recorder::Recorder;
+pub use summary::{CallMetrics, EngineMetrics, RunMetrics, RunSummary, ServiceMetrics};

@@ -1,0 +1,292 @@
+//! The numbers of a finished run, under MODEL.md §3's names, and how each is estimated. Owns the
+//! [`RunSummary`] that every report format renders. Ratios whose denominator is zero are `None`
+//! (JSON `null`), never NaN.
+//!
+//! Estimators: latency and queueing-time quantiles are nearest-rank over an HDR histogram with 1 µs
+//! resolution and 3 significant digits (the reported value is the upper edge of the bucket holding
+//! the nearest-rank sample, so at most 0.1 % above it). Time averages (`utilization`,
+//! `mean_in_system`, `mean_queue_len`) integrate over the arrival period `[0, duration)`.
+
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+
+use super::recorder::{Recorder, Window};
+use crate::scenario::Scenario;
+use crate::time::{NANOS_PER_SEC, SimTime};
+
+/// State at the end of a run that the recorder does not hold.
+#[derive(Debug)]
+pub struct FinalState {
+    pub end: SimTime,
+    pub in_flight: Vec<u64>,
+    pub unfinished_users: u64,
+    pub events: u64,
+    pub peak_pending: u64,
+    pub peak_jobs: u64,
+    pub wall: std::time::Duration,
+}
+
+/// One run: scenario, seed and every metric.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunSummary {
+    pub scenario: String,
+    pub seed: u64,
+    pub metrics: RunMetrics,
+    pub services: IndexMap<String, ServiceMetrics>,
+    pub calls: IndexMap<String, CallMetrics>,
+    pub engine: EngineMetrics,
+}
+
+/// User-facing outcomes (MODEL.md §3).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct RunMetrics {
+    /// Succeeded / arrived, for user requests arriving before the fault window.
+    pub success_rate_before: Option<f64>,
+    /// … arriving inside the fault window.
+    pub success_rate_during: Option<f64>,
+    /// … arriving after the fault window.
+    pub success_rate_after: Option<f64>,
+    /// R2: first whole second s ≥ window end with ≥ 99 % success over arrivals in [s, s+3), minus
+    /// the window end; `None` if no such second before arrivals stop (or no fault).
+    pub recovery_s: Option<f64>,
+    pub requests: u64,
+    pub requests_during_fault: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    /// User requests still open at the horizon.
+    pub unfinished: u64,
+    pub success_rate: Option<f64>,
+    /// Client attempts (first tries and client retries) per user request.
+    pub client_attempts_per_request: Option<f64>,
+    pub failed_latency_p50_s: Option<f64>,
+    pub success_latency_p50_s: Option<f64>,
+    pub success_latency_p99_s: Option<f64>,
+    pub fault_start_s: Option<f64>,
+    pub fault_end_s: Option<f64>,
+}
+
+/// Per-service counters and ratios.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ServiceMetrics {
+    pub arrivals: u64,
+    pub admitted: u64,
+    pub completed: u64,
+    pub completed_abandoned: u64,
+    pub rejected_full: u64,
+    pub dropped_expired: u64,
+    pub max_queue: u64,
+    pub arrivals_during_fault: u64,
+    /// `arrivals_during_fault` / user requests arriving in the fault window.
+    pub arrivals_during_fault_per_request: Option<f64>,
+    /// Arrivals / user requests.
+    pub attempts_per_request: Option<f64>,
+    /// Completions in the call tree of a succeeded user request / completions.
+    pub goodput_ratio: Option<f64>,
+    /// `completed_abandoned` / completions.
+    pub wasted_ratio: Option<f64>,
+    /// R1 bound, from the policies alone.
+    pub worst_case_attempts_per_request: u64,
+    /// Admitted requests still queued or in a slot at the end of the run.
+    pub in_flight_at_end: u64,
+    /// Mean queueing time of requests that started work (zero for those that found a free slot).
+    pub queue_wait_mean_s: Option<f64>,
+    pub queue_wait_p50_s: Option<f64>,
+    pub queue_wait_p99_s: Option<f64>,
+    /// Admitted requests that had to queue / admitted (Erlang C's probability of waiting).
+    pub waited_fraction: Option<f64>,
+    /// Mean busy slots / slots over the arrival period.
+    pub utilization: f64,
+    /// Mean number queued or in a slot over the arrival period.
+    pub mean_in_system: f64,
+    pub mean_queue_len: f64,
+    /// Mean time from admission to leaving (completion or drop).
+    pub sojourn_mean_s: Option<f64>,
+}
+
+/// Per-edge counters.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct CallMetrics {
+    pub attempts: u64,
+    pub retries: u64,
+    pub retries_throttled: u64,
+    pub timeouts: u64,
+    pub rejects: u64,
+    pub errors: u64,
+    pub successes: u64,
+    /// Calls not sent because the caller's deadline had passed.
+    pub deadline_exhausted: u64,
+}
+
+/// What the run cost.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct EngineMetrics {
+    pub events: u64,
+    pub wall_s: f64,
+    pub events_per_s: f64,
+    pub peak_pending_events: u64,
+    /// Most requests admitted at services (queued or in a slot) at once.
+    pub peak_in_flight_requests: u64,
+    /// Simulated seconds until the run ended.
+    pub simulated_s: f64,
+}
+
+fn ratio(num: u64, den: u64) -> Option<f64> {
+    (den > 0).then(|| num as f64 / den as f64)
+}
+
+fn quantile_s(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<f64> {
+    (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e6)
+}
+
+/// R2 recovery time from per-second counters.
+pub fn recovery_seconds(arrivals: &[u32], succeeded: &[u32], window_end: SimTime) -> Option<f64> {
+    let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
+    let seconds = arrivals.len();
+    (first..seconds.saturating_sub(2)).find_map(|s| {
+        let a: u64 = arrivals[s..s + 3].iter().map(|&x| x as u64).sum();
+        let ok: u64 = succeeded[s..s + 3].iter().map(|&x| x as u64).sum();
+        (a > 0 && ok * 100 >= a * 99).then(|| s as f64 - window_end.as_secs_f64())
+    })
+}
+
+/// Builds the summary of a finished run.
+pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
+    let u = &rec.users;
+    let requests: u64 = u.by_window.iter().sum();
+    let window = sc.fault_window();
+    let rate = |w: Window| ratio(u.succeeded_by_window[w as usize], u.by_window[w as usize]);
+    let (during, after) = match window {
+        Some(_) => (rate(Window::During), rate(Window::After)),
+        None => (None, None),
+    };
+    let recovery_s = window.and_then(|(_, end)| {
+        recovery_seconds(&u.per_second_arrivals, &u.per_second_succeeded, end)
+    });
+    let requests_during_fault = u.by_window[Window::During as usize];
+    let metrics = RunMetrics {
+        success_rate_before: rate(Window::Before),
+        success_rate_during: during,
+        success_rate_after: after,
+        recovery_s,
+        requests,
+        requests_during_fault,
+        succeeded: u.succeeded,
+        failed: u.failed,
+        unfinished: fin.unfinished_users,
+        success_rate: ratio(u.succeeded, requests),
+        client_attempts_per_request: ratio(u.client_attempts, requests),
+        failed_latency_p50_s: quantile_s(&u.failed_latency, 0.5),
+        success_latency_p50_s: quantile_s(&u.success_latency, 0.5),
+        success_latency_p99_s: quantile_s(&u.success_latency, 0.99),
+        fault_start_s: window.map(|w| w.0.as_secs_f64()),
+        fault_end_s: window.map(|w| w.1.as_secs_f64()),
+    };
+    let worst = sc.worst_case_attempts();
+    let period = sc.duration.0 as f64;
+    let services = sc
+        .services
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let c = &rec.services[i];
+            let m = ServiceMetrics {
+                arrivals: c.arrivals,
+                admitted: c.admitted,
+                completed: c.completed,
+                completed_abandoned: c.completed_abandoned,
+                rejected_full: c.rejected_full,
+                dropped_expired: c.dropped_expired,
+                max_queue: c.max_queue,
+                arrivals_during_fault: c.arrivals_during_fault,
+                arrivals_during_fault_per_request: ratio(
+                    c.arrivals_during_fault,
+                    requests_during_fault,
+                ),
+                attempts_per_request: ratio(c.arrivals, requests),
+                goodput_ratio: ratio(c.useful, c.completed),
+                wasted_ratio: ratio(c.completed_abandoned, c.completed),
+                worst_case_attempts_per_request: worst[i],
+                in_flight_at_end: fin.in_flight[i],
+                queue_wait_mean_s: (c.started > 0)
+                    .then(|| c.wait_sum_ns as f64 / c.started as f64 / 1e9),
+                queue_wait_p50_s: quantile_s(&c.queue_wait, 0.5),
+                queue_wait_p99_s: quantile_s(&c.queue_wait, 0.99),
+                waited_fraction: ratio(c.enqueued, c.admitted),
+                utilization: c.busy_area as f64 / (period * s.slots as f64),
+                mean_in_system: (c.busy_area + c.queue_area) as f64 / period,
+                mean_queue_len: c.queue_area as f64 / period,
+                sojourn_mean_s: (c.departed > 0)
+                    .then(|| c.sojourn_sum_ns as f64 / c.departed as f64 / 1e9),
+            };
+            (s.name.clone(), m)
+        })
+        .collect();
+    let calls = sc
+        .edges
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let c = &rec.edges[i];
+            let m = CallMetrics {
+                attempts: c.attempts,
+                retries: c.retries,
+                retries_throttled: c.retries_throttled,
+                timeouts: c.timeouts,
+                rejects: c.rejects,
+                errors: c.errors,
+                successes: c.successes,
+                deadline_exhausted: c.deadline_exhausted,
+            };
+            (e.name.clone(), m)
+        })
+        .collect();
+    let wall_s = fin.wall.as_secs_f64();
+    RunSummary {
+        scenario: sc.name.clone(),
+        seed: sc.seed,
+        metrics,
+        services,
+        calls,
+        engine: EngineMetrics {
+            events: fin.events,
+            wall_s,
+            events_per_s: if wall_s > 0.0 {
+                fin.events as f64 / wall_s
+            } else {
+                0.0
+            },
+            peak_pending_events: fin.peak_pending,
+            peak_in_flight_requests: fin.peak_jobs,
+            simulated_s: fin.end.as_secs_f64(),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recovery_is_the_first_good_three_second_span_after_the_window() {
+        let arrivals = vec![100; 10];
+        let mut ok = vec![100; 10];
+        ok[5] = 50; // bad second right after a window ending at t=5
+        ok[6] = 100;
+        // [5,8) = 250/300 < 99 %; [6,9) = 300/300.
+        assert_eq!(
+            recovery_seconds(&arrivals, &ok, SimTime(5 * NANOS_PER_SEC)),
+            Some(1.0)
+        );
+        // A window ending mid-second starts the search at the next whole second.
+        assert_eq!(
+            recovery_seconds(&arrivals, &ok, SimTime(5_500_000_000)),
+            Some(0.5)
+        );
+        // Never recovers.
+        let none = vec![0; 10];
+        assert_eq!(
+            recovery_seconds(&arrivals, &none, SimTime(5 * NANOS_PER_SEC)),
+            None
+        );
+    }
+}

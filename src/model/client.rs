@@ -1,0 +1,68 @@
+//! The client side of a run. Owns user requests from arrival to their end: the first attempt, the
+//! fixed-interval client retries after a timeout or an error reply, and the success or failure
+//! that the windows, latency histograms and goodput credit record.
+
+use super::{Event, NO_JOB, Owner, Simulation, User};
+
+impl Simulation<'_> {
+    /// A user request arrives: record it, send its first attempt, and draw the next arrival.
+    pub(super) fn on_user_arrival(&mut self) {
+        let now = self.now();
+        let window = self.window_of(now);
+        self.rec.user_arrived(now, window);
+        let user = self.users.insert(User {
+            arrival: now,
+            attempts: 0,
+            window,
+        });
+        self.client_send(user);
+        self.schedule_next_arrival();
+    }
+
+    /// Sends the user request's next attempt to the entry service.
+    pub(super) fn client_send(&mut self, user: u32) {
+        let now = self.now();
+        let client = &self.sc.client;
+        self.users[user].attempts += 1;
+        self.rec.users.client_attempts += 1;
+        let timeout = client.attempt_timeout;
+        let deadline = if client.propagate_deadline {
+            now + timeout
+        } else {
+            crate::time::SimTime::NEVER
+        };
+        let attempt = self.attempts.insert(Owner::User(user));
+        self.engine
+            .schedule_in(timeout, Event::AttemptTimeout { attempt });
+        self.deliver(client.entry as u32, attempt, deadline);
+    }
+
+    /// The user's attempt failed (timeout, error or reject): retry after the interval or give up.
+    pub(super) fn client_attempt_failed(&mut self, user: u32) {
+        let client = &self.sc.client;
+        if self.users[user].attempts <= client.retries {
+            self.engine
+                .schedule_in(client.retry_interval, Event::ClientRetry { user });
+        } else {
+            let u = self.users.remove(user);
+            let now = self.now();
+            self.rec.user_ended(u.arrival, now, u.window, false);
+        }
+    }
+
+    /// The user's attempt succeeded; `job` is the entry service's job that answered, whose
+    /// accepted call tree becomes goodput.
+    pub(super) fn client_attempt_succeeded(&mut self, user: u32, job: u32) {
+        if job != NO_JOB {
+            let n = self.sc.services.len();
+            let base = job as usize * n;
+            for s in 0..n {
+                self.rec.services[s].useful += self.useful[base + s] as u64;
+            }
+            self.rec.services[self.jobs[job].service as usize].useful += 1;
+        }
+        let u = self.users.remove(user);
+        let now = self.now();
+        self.rec.user_ended(u.arrival, now, u.window, true);
+    }
+}

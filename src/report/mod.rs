@@ -1,0 +1,39 @@
+//! Rendering run summaries. Owns the output formats of `loadsim run`, one file per format: `table`
+//! (metrics as rows, scenarios as columns, like the article's table), `json` (one document, an
+//! array of summaries), `csv` (one row per scenario, flattened dotted column names). All formats
+//! render the same [`RunSummary`] values; none computes metrics of its own.
+
+pub mod csv;
+pub mod flat;
+pub mod json;
+pub mod table;
+
+use crate::metrics::RunSummary;
+
+/// An output format for a list of run summaries.
+pub trait Render {
+    /// Renders `runs` as text (ending with a newline).
+    fn render(&self, runs: &[RunSummary]) -> String;
+}
+
+/// The formats `loadsim run` offers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Metrics as rows, one column per scenario.
+    Table,
+    /// One JSON document: an array with one object per scenario.
+    Json,
+    /// One CSV row per scenario, dotted column names.
+    Csv,
+}
+
+impl Format {
+    /// The renderer for this format.
+    pub fn renderer(self) -> Box<dyn Render> {
+        match self {
+            Format::Table => Box::new(table::Table),
+            Format::Json => Box::new(json::Json),
+            Format::Csv => Box::new(csv::Csv),
+        }
+    }
+}

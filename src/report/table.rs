@@ -1,0 +1,229 @@
+//! The table format: the article's table, generalized. Rows are metrics (the article's rows first,
+//! then per-service and per-edge detail), columns are scenarios; a scenario without a service or
+//! edge shows `—`. Rendered as a Markdown table so the same text reads on a terminal and on GitHub.
+
+use comfy_table::presets::ASCII_MARKDOWN;
+use comfy_table::{CellAlignment, ContentArrangement};
+
+use super::Render;
+use crate::metrics::{RunSummary, ServiceMetrics};
+
+/// Metrics × scenarios.
+pub struct Table;
+
+/// How a value prints.
+#[derive(Clone, Copy)]
+enum Fmt {
+    /// A share in [0, 1], three decimals.
+    Rate,
+    /// Seconds, two decimals.
+    Secs,
+    /// A ratio, two decimals.
+    Ratio,
+    /// A count.
+    Count,
+}
+
+fn show(v: Option<f64>, f: Fmt) -> String {
+    match v {
+        None => "—".into(),
+        Some(x) => match f {
+            Fmt::Rate => format!("{x:.3}"),
+            Fmt::Secs | Fmt::Ratio => format!("{x:.2}"),
+            Fmt::Count => format!("{}", x as u64),
+        },
+    }
+}
+
+type Getter = Box<dyn Fn(&RunSummary) -> Option<f64>>;
+
+fn service_row(
+    name: &str,
+    label: &str,
+    f: Fmt,
+    get: fn(&ServiceMetrics) -> Option<f64>,
+) -> (String, Fmt, Getter) {
+    let n = name.to_owned();
+    (
+        format!("`{name}` {label}"),
+        f,
+        Box::new(move |r: &RunSummary| r.services.get(&n).and_then(get)),
+    )
+}
+
+/// The rows for `runs`, in display order.
+fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
+    let mut services: Vec<String> = Vec::new();
+    let mut edges: Vec<String> = Vec::new();
+    for r in runs {
+        for k in r.services.keys() {
+            if !services.contains(k) {
+                services.push(k.clone());
+            }
+        }
+        for k in r.calls.keys() {
+            if !edges.contains(k) {
+                edges.push(k.clone());
+            }
+        }
+    }
+    // The article lists the deepest service first.
+    let deepest_first: Vec<String> = services.iter().rev().cloned().collect();
+    let entry = services.first().cloned().unwrap_or_default();
+    let mut rows: Vec<(String, Fmt, Getter)> = vec![
+        (
+            "success before window".into(),
+            Fmt::Rate,
+            Box::new(|r: &RunSummary| r.metrics.success_rate_before),
+        ),
+        (
+            "success in window".into(),
+            Fmt::Rate,
+            Box::new(|r: &RunSummary| r.metrics.success_rate_during),
+        ),
+        (
+            "success after window".into(),
+            Fmt::Rate,
+            Box::new(|r: &RunSummary| r.metrics.success_rate_after),
+        ),
+        (
+            "recovery time (s)".into(),
+            Fmt::Secs,
+            Box::new(|r: &RunSummary| r.metrics.recovery_s),
+        ),
+    ];
+    rows.push(service_row(
+        &entry,
+        "attempts / user request",
+        Fmt::Ratio,
+        |s| s.attempts_per_request,
+    ));
+    for s in &deepest_first {
+        rows.push(service_row(
+            s,
+            "arrivals in window / user request in window",
+            Fmt::Ratio,
+            |m| m.arrivals_during_fault_per_request,
+        ));
+    }
+    for s in &deepest_first {
+        rows.push(service_row(s, "max queue", Fmt::Count, |m| {
+            Some(m.max_queue as f64)
+        }));
+    }
+    for s in &deepest_first {
+        rows.push(service_row(
+            s,
+            "share of completions serving a success",
+            Fmt::Rate,
+            |m| m.goodput_ratio,
+        ));
+    }
+    rows.push((
+        "median latency of failed requests (s)".into(),
+        Fmt::Secs,
+        Box::new(|r: &RunSummary| r.metrics.failed_latency_p50_s),
+    ));
+    rows.push((
+        "p99 latency of successful requests (s)".into(),
+        Fmt::Secs,
+        Box::new(|r: &RunSummary| r.metrics.success_latency_p99_s),
+    ));
+    rows.push((
+        "user requests".into(),
+        Fmt::Count,
+        Box::new(|r: &RunSummary| Some(r.metrics.requests as f64)),
+    ));
+    rows.push((
+        "success overall".into(),
+        Fmt::Rate,
+        Box::new(|r: &RunSummary| r.metrics.success_rate),
+    ));
+    for s in &deepest_first {
+        rows.push(service_row(
+            s,
+            "worst-case attempts / user request (R1)",
+            Fmt::Count,
+            |m| Some(m.worst_case_attempts_per_request as f64),
+        ));
+        rows.push(service_row(s, "admitted", Fmt::Count, |m| {
+            Some(m.admitted as f64)
+        }));
+        rows.push(service_row(s, "rejected (queue full)", Fmt::Count, |m| {
+            Some(m.rejected_full as f64)
+        }));
+        rows.push(service_row(s, "dropped (expired)", Fmt::Count, |m| {
+            Some(m.dropped_expired as f64)
+        }));
+        rows.push(service_row(
+            s,
+            "wasted share of completions",
+            Fmt::Rate,
+            |m| m.wasted_ratio,
+        ));
+    }
+    for e in &edges {
+        for (label, get) in [
+            (
+                "retries",
+                (|c: &crate::metrics::CallMetrics| c.retries)
+                    as fn(&crate::metrics::CallMetrics) -> u64,
+            ),
+            ("retries throttled", |c| c.retries_throttled),
+            ("timeouts", |c| c.timeouts),
+        ] {
+            let n = e.clone();
+            rows.push((
+                format!("`{e}` {label}"),
+                Fmt::Count,
+                Box::new(move |r: &RunSummary| r.calls.get(&n).map(|c| get(c) as f64)),
+            ));
+        }
+    }
+    rows
+}
+
+impl Table {
+    /// The table as a [`comfy_table::Table`], for callers that add to it.
+    pub fn build(runs: &[RunSummary]) -> comfy_table::Table {
+        let mut t = comfy_table::Table::new();
+        t.load_style(ASCII_MARKDOWN)
+            .set_content_arrangement(ContentArrangement::Disabled);
+        let mut header = vec!["metric".to_owned()];
+        header.extend(runs.iter().map(|r| r.scenario.clone()));
+        t.set_header(header);
+        for (label, fmt, get) in rows(runs) {
+            let mut row = vec![label];
+            for r in runs {
+                let v = get(r);
+                let text =
+                    if label_is_recovery(&row[0]) && v.is_none() && r.metrics.fault_end_s.is_some()
+                    {
+                        "never".to_owned()
+                    } else {
+                        show(v, fmt)
+                    };
+                row.push(text);
+            }
+            t.add_row(row);
+        }
+        for i in 1..=runs.len() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        t
+    }
+}
+
+fn label_is_recovery(label: &str) -> bool {
+    label.starts_with("recovery time")
+}
+
+impl Render for Table {
+    fn render(&self, runs: &[RunSummary]) -> String {
+        let mut s = Table::build(runs).to_string();
+        s.push('\n');
+        s
+    }
+}

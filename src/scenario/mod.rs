@@ -1,0 +1,266 @@
+//! Scenarios: what a user describes in YAML, as the simulator consumes it. Owns the validated
+//! domain types ([`Scenario`], [`Service`], [`Edge`], [`Fault`], [`Dist`]) and the loading pipeline
+//! file → `source` (extends, `--set`, key positions) → `raw` (serde mirror) → `validate` (every
+//! check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
+//! service, computed from the policies alone.
+
+pub mod duration;
+pub mod error;
+pub mod raw;
+pub mod source;
+pub mod suggest;
+mod validate;
+
+use std::path::Path;
+
+pub use error::{ConfigError, Diagnostic, Origin};
+pub use source::Document;
+
+use crate::time::{SimDuration, SimTime};
+
+/// Index of a service in [`Scenario::services`] (the order of the YAML map).
+pub type ServiceId = usize;
+/// Index of a call edge in [`Scenario::edges`].
+pub type EdgeId = usize;
+
+/// A validated scenario: everything the simulator needs, in integer nanoseconds.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// The file stem (`naive` for `scenarios/naive.yaml`).
+    pub name: String,
+    pub seed: u64,
+    /// Length of the arrival period.
+    pub duration: SimDuration,
+    /// How long the run may go on after arrivals stop.
+    pub drain: SimDuration,
+    /// Poisson arrival rate, user requests per second.
+    pub rate: f64,
+    pub client: ClientPolicy,
+    pub services: Vec<Service>,
+    pub edges: Vec<Edge>,
+    pub faults: Vec<Fault>,
+}
+
+/// The client's policy toward the entry service.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientPolicy {
+    pub entry: ServiceId,
+    pub attempt_timeout: SimDuration,
+    /// Retries after the first attempt (default 0).
+    pub retries: u32,
+    /// Fixed wait before each retry (default 0).
+    pub retry_interval: SimDuration,
+    /// Whether the attempt's absolute deadline travels with the request (default false).
+    pub propagate_deadline: bool,
+}
+
+/// Which queued request a freed slot takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueDiscipline {
+    /// Oldest first (default).
+    Fifo,
+    /// Newest first.
+    Lifo,
+}
+
+/// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Service {
+    pub name: String,
+    pub slots: u32,
+    /// `None` for an unbounded queue.
+    pub queue_cap: Option<u32>,
+    pub discipline: QueueDiscipline,
+    /// Drop a dequeued request whose deadline has passed (default false).
+    pub drop_expired: bool,
+    /// Delay before a `reject` reply when the queue is full (default 0.5 ms).
+    pub reject_delay: SimDuration,
+    /// Own work before the calls; `None` for a service that only waits on its calls.
+    pub service_time: Option<Dist>,
+    /// Outgoing edges, in the order the YAML map lists them.
+    pub calls: Vec<EdgeId>,
+}
+
+/// A caller's policy on one call edge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Edge {
+    pub caller: ServiceId,
+    pub callee: ServiceId,
+    /// `caller->callee`, the key of the edge in reports.
+    pub name: String,
+    pub attempt_timeout: SimDuration,
+    pub retries: u32,
+    pub backoff: Backoff,
+    pub throttle: Option<Throttle>,
+    pub propagate_deadline: bool,
+}
+
+/// Full-jitter backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2^n)].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backoff {
+    pub base: SimDuration,
+    pub cap: Option<SimDuration>,
+}
+
+/// gRFC A6 retry throttle, in thousandths of a token (A6 allows three decimal places).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    pub max_milli: u64,
+    pub ratio_milli: u64,
+}
+
+/// A service-time distribution.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dist {
+    Exponential {
+        mean: SimDuration,
+    },
+    Constant {
+        value: SimDuration,
+    },
+    Uniform {
+        min: SimDuration,
+        max: SimDuration,
+    },
+    /// Log-normal with the given mean and shape `sigma` (the σ of the underlying normal).
+    LogNormal {
+        mean: SimDuration,
+        sigma: f64,
+    },
+}
+
+impl Dist {
+    /// The mean in seconds.
+    pub fn mean_secs(&self) -> f64 {
+        match *self {
+            Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => mean.as_secs_f64(),
+            Dist::Constant { value } => value.as_secs_f64(),
+            Dist::Uniform { min, max } => (min.as_secs_f64() + max.as_secs_f64()) / 2.0,
+        }
+    }
+}
+
+/// A fault in force during `[from, to)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Fault {
+    pub name: String,
+    pub from: SimTime,
+    pub to: SimTime,
+    pub kind: FaultKind,
+}
+
+/// What a fault does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaultKind {
+    /// The service's own work follows `service_time` instead of its normal distribution.
+    Slow {
+        service: ServiceId,
+        service_time: Dist,
+    },
+}
+
+impl FaultKind {
+    /// The service the fault acts on.
+    pub fn service(&self) -> ServiceId {
+        match self {
+            FaultKind::Slow { service, .. } => *service,
+        }
+    }
+}
+
+impl Scenario {
+    /// Loads a scenario file, applies `--set` overrides in order, then `seed` if given.
+    pub fn load(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Scenario, ConfigError> {
+        let mut doc = Document::load(path)?;
+        for s in sets {
+            doc.apply_set(s)?;
+        }
+        let mut scenario = Self::from_document(&doc)?;
+        if let Some(seed) = seed {
+            scenario.seed = seed;
+        }
+        Ok(scenario)
+    }
+
+    /// Validates a merged document.
+    pub fn from_document(doc: &Document) -> Result<Scenario, ConfigError> {
+        validate::validate(doc)
+    }
+
+    /// The union of all fault windows, `[first start, last end)`; `None` without faults.
+    pub fn fault_window(&self) -> Option<(SimTime, SimTime)> {
+        let from = self.faults.iter().map(|f| f.from).min()?;
+        let to = self.faults.iter().map(|f| f.to).max()?;
+        Some((from, to))
+    }
+
+    /// Index of the service called `name`.
+    pub fn service_id(&self, name: &str) -> Option<ServiceId> {
+        self.services.iter().position(|s| s.name == name)
+    }
+
+    /// Services in an order where every caller comes before its callees.
+    pub fn topological_order(&self) -> Vec<ServiceId> {
+        let n = self.services.len();
+        let mut indegree = vec![0usize; n];
+        for e in &self.edges {
+            indegree[e.callee] += 1;
+        }
+        let mut ready: Vec<ServiceId> = (0..n).filter(|&s| indegree[s] == 0).rev().collect();
+        let mut order = Vec::with_capacity(n);
+        while let Some(s) = ready.pop() {
+            order.push(s);
+            for &e in self.services[s].calls.iter().rev() {
+                let d = self.edges[e].callee;
+                indegree[d] -= 1;
+                if indegree[d] == 0 {
+                    ready.push(d);
+                }
+            }
+        }
+        order
+    }
+
+    /// R1: the worst-case number of attempts that reach each service per user request — the sum,
+    /// over every call path from the client, of the product of attempts allowed on each hop.
+    /// Saturates instead of overflowing.
+    pub fn worst_case_attempts(&self) -> Vec<u64> {
+        let mut attempts = vec![0u64; self.services.len()];
+        attempts[self.client.entry] = self.client.retries as u64 + 1;
+        for s in self.topological_order() {
+            for &e in &self.services[s].calls {
+                let edge = &self.edges[e];
+                let add = attempts[s].saturating_mul(edge.retries as u64 + 1);
+                attempts[edge.callee] = attempts[edge.callee].saturating_add(add);
+            }
+        }
+        attempts
+    }
+
+    /// Every call path from the client to `service`, each as its list of (hop name, attempts).
+    pub fn attempt_chains(&self, service: ServiceId) -> Vec<Vec<(String, u64)>> {
+        fn walk(
+            sc: &Scenario,
+            at: ServiceId,
+            target: ServiceId,
+            path: &mut Vec<(String, u64)>,
+            out: &mut Vec<Vec<(String, u64)>>,
+        ) {
+            if at == target {
+                out.push(path.clone());
+                return;
+            }
+            for &e in &sc.services[at].calls {
+                let edge = &sc.edges[e];
+                path.push((edge.name.clone(), edge.retries as u64 + 1));
+                walk(sc, edge.callee, target, path, out);
+                path.pop();
+            }
+        }
+        let mut out = Vec::new();
+        let entry = format!("client->{}", self.services[self.client.entry].name);
+        let mut path = vec![(entry, self.client.retries as u64 + 1)];
+        walk(self, self.client.entry, service, &mut path, &mut out);
+        out
+    }
+}

@@ -1,0 +1,555 @@
+//! From the serde mirror to a [`Scenario`]. Owns every check on a scenario's values — ranges,
+//! references between services, call cycles, fault windows, distribution parameters — and reports
+//! all problems of a document at once, each at its key path and line.
+
+use std::collections::HashMap;
+
+use super::error::{ConfigError, Diagnostic};
+use super::raw::{
+    CallRaw, DistKindRaw, DistRaw, FaultKindRaw, FaultRaw, QueueDisciplineRaw, ScenarioRaw,
+    ServiceRaw,
+};
+use super::source::Document;
+use super::suggest::{did_you_mean, explain_serde_message};
+use super::{
+    Backoff, ClientPolicy, Dist, Edge, Fault, FaultKind, QueueDiscipline, Scenario, Service,
+    Throttle,
+};
+use crate::time::{SimDuration, SimTime};
+
+/// Largest arrival rate accepted (user requests per second).
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// Largest slot count or queue cap accepted.
+pub const MAX_SLOTS: u32 = 10_000_000;
+/// Largest retry count accepted on any hop.
+pub const MAX_RETRIES: u32 = 100;
+/// Longest arrival period or drain accepted: 30 days.
+pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
+/// Default drain horizon after arrivals stop.
+pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
+/// Default delay of a `reject` reply (MODEL.md §2).
+pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
+
+/// Deserializes and validates a merged document.
+pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
+    let raw = deserialize::<ScenarioRaw>(doc)?;
+    let mut v = Validator {
+        doc,
+        problems: Vec::new(),
+    };
+    let scenario = v.scenario(raw);
+    if v.problems.is_empty() {
+        Ok(scenario)
+    } else {
+        Err(ConfigError {
+            diagnostics: v.problems,
+        })
+    }
+}
+
+/// Typed deserialization with the failing key's path and line.
+pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, ConfigError> {
+    serde_path_to_error::deserialize(&doc.value).map_err(|e| {
+        let mut key = e.path().to_string();
+        if key == "." {
+            key.clear();
+        }
+        let inner = strip_yaml_location(&e.inner().to_string());
+        let (message, unknown) = explain_serde_message(&inner);
+        if let Some(word) = unknown {
+            key = if key.is_empty() {
+                word
+            } else {
+                format!("{key}.{word}")
+            };
+        }
+        let message = message.replace("invalid type: ", "wrong type: ");
+        ConfigError::one(doc.diagnostic(&key, message))
+    })
+}
+
+fn strip_yaml_location(message: &str) -> String {
+    match message.find(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+struct Validator<'a> {
+    doc: &'a Document,
+    problems: Vec<Diagnostic>,
+}
+
+impl Validator<'_> {
+    fn problem(&mut self, key: &str, message: impl Into<String>) {
+        self.problems.push(self.doc.diagnostic(key, message));
+    }
+
+    fn scenario(&mut self, raw: ScenarioRaw) -> Scenario {
+        let name = self
+            .doc
+            .path()
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "scenario".into());
+        let duration = raw.duration.0;
+        if duration.is_zero() {
+            self.problem("duration", "must be longer than 0s");
+        } else if duration > MAX_DURATION {
+            self.problem(
+                "duration",
+                format!("must be at most {MAX_DURATION} of simulated time"),
+            );
+        }
+        let drain = raw.drain.map_or(DEFAULT_DRAIN, |d| d.0);
+        if drain > MAX_DURATION {
+            self.problem("drain", format!("must be at most {MAX_DURATION}"));
+        }
+        let rate = raw.arrivals.rate;
+        if !rate.is_finite() || rate <= 0.0 {
+            self.problem(
+                "arrivals.rate",
+                format!("must be a positive number of requests per second, not {rate}"),
+            );
+        } else if rate > MAX_RATE {
+            self.problem(
+                "arrivals.rate",
+                format!("must be at most {MAX_RATE} requests per second"),
+            );
+        }
+
+        let names: HashMap<&str, usize> = raw
+            .services
+            .keys()
+            .enumerate()
+            .map(|(i, k)| (k.as_str(), i))
+            .collect();
+        if raw.services.is_empty() {
+            self.problem("services", "must name at least one service");
+        }
+        let mut services = Vec::with_capacity(raw.services.len());
+        let mut edges = Vec::new();
+        for (i, (sname, s)) in raw.services.iter().enumerate() {
+            let service = self.service(i, sname, s, &names, &mut edges);
+            services.push(service);
+        }
+
+        let entry = self.service_ref("client.entry", &raw.client.entry, &names);
+        let client = ClientPolicy {
+            entry: entry.unwrap_or(0),
+            attempt_timeout: self.positive("client.attempt_timeout", raw.client.attempt_timeout.0),
+            retries: self.retries("client.retries", raw.client.retries),
+            retry_interval: raw.client.retry_interval.map_or(SimDuration::ZERO, |d| d.0),
+            propagate_deadline: raw.client.propagate_deadline.unwrap_or(false),
+        };
+
+        let mut faults = Vec::new();
+        for (fname, f) in &raw.faults {
+            if let Some(fault) = self.fault(fname, f, duration, &names) {
+                faults.push(fault);
+            }
+        }
+
+        let scenario = Scenario {
+            name,
+            seed: raw.seed.unwrap_or(1),
+            duration,
+            drain,
+            rate,
+            client,
+            services,
+            edges,
+            faults,
+        };
+        if self.problems.is_empty() {
+            self.check_acyclic(&scenario);
+        }
+        scenario
+    }
+
+    fn service(
+        &mut self,
+        id: usize,
+        name: &str,
+        s: &ServiceRaw,
+        names: &HashMap<&str, usize>,
+        edges: &mut Vec<Edge>,
+    ) -> Service {
+        let key = format!("services.{name}");
+        if s.slots == 0 {
+            self.problem(&format!("{key}.slots"), "must be at least 1");
+        } else if s.slots > MAX_SLOTS {
+            self.problem(
+                &format!("{key}.slots"),
+                format!("must be at most {MAX_SLOTS}"),
+            );
+        }
+        match s.queue_cap {
+            Some(0) => self.problem(
+                &format!("{key}.queue_cap"),
+                "must be at least 1; remove it for an unbounded queue",
+            ),
+            Some(c) if c > MAX_SLOTS => self.problem(
+                &format!("{key}.queue_cap"),
+                format!("must be at most {MAX_SLOTS}"),
+            ),
+            _ => {}
+        }
+        let service_time = s
+            .service_time
+            .as_ref()
+            .and_then(|d| self.dist(&format!("{key}.service_time"), d));
+        let mut calls = Vec::new();
+        for (callee_name, c) in &s.calls {
+            let ckey = format!("{key}.calls.{callee_name}");
+            let callee = self.callee(&ckey, name, callee_name, names);
+            if let Some(callee) = callee {
+                calls.push(edges.len());
+                edges.push(self.edge(&ckey, id, callee, name, callee_name, c));
+            }
+        }
+        Service {
+            name: name.to_owned(),
+            slots: s.slots,
+            queue_cap: s.queue_cap,
+            discipline: match s.queue_discipline {
+                None | Some(QueueDisciplineRaw::Fifo) => QueueDiscipline::Fifo,
+                Some(QueueDisciplineRaw::Lifo) => QueueDiscipline::Lifo,
+            },
+            drop_expired: s.drop_expired.unwrap_or(false),
+            reject_delay: s.reject_delay.map_or(DEFAULT_REJECT_DELAY, |d| d.0),
+            service_time,
+            calls,
+        }
+    }
+
+    fn callee(
+        &mut self,
+        key: &str,
+        caller: &str,
+        callee: &str,
+        names: &HashMap<&str, usize>,
+    ) -> Option<usize> {
+        if callee == caller {
+            self.problem(
+                key,
+                format!("`{caller}` calls itself; call graphs must be acyclic"),
+            );
+            return None;
+        }
+        self.service_ref(key, callee, names)
+    }
+
+    fn service_ref(
+        &mut self,
+        key: &str,
+        name: &str,
+        names: &HashMap<&str, usize>,
+    ) -> Option<usize> {
+        match names.get(name) {
+            Some(&i) => Some(i),
+            None => {
+                let mut known: Vec<&str> = names.keys().copied().collect();
+                known.sort_unstable();
+                let hint = did_you_mean(name, known.iter().copied());
+                self.problem(
+                    key,
+                    format!(
+                        "there is no service `{name}`{hint} (services: {})",
+                        known.join(", ")
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn edge(
+        &mut self,
+        key: &str,
+        caller: usize,
+        callee: usize,
+        caller_name: &str,
+        callee_name: &str,
+        c: &CallRaw,
+    ) -> Edge {
+        let backoff = match &c.backoff {
+            None => Backoff {
+                base: SimDuration::ZERO,
+                cap: None,
+            },
+            Some(b) => {
+                if let Some(cap) = b.cap
+                    && cap.0 < b.base.0
+                {
+                    self.problem(
+                        &format!("{key}.backoff.cap"),
+                        "must be at least `backoff.base`",
+                    );
+                }
+                Backoff {
+                    base: b.base.0,
+                    cap: b.cap.map(|d| d.0),
+                }
+            }
+        };
+        let throttle = c.retry_throttle.as_ref().and_then(|t| {
+            let tkey = format!("{key}.retry_throttle");
+            let mut ok = true;
+            if !(t.max_tokens.is_finite() && t.max_tokens > 0.0 && t.max_tokens <= 1000.0) {
+                self.problem(
+                    &format!("{tkey}.max_tokens"),
+                    "must be in (0, 1000] (gRFC A6)",
+                );
+                ok = false;
+            }
+            if !(t.token_ratio.is_finite()
+                && t.token_ratio > 0.0
+                && t.token_ratio <= t.max_tokens.max(0.0))
+            {
+                self.problem(
+                    &format!("{tkey}.token_ratio"),
+                    "must be positive and at most `max_tokens` (gRFC A6)",
+                );
+                ok = false;
+            }
+            ok.then(|| Throttle {
+                max_milli: (t.max_tokens * 1000.0).round() as u64,
+                ratio_milli: ((t.token_ratio * 1000.0).round() as u64).max(1),
+            })
+        });
+        Edge {
+            caller,
+            callee,
+            name: format!("{caller_name}->{callee_name}"),
+            attempt_timeout: self.positive(&format!("{key}.attempt_timeout"), c.attempt_timeout.0),
+            retries: self.retries(&format!("{key}.retries"), c.retries),
+            backoff,
+            throttle,
+            propagate_deadline: c.propagate_deadline.unwrap_or(false),
+        }
+    }
+
+    fn positive(&mut self, key: &str, d: SimDuration) -> SimDuration {
+        if d.is_zero() {
+            self.problem(key, "must be longer than 0s");
+        }
+        d
+    }
+
+    fn retries(&mut self, key: &str, r: Option<u32>) -> u32 {
+        let r = r.unwrap_or(0);
+        if r > MAX_RETRIES {
+            self.problem(key, format!("must be at most {MAX_RETRIES}"));
+        }
+        r
+    }
+
+    fn dist(&mut self, key: &str, d: &DistRaw) -> Option<Dist> {
+        let allowed: &[&str] = match d.dist {
+            DistKindRaw::Exponential => &["mean"],
+            DistKindRaw::Constant => &["value"],
+            DistKindRaw::Uniform => &["min", "max"],
+            DistKindRaw::Lognormal => &["mean", "sigma"],
+        };
+        let given = [
+            ("mean", d.mean.is_some()),
+            ("value", d.value.is_some()),
+            ("min", d.min.is_some()),
+            ("max", d.max.is_some()),
+            ("sigma", d.sigma.is_some()),
+        ];
+        let kind = format!("{:?}", d.dist).to_lowercase();
+        let mut ok = true;
+        for (param, present) in given {
+            let wanted = allowed.contains(&param);
+            if present && !wanted {
+                self.problem(
+                    &format!("{key}.{param}"),
+                    format!(
+                        "is not a parameter of `{kind}` (it takes {})",
+                        list(allowed)
+                    ),
+                );
+                ok = false;
+            } else if !present && wanted {
+                self.problem(
+                    key,
+                    format!("`{kind}` needs `{param}` (it takes {})", list(allowed)),
+                );
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let dist = match d.dist {
+            DistKindRaw::Exponential => Dist::Exponential { mean: d.mean?.0 },
+            DistKindRaw::Constant => Dist::Constant { value: d.value?.0 },
+            DistKindRaw::Uniform => {
+                let (min, max) = (d.min?.0, d.max?.0);
+                if max < min {
+                    self.problem(&format!("{key}.max"), "must be at least `min`");
+                    return None;
+                }
+                Dist::Uniform { min, max }
+            }
+            DistKindRaw::Lognormal => {
+                let sigma = d.sigma?;
+                if !(sigma.is_finite() && (0.0..=10.0).contains(&sigma)) {
+                    self.problem(&format!("{key}.sigma"), "must be a number in [0, 10]");
+                    return None;
+                }
+                Dist::LogNormal {
+                    mean: d.mean?.0,
+                    sigma,
+                }
+            }
+        };
+        if let Dist::Exponential { mean } | Dist::LogNormal { mean, .. } = dist
+            && mean.is_zero()
+        {
+            self.problem(&format!("{key}.mean"), "must be longer than 0s");
+            return None;
+        }
+        Some(dist)
+    }
+
+    fn fault(
+        &mut self,
+        name: &str,
+        f: &FaultRaw,
+        duration: SimDuration,
+        names: &HashMap<&str, usize>,
+    ) -> Option<Fault> {
+        let key = format!("faults.{name}");
+        let from = SimTime(f.from.0.0);
+        let to = match (f.to, f.duration) {
+            (Some(_), Some(_)) => {
+                self.problem(
+                    &format!("{key}.duration"),
+                    "give either `to` or `duration`, not both",
+                );
+                return None;
+            }
+            (None, None) => {
+                self.problem(
+                    &key,
+                    "needs an end: `to` (an instant) or `duration` (a length)",
+                );
+                return None;
+            }
+            (Some(to), None) => {
+                if to.0 <= f.from.0 {
+                    self.problem(
+                        &format!("{key}.to"),
+                        format!("must be after `from` ({})", f.from.0),
+                    );
+                    return None;
+                }
+                SimTime(to.0.0)
+            }
+            (None, Some(d)) => from + d.0,
+        };
+        if from >= SimTime(duration.0) || to > SimTime(duration.0) {
+            self.problem(
+                &key,
+                format!(
+                    "the window [{}, {}) lies outside the arrival period [0s, {duration})",
+                    SimDuration(from.0),
+                    SimDuration(to.0)
+                ),
+            );
+            return None;
+        }
+        let service = match &f.service {
+            Some(s) => self.service_ref(&format!("{key}.service"), s, names)?,
+            None => {
+                self.problem(&key, "a `slow` fault needs `service`");
+                return None;
+            }
+        };
+        let kind = match f.kind {
+            FaultKindRaw::Slow => {
+                let Some(st) = &f.service_time else {
+                    self.problem(&key, "a `slow` fault needs `service_time`");
+                    return None;
+                };
+                FaultKind::Slow {
+                    service,
+                    service_time: self.dist(&format!("{key}.service_time"), st)?,
+                }
+            }
+        };
+        Some(Fault {
+            name: name.to_owned(),
+            from,
+            to,
+            kind,
+        })
+    }
+
+    fn check_acyclic(&mut self, sc: &Scenario) {
+        if sc.topological_order().len() == sc.services.len() {
+            return;
+        }
+        // Find one cycle to name it: depth-first search with colours.
+        let n = sc.services.len();
+        let mut colour = vec![0u8; n];
+        let mut stack: Vec<usize> = Vec::new();
+        fn dfs(
+            sc: &Scenario,
+            s: usize,
+            colour: &mut [u8],
+            stack: &mut Vec<usize>,
+        ) -> Option<Vec<usize>> {
+            colour[s] = 1;
+            stack.push(s);
+            for &e in &sc.services[s].calls {
+                let d = sc.edges[e].callee;
+                if colour[d] == 1 {
+                    let at = stack.iter().position(|&x| x == d).unwrap_or(0);
+                    let mut cycle = stack[at..].to_vec();
+                    cycle.push(d);
+                    return Some(cycle);
+                }
+                if colour[d] == 0
+                    && let Some(c) = dfs(sc, d, colour, stack)
+                {
+                    return Some(c);
+                }
+            }
+            stack.pop();
+            colour[s] = 2;
+            None
+        }
+        for s in 0..n {
+            if colour[s] == 0
+                && let Some(cycle) = dfs(sc, s, &mut colour, &mut stack)
+            {
+                let names: Vec<&str> = cycle
+                    .iter()
+                    .map(|&i| sc.services[i].name.as_str())
+                    .collect();
+                let a = names[0];
+                let b = names[1];
+                self.problem(
+                    &format!("services.{a}.calls.{b}"),
+                    format!(
+                        "calls form a cycle: {}; call graphs must be acyclic",
+                        names.join(" → ")
+                    ),
+                );
+                return;
+            }
+        }
+    }
+}
+
+fn list(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|i| format!("`{i}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
