@@ -4,9 +4,11 @@
 //! decision to retry or fail the call. Also credits goodput up the call tree when a reply is
 //! accepted.
 
+use super::policy::backoff::full_jitter;
+use super::policy::timeout::attempt_timeout;
 use super::slab::Handle;
 use super::{Event, NO_JOB, Outcome, Owner, Simulation};
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimTime;
 
 impl Simulation<'_> {
     /// Sends the job's next attempt on its current call, or fails the call at once when the job's
@@ -17,15 +19,11 @@ impl Simulation<'_> {
         let j = self.jobs[job];
         let edge_id = sc.services[j.service as usize].calls[j.call as usize];
         let edge = &sc.edges[edge_id];
-        let mut timeout = edge.attempt_timeout;
-        if j.deadline != SimTime::NEVER {
-            if j.deadline <= now {
-                self.rec.edges[edge_id].deadline_exhausted += 1;
-                self.finish(job, Outcome::Error);
-                return;
-            }
-            timeout = timeout.min(j.deadline - now);
-        }
+        let Some(timeout) = attempt_timeout(edge.attempt_timeout, j.deadline, now) else {
+            self.rec.edges[edge_id].deadline_exhausted += 1;
+            self.finish(job, Outcome::Error);
+            return;
+        };
         let ec = &mut self.rec.edges[edge_id];
         ec.attempts += 1;
         if j.retries_used > 0 {
@@ -123,9 +121,8 @@ impl Simulation<'_> {
 
     fn call_succeeded(&mut self, job: u32) {
         let edge_id = self.current_edge(job);
-        if let Some(t) = self.sc.edges[edge_id].throttle {
-            let tokens = &mut self.edges[edge_id].tokens_milli;
-            *tokens = (*tokens + t.ratio_milli).min(t.max_milli);
+        if let Some(bucket) = &mut self.edges[edge_id].bucket {
+            bucket.on_success();
         }
         self.jobs[job].call += 1;
         self.advance(job);
@@ -137,9 +134,8 @@ impl Simulation<'_> {
         let now = self.now();
         let edge_id = self.current_edge(job);
         let edge = &self.sc.edges[edge_id];
-        if edge.throttle.is_some() {
-            let tokens = &mut self.edges[edge_id].tokens_milli;
-            *tokens = tokens.saturating_sub(1000);
+        if let Some(bucket) = &mut self.edges[edge_id].bucket {
+            bucket.on_failure();
         }
         let j = self.jobs[job];
         let may_retry = j.retries_used < edge.retries && now < j.deadline;
@@ -147,8 +143,9 @@ impl Simulation<'_> {
             self.finish(job, Outcome::Error);
             return;
         }
-        if let Some(t) = edge.throttle
-            && !throttle_allows(self.edges[edge_id].tokens_milli, t.max_milli)
+        if self.edges[edge_id]
+            .bucket
+            .is_some_and(|b| !b.allows_retry())
         {
             self.rec.edges[edge_id].retries_throttled += 1;
             self.finish(job, Outcome::Error);
@@ -162,72 +159,5 @@ impl Simulation<'_> {
         } else {
             self.engine.schedule_in(wait, Event::EdgeRetry { job });
         }
-    }
-}
-
-/// gRFC A6: a retry is allowed only while tokens > max_tokens / 2.
-#[inline]
-pub(crate) fn throttle_allows(tokens_milli: u64, max_milli: u64) -> bool {
-    tokens_milli * 2 > max_milli
-}
-
-/// Full jitter: U[0, min(cap, base·2^n)] before retry `n` (0-based).
-#[inline]
-pub(crate) fn full_jitter(
-    backoff: &crate::scenario::Backoff,
-    n: u32,
-    stream: &mut crate::rng::Stream,
-) -> SimDuration {
-    if backoff.base.is_zero() {
-        return SimDuration::ZERO;
-    }
-    let upper = backoff
-        .base
-        .0
-        .saturating_mul(1u64.checked_shl(n).unwrap_or(u64::MAX));
-    let upper = backoff.cap.map_or(upper, |c| upper.min(c.0));
-    SimDuration(stream.up_to(upper))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::rng::Stream;
-    use crate::scenario::Backoff;
-
-    #[test]
-    fn a6_threshold_is_strictly_above_half() {
-        // max 10 tokens: 5.001 allows, 5.000 refuses.
-        assert!(throttle_allows(5_001, 10_000));
-        assert!(!throttle_allows(5_000, 10_000));
-        assert!(!throttle_allows(0, 10_000));
-    }
-
-    #[test]
-    fn full_jitter_stays_within_doubling_bound_and_cap() {
-        let mut s = Stream::new(1, "t");
-        let b = Backoff {
-            base: SimDuration::from_millis(10),
-            cap: Some(SimDuration::from_millis(25)),
-        };
-        for n in 0..6 {
-            let bound = (10u64 << n).min(25) * 1_000_000;
-            let draws: Vec<u64> = (0..500).map(|_| full_jitter(&b, n, &mut s).0).collect();
-            assert!(draws.iter().all(|&d| d <= bound), "retry {n}");
-            assert!(
-                draws.iter().any(|&d| d > bound / 2),
-                "retry {n} never used the upper half"
-            );
-        }
-        let none = Backoff {
-            base: SimDuration::ZERO,
-            cap: None,
-        };
-        assert_eq!(full_jitter(&none, 3, &mut s), SimDuration::ZERO);
-        let huge = Backoff {
-            base: SimDuration::from_secs(1),
-            cap: None,
-        };
-        let _ = full_jitter(&huge, 200, &mut s); // no overflow panic
     }
 }

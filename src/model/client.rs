@@ -16,7 +16,7 @@ impl Simulation<'_> {
             window,
         });
         self.client_send(user);
-        self.schedule_next_arrival();
+        self.schedule_next_arrival(false);
     }
 
     /// Sends the user request's next attempt to the entry service.

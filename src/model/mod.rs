@@ -8,6 +8,7 @@
 mod caller;
 mod client;
 pub mod dist;
+pub mod policy;
 mod service;
 pub mod slab;
 
@@ -20,7 +21,7 @@ use crate::engine::Engine;
 use crate::metrics::recorder::Window;
 use crate::metrics::{Recorder, RunSummary};
 use crate::rng::Stream;
-use crate::scenario::Scenario;
+use crate::scenario::{ArrivalProcess, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
 use slab::{GenSlab, Handle, Slab};
@@ -137,8 +138,8 @@ pub(crate) struct ServiceState {
 /// Live state of one call edge.
 #[derive(Debug)]
 pub(crate) struct EdgeState {
-    /// gRFC A6 tokens, in thousandths.
-    tokens_milli: u64,
+    /// The gRFC A6 bucket, when the edge has a retry throttle.
+    bucket: Option<policy::throttle::TokenBucket>,
     jitter: Stream,
 }
 
@@ -192,7 +193,7 @@ impl<'a> Simulation<'a> {
             .edges
             .iter()
             .map(|e| EdgeState {
-                tokens_milli: e.throttle.map_or(0, |t| t.max_milli),
+                bucket: e.throttle.map(policy::throttle::TokenBucket::new),
                 jitter: Stream::new(seed, &format!("jitter/{}", e.name)),
             })
             .collect();
@@ -219,7 +220,7 @@ impl<'a> Simulation<'a> {
     /// summarizes.
     pub fn run(mut self) -> Result<RunSummary, RunError> {
         let started = Instant::now();
-        self.schedule_next_arrival();
+        self.schedule_next_arrival(true);
         let horizon = self.arrivals_end + self.sc.drain;
         while let Some(event) = self.engine.next_before(horizon) {
             self.dispatch(event);
@@ -311,8 +312,14 @@ impl<'a> Simulation<'a> {
         matches!(self.window_of(t), Window::During)
     }
 
-    fn schedule_next_arrival(&mut self) {
-        let gap = SimDuration(self.arrivals.exponential(self.mean_interarrival_ns) as u64);
+    fn schedule_next_arrival(&mut self, first: bool) {
+        let gap = match self.sc.process {
+            ArrivalProcess::Poisson => {
+                SimDuration(self.arrivals.exponential(self.mean_interarrival_ns) as u64)
+            }
+            ArrivalProcess::Constant if first => SimDuration::ZERO,
+            ArrivalProcess::Constant => SimDuration(self.mean_interarrival_ns.round() as u64),
+        };
         let at = self.now() + gap;
         if at < self.arrivals_end {
             self.engine.schedule_at(at, Event::UserArrival);

@@ -16,8 +16,8 @@ pub enum Origin {
         column: Option<usize>,
         source_line: Option<String>,
     },
-    /// A `--set KEY=VALUE` argument.
-    Set { argument: String },
+    /// A `--set KEY=VALUE` argument, applied to the document read from `file`.
+    Set { argument: String, file: PathBuf },
     /// A command-line flag.
     Flag { flag: String },
 }
@@ -103,7 +103,14 @@ impl fmt::Display for Diagnostic {
                 }
                 Ok(())
             }
-            Origin::Set { argument } => write!(f, "--set {argument}: {key}{}", self.message),
+            Origin::Set { argument, file } => {
+                write!(
+                    f,
+                    "{}: --set {argument}: {key}{}",
+                    file.display(),
+                    self.message
+                )
+            }
             Origin::Flag { flag } => write!(f, "{flag}: {key}{}", self.message),
         }
     }

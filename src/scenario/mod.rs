@@ -33,12 +33,23 @@ pub struct Scenario {
     pub duration: SimDuration,
     /// How long the run may go on after arrivals stop.
     pub drain: SimDuration,
-    /// Poisson arrival rate, user requests per second.
+    /// Arrival rate, user requests per second.
     pub rate: f64,
+    /// How arrivals are spaced.
+    pub process: ArrivalProcess,
     pub client: ClientPolicy,
     pub services: Vec<Service>,
     pub edges: Vec<Edge>,
     pub faults: Vec<Fault>,
+}
+
+/// How user request arrivals are spaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArrivalProcess {
+    /// Exponential gaps (default).
+    Poisson,
+    /// Every 1/rate exactly, the first at time zero.
+    Constant,
 }
 
 /// The client's policy toward the entry service.

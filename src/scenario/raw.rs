@@ -31,8 +31,18 @@ pub struct ScenarioRaw {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ArrivalsRaw {
-    /// Poisson rate, user requests per second.
+    /// Mean rate, user requests per second.
     pub rate: f64,
+    /// `poisson` (default) or `constant` (evenly spaced, for exact tests).
+    pub process: Option<ArrivalProcessRaw>,
+}
+
+/// How arrivals are spaced.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalProcessRaw {
+    Poisson,
+    Constant,
 }
 
 /// The client: the user (or SDK) that sends each user request to the entry service.

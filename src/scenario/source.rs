@@ -81,10 +81,12 @@ impl Document {
     /// the way to the last key must exist; the last key may be new (the schema decides later
     /// whether it is allowed).
     pub fn apply_set(&mut self, argument: &str) -> Result<(), ConfigError> {
+        let file = self.path().to_owned();
         let err = |key: &str, message: String| {
             ConfigError::one(Diagnostic {
                 origin: Origin::Set {
                     argument: argument.to_owned(),
+                    file: file.clone(),
                 },
                 key: key.to_owned(),
                 message,
@@ -117,6 +119,7 @@ impl Document {
             {
                 return Origin::Set {
                     argument: set.argument.clone(),
+                    file: self.path().to_owned(),
                 };
             }
         }

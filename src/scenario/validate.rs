@@ -6,14 +6,14 @@ use std::collections::HashMap;
 
 use super::error::{ConfigError, Diagnostic};
 use super::raw::{
-    CallRaw, DistKindRaw, DistRaw, FaultKindRaw, FaultRaw, QueueDisciplineRaw, ScenarioRaw,
-    ServiceRaw,
+    ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, FaultKindRaw, FaultRaw, QueueDisciplineRaw,
+    ScenarioRaw, ServiceRaw,
 };
 use super::source::Document;
 use super::suggest::{did_you_mean, explain_serde_message};
 use super::{
-    Backoff, ClientPolicy, Dist, Edge, Fault, FaultKind, QueueDiscipline, Scenario, Service,
-    Throttle,
+    ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Fault, FaultKind, QueueDiscipline, Scenario,
+    Service, Throttle,
 };
 use crate::time::{SimDuration, SimTime};
 
@@ -56,7 +56,10 @@ pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, 
         }
         let inner = strip_yaml_location(&e.inner().to_string());
         let (message, unknown) = explain_serde_message(&inner);
-        if let Some(word) = unknown {
+        // serde_path_to_error's path already ends at the unknown key; add it only if it does not.
+        if let Some(word) = unknown
+            && !(key == word || key.ends_with(&format!(".{word}")))
+        {
             key = if key.is_empty() {
                 word
             } else {
@@ -156,6 +159,10 @@ impl Validator<'_> {
             duration,
             drain,
             rate,
+            process: match raw.arrivals.process {
+                None | Some(ArrivalProcessRaw::Poisson) => ArrivalProcess::Poisson,
+                Some(ArrivalProcessRaw::Constant) => ArrivalProcess::Constant,
+            },
             client,
             services,
             edges,
@@ -531,8 +538,9 @@ impl Validator<'_> {
                     .iter()
                     .map(|&i| sc.services[i].name.as_str())
                     .collect();
-                let a = names[0];
-                let b = names[1];
+                // Point at the edge that closes the cycle.
+                let a = names[names.len() - 2];
+                let b = names[names.len() - 1];
                 self.problem(
                     &format!("services.{a}.calls.{b}"),
                     format!(

@@ -1,0 +1,287 @@
+//! Bad input: every problem names the file, the key path and the line, and loading never panics.
+//! Each case edits the shipped `base.yaml` in one place.
+
+use std::path::{Path, PathBuf};
+
+use loadsim::scenario::{ConfigError, Origin, Scenario};
+
+use super::common::scenario_path;
+
+fn base_text() -> String {
+    std::fs::read_to_string(scenario_path("base")).unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn load_err(path: &Path, sets: &[&str]) -> ConfigError {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    match Scenario::load(path, &sets, None) {
+        Ok(_) => panic!("{} loaded, expected an error", path.display()),
+        Err(e) => e,
+    }
+}
+
+/// (what, replace this, with this, expected key, expected words in the message)
+const CASES: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "unknown key",
+        "slots: 16",
+        "slots: 16\n    queue_capp: 3",
+        "services.svc_b.queue_capp",
+        "did you mean `queue_cap`?",
+    ),
+    (
+        "wrong type",
+        "slots: 16",
+        "slots: many",
+        "services.svc_b.slots",
+        "wrong type",
+    ),
+    (
+        "zero slots",
+        "slots: 16",
+        "slots: 0",
+        "services.svc_b.slots",
+        "at least 1",
+    ),
+    (
+        "negative slots",
+        "slots: 16",
+        "slots: -4",
+        "services.svc_b.slots",
+        "-4",
+    ),
+    (
+        "zero rate",
+        "rate: 400",
+        "rate: 0",
+        "arrivals.rate",
+        "positive",
+    ),
+    (
+        "negative rate",
+        "rate: 400",
+        "rate: -3",
+        "arrivals.rate",
+        "positive",
+    ),
+    (
+        "zero queue cap",
+        "slots: 16",
+        "slots: 16\n    queue_cap: 0",
+        "services.svc_b.queue_cap",
+        "remove it for an unbounded queue",
+    ),
+    (
+        "call to an unknown service",
+        "      svc_b:\n        attempt_timeout: 1s",
+        "      svc_c:\n        attempt_timeout: 1s",
+        "services.svc_a.calls.svc_c",
+        "no service `svc_c`",
+    ),
+    (
+        "a call cycle",
+        "    slots: 16\n",
+        "    slots: 16\n    calls:\n      gateway: { attempt_timeout: 1s }\n",
+        "services.svc_b.calls.gateway",
+        "cycle",
+    ),
+    (
+        "fault on an unknown service",
+        "service: svc_b",
+        "service: svc_z",
+        "faults.slow_b.service",
+        "no service `svc_z`",
+    ),
+    (
+        "fault window outside duration",
+        "from: 10s",
+        "from: 70s",
+        "faults.slow_b",
+        "outside the arrival period",
+    ),
+    (
+        "fault ending past duration",
+        "duration: 20s\n    service_time",
+        "duration: 55s\n    service_time",
+        "faults.slow_b",
+        "outside the arrival period",
+    ),
+    (
+        "to before from",
+        "duration: 20s\n    service_time",
+        "to: 5s\n    service_time",
+        "faults.slow_b.to",
+        "after `from`",
+    ),
+    (
+        "malformed duration",
+        "retry_interval: 50ms",
+        "retry_interval: 20 parsecs",
+        "client.retry_interval",
+        "not a duration",
+    ),
+    (
+        "duration without unit",
+        "retry_interval: 50ms",
+        "retry_interval: 50",
+        "client.retry_interval",
+        "no unit",
+    ),
+    (
+        "unknown distribution",
+        "dist: exponential, mean: 20ms",
+        "dist: gaussian, mean: 20ms",
+        "services.svc_b.service_time.dist",
+        "unknown value `gaussian`",
+    ),
+    (
+        "parameter of another distribution",
+        "dist: exponential, mean: 20ms",
+        "dist: exponential, value: 20ms",
+        "services.svc_b.service_time.value",
+        "not a parameter of `exponential`",
+    ),
+    (
+        "unknown entry service",
+        "entry: gateway",
+        "entry: gatewy",
+        "client.entry",
+        "did you mean `gateway`?",
+    ),
+    (
+        "missing required key",
+        "  attempt_timeout: 1s  # the user",
+        "  # the user",
+        "client",
+        "attempt_timeout",
+    ),
+];
+
+#[test]
+fn every_bad_edit_is_reported_at_its_key_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = base_text();
+    for (what, from, to, key, words) in CASES {
+        assert!(
+            base.contains(from),
+            "{what}: base.yaml no longer contains {from:?}"
+        );
+        let text = base.replacen(from, to, 1);
+        let path = write(dir.path(), "s.yaml", &text);
+        let err = load_err(&path, &[]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == *key)
+            .unwrap_or_else(|| panic!("{what}: no diagnostic at `{key}`; got:\n{err}"));
+        assert!(
+            d.message.contains(words),
+            "{what}: message {:?} lacks {words:?}",
+            d.message
+        );
+        match &d.origin {
+            Origin::File { path: p, line, .. } => {
+                assert_eq!(p, &path, "{what}");
+                let line = line.unwrap_or_else(|| panic!("{what}: no line"));
+                let written = text.lines().nth(line - 1).unwrap();
+                let last = key.rsplit('.').next().unwrap();
+                assert!(
+                    written.contains(last)
+                        || written.contains(&key.replace('.', ""))
+                        || *what == "missing required key",
+                    "{what}: line {line} is {written:?}, expected it to name `{last}`"
+                );
+            }
+            other => panic!("{what}: origin {other:?}"),
+        }
+        let shown = err.to_string();
+        assert!(shown.contains("s.yaml:"), "{what}: {shown}");
+    }
+}
+
+#[test]
+fn all_problems_of_a_file_are_reported_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = base_text()
+        .replace("slots: 16", "slots: 0")
+        .replace("rate: 400", "rate: 0");
+    let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+    let keys: Vec<&str> = err.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    assert!(
+        keys.contains(&"services.svc_b.slots") && keys.contains(&"arrivals.rate"),
+        "{keys:?}"
+    );
+}
+
+#[test]
+fn extends_cycle_and_missing_base_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "a.yaml", "extends: b.yaml\n");
+    let b = write(dir.path(), "b.yaml", "extends: a.yaml\n");
+    let err = load_err(&b, &[]);
+    assert!(err.to_string().contains("cycle"), "{err}");
+    let c = write(dir.path(), "c.yaml", "extends: nowhere.yaml\n");
+    let err = load_err(&c, &[]);
+    assert!(err.to_string().contains("nowhere.yaml"), "{err}");
+}
+
+#[test]
+fn missing_and_unreadable_files_are_errors() {
+    let err = load_err(Path::new("/definitely/not/here.yaml"), &[]);
+    assert!(err.to_string().contains("cannot read"), "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let err = load_err(dir.path(), &[]);
+    assert!(err.to_string().contains("directory"), "{err}");
+    let bin = write(dir.path(), "bin.yaml", "");
+    std::fs::write(&bin, [0xff, 0xfe, 0x00, 0x41]).unwrap();
+    let err = load_err(&bin, &[]);
+    assert!(err.to_string().contains("UTF-8"), "{err}");
+}
+
+#[test]
+fn bad_set_paths_and_values_name_the_argument() {
+    let naive = scenario_path("naive");
+    let cases: &[(&str, &str)] = &[
+        ("services.svc_x.slots=3", "no key `svc_x`"),
+        ("services.svc_b.slots=many", "wrong type"),
+        ("services.svc_b.queue_capp=3", "did you mean `queue_cap`?"),
+        ("slots", "KEY=VALUE"),
+        ("services.svc_b.slots=[1, 2", "not valid YAML"),
+        ("services..slots=1", "empty segment"),
+    ];
+    for (arg, words) in cases {
+        let err = load_err(&naive, &[arg]);
+        let d = &err.diagnostics[0];
+        assert!(
+            matches!(&d.origin, Origin::Set { argument, .. } if argument == arg),
+            "{arg}: {:?}",
+            d.origin
+        );
+        assert!(
+            d.message.contains(words),
+            "{arg}: {:?} lacks {words:?}",
+            d.message
+        );
+    }
+}
+
+#[test]
+fn a_yaml_syntax_error_has_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = write(
+        dir.path(),
+        "s.yaml",
+        "duration: 60s\narrivals: {rate: 4\nclient: x\n",
+    );
+    let err = load_err(&p, &[]);
+    match &err.diagnostics[0].origin {
+        Origin::File { line: Some(_), .. } => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("not valid YAML"), "{err}");
+}
