@@ -74,6 +74,9 @@ impl Simulation<'_> {
         let e = self.edge_of(job, k);
         let edge = &sc.edges[e];
         let j = self.jobs[job];
+        // Every try counts toward the call's hedges, even one refused below, so a call whose
+        // hedges keep being refused locally cannot loop.
+        self.call_state(job, k).sent += 1;
         let Some(timeout) = attempt_timeout(edge.attempt_timeout, j.deadline, now) else {
             self.rec.edges[e].deadline_exhausted += 1;
             if self.call_state(job, k).outstanding == 0 {
@@ -121,9 +124,7 @@ impl Simulation<'_> {
         if retry {
             es.active_retries += 1;
         }
-        let cs = self.call_state(job, k);
-        cs.sent += 1;
-        cs.outstanding += 1;
+        self.call_state(job, k).outstanding += 1;
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
         let deadline = if edge.propagate_deadline {
