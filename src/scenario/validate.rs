@@ -56,7 +56,8 @@ pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, 
         }
         let inner = strip_yaml_location(&e.inner().to_string());
         let (message, unknown) = explain_serde_message(&inner);
-        if let Some(word) = unknown {
+        // serde_path_to_error may or may not already end the path with the unknown key.
+        if let Some(word) = unknown.filter(|w| key != *w && !key.ends_with(&format!(".{w}"))) {
             key = if key.is_empty() {
                 word
             } else {
