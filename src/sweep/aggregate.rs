@@ -137,8 +137,9 @@ impl<'a> Results<'a> {
             bound.extend_from_slice(self.spec.partners(a));
             bound.push(a);
         }
+        // An axis with one value splits nothing (the header of results.md lists it).
         (0..self.spec.axes.len())
-            .filter(|a| !bound.contains(a))
+            .filter(|&a| !bound.contains(&a) && self.spec.axes[a].values.len() > 1)
             .collect()
     }
 
