@@ -424,18 +424,20 @@ mod cli {
         });
     }
 
-    /// The committed evidence is exactly what `loadsim sweep sweeps/blog37.yaml` writes now.
+    /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now.
     #[test]
-    fn evidence_blog37_is_what_the_code_produces() {
+    fn committed_evidence_is_what_the_code_produces() {
         let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("blog37");
-        sweep(&repo().join("sweeps/blog37.yaml"), &out, &[]).success();
-        let evidence = repo().join("evidence/blog37");
-        for name in ["results.md", "results.csv"] {
-            assert!(
-                read(&out, name) == read(&evidence, name),
-                "evidence/blog37/{name} is stale: regenerate it with `cargo run --release -- sweep sweeps/blog37.yaml`"
-            );
+        for name in ["blog37", "timeouts"] {
+            let out = dir.path().join(name);
+            sweep(&repo().join(format!("sweeps/{name}.yaml")), &out, &[]).success();
+            let evidence = repo().join("evidence").join(name);
+            for file in ["results.md", "results.csv"] {
+                assert!(
+                    read(&out, file) == read(&evidence, file),
+                    "evidence/{name}/{file} is stale: regenerate it with `cargo run --release -- sweep sweeps/{name}.yaml`"
+                );
+            }
         }
     }
 }

@@ -246,9 +246,14 @@ fn progress_bar(o: &SweepOptions, cells: u64) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(cells), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} cells  {per_sec:.dim}  elapsed {elapsed}  ETA {eta}",
+        "{bar:40} {pos}/{len} cells  {rate}  elapsed {elapsed}  ETA {eta}",
     ) {
-        bar.set_style(style);
+        bar.set_style(style.with_key(
+            "rate",
+            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = write!(w, "{:.1} cells/s", state.per_sec());
+            },
+        ));
     }
     bar
 }
