@@ -11,6 +11,8 @@ pub mod source;
 pub mod suggest;
 mod validate;
 
+pub use validate::deserialize;
+
 use std::path::Path;
 
 pub use error::{ConfigError, Diagnostic, Origin};
