@@ -428,7 +428,7 @@ mod cli {
     #[test]
     fn committed_evidence_is_what_the_code_produces() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["blog37", "timeouts"] {
+        for name in ["blog37", "timeouts", "protections"] {
             let out = dir.path().join(name);
             sweep(&repo().join(format!("sweeps/{name}.yaml")), &out, &[]).success();
             let evidence = repo().join("evidence").join(name);
