@@ -9,32 +9,51 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use loadsim::commands;
 use loadsim::model::RunOptions;
+use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(a) => commands::run::run_and_render(
-            &commands::run::RunRequest {
-                files: a.files,
-                sets: a.overrides.sets,
-                seed: a.seed,
-                options: RunOptions {
-                    max_events: a.max_events,
-                },
-            },
-            a.format,
-        ),
-        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets),
-    };
-    match result {
-        Ok(text) => print_stdout(&text),
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::from(e.exit_code() as u8)
+    let (result, output) = match cli.command {
+        Command::Run(a) => {
+            let result = match &a.output {
+                Some(path) => guard::check_output_path(path).map_err(Error::from),
+                None => Ok(()),
+            }
+            .and_then(|()| {
+                commands::run::run_and_render(
+                    &commands::run::RunRequest {
+                        files: a.files,
+                        sets: a.overrides.sets,
+                        seed: a.seed,
+                        options: RunOptions {
+                            max_events: a.max_events,
+                        },
+                    },
+                    a.format,
+                )
+            });
+            (result, a.output)
         }
+        Command::Check(a) => (commands::check::check(&a.files, &a.overrides.sets), None),
+    };
+    match (result, output) {
+        (Ok(text), None) => print_stdout(&text),
+        (Ok(text), Some(path)) => match std::fs::write(&path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(source) => fail(Error::Output {
+                what: path.display().to_string(),
+                source,
+            }),
+        },
+        (Err(e), _) => fail(e),
     }
+}
+
+/// Prints `e` on stderr and maps it to its exit code.
+fn fail(e: Error) -> ExitCode {
+    eprintln!("{e}");
+    ExitCode::from(e.exit_code() as u8)
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.

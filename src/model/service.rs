@@ -39,7 +39,7 @@ impl Simulation<'_> {
             );
             return;
         }
-        c.admitted += 1;
+        c.admit(now, self.arrivals_end);
         let job = self.jobs.insert(Job {
             service,
             parent,
@@ -125,8 +125,7 @@ impl Simulation<'_> {
         c.touch(now, self.arrivals_end, st.busy, st.queue.len());
         st.busy -= 1;
         c.completed += 1;
-        c.departed += 1;
-        c.sojourn_sum_ns += (now - admitted_at).0 as u128;
+        c.depart(now, admitted_at, self.arrivals_end);
         self.engine.schedule_in(
             crate::time::SimDuration::ZERO,
             Event::Reply {
@@ -166,8 +165,7 @@ impl Simulation<'_> {
             let j = self.jobs[job];
             if spec.drop_expired && j.deadline <= now {
                 c.dropped_expired += 1;
-                c.departed += 1;
-                c.sojourn_sum_ns += (now - j.admitted_at).0 as u128;
+                c.depart(now, j.admitted_at, self.arrivals_end);
                 self.engine.schedule_in(
                     crate::time::SimDuration::ZERO,
                     Event::Reply {
