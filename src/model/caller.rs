@@ -24,6 +24,13 @@ impl Simulation<'_> {
             self.finish(job, Outcome::Error);
             return;
         };
+        debug_assert!(
+            j.retries_used <= edge.retries,
+            "{}: retry {} of at most {}",
+            edge.name,
+            j.retries_used,
+            edge.retries
+        );
         let ec = &mut self.rec.edges[edge_id];
         ec.attempts += 1;
         if j.retries_used > 0 {

@@ -57,6 +57,11 @@ impl Simulation<'_> {
             let st = &mut self.services[s];
             c.touch(now, self.arrivals_end, st.busy, st.queue.len());
             st.queue.push_back(job);
+            debug_assert!(
+                spec.queue_cap
+                    .is_none_or(|cap| st.queue.len() <= cap as usize),
+                "queue over its cap"
+            );
             c.enqueued += 1;
             c.max_queue = c.max_queue.max(st.queue.len() as u64);
         }
