@@ -50,9 +50,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints `e` on stderr and maps it to its exit code.
+/// Prints `e` on stderr and maps it to its exit code. A closed stderr (`2>&1 | head -1`) must not
+/// turn a diagnostic into a panic, so write errors are ignored.
 fn fail(e: Error) -> ExitCode {
-    eprintln!("{e}");
+    let _ = writeln!(std::io::stderr().lock(), "{e}");
     ExitCode::from(e.exit_code() as u8)
 }
 
@@ -63,7 +64,10 @@ fn print_stdout(text: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: cannot write to stdout: {e}");
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: cannot write to stdout: {e}"
+            );
             ExitCode::from(1)
         }
     }

@@ -70,7 +70,17 @@ pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, 
                 format!("{key}.{word}")
             };
         }
-        let message = message.replace("invalid type: ", "wrong type: ");
+        let message = message
+            .replace("invalid type: ", "wrong type: ")
+            .replace(
+                "expected u32",
+                "expected a whole number from 0 to 4294967295",
+            )
+            .replace(
+                "expected u64",
+                "expected a whole number from 0 to 18446744073709551615",
+            )
+            .replace("expected f64", "expected a number");
         ConfigError::one(doc.diagnostic(&key, message))
     })
 }

@@ -25,7 +25,10 @@ fn refused_set(set: &str) -> String {
 /// (--set, words the message must contain)
 const BAD_VALUES: &[(&str, &str)] = &[
     ("services.svc_b.slots=1e30", "services.svc_b.slots"),
-    ("services.svc_b.slots=4294967296", "services.svc_b.slots"),
+    (
+        "services.svc_b.slots=4294967296",
+        "whole number from 0 to 4294967295",
+    ),
     ("services.svc_b.slots=-1", "services.svc_b.slots"),
     ("services.svc_b.slots=.nan", "services.svc_b.slots"),
     ("services.svc_b.slots=20000000", "at most 10000000"),
@@ -245,4 +248,18 @@ fn hostile_files_exit_2_from_the_binary() {
     let big = dir.path().join("big.yaml");
     std::fs::write(&big, vec![b'#'; 5 << 20]).unwrap();
     loadsim().arg("check").arg(&big).assert().code(2);
+}
+
+#[test]
+fn a_closed_stderr_does_not_turn_a_diagnostic_into_a_panic() {
+    // `loadsim check bad.yaml 2>&1 | head -0`: the write to stderr fails; the exit code must
+    // still be 2 (it was 101, a panic in `eprintln!`).
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("loadsim"))
+        .args(["check", "does/not/exist.yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2));
 }
