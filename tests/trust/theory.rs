@@ -43,38 +43,53 @@ struct Queue {
     cap: Option<u32>,
     /// Offered load per slot, λ / (cμ).
     rho: f64,
+    /// Serve the newest first. M/M/c's P(wait), mean wait and mean number in system do not
+    /// depend on the order of service (it is work-conserving and blind to service times).
+    lifo: bool,
 }
 
-const QUEUES: [Queue; 5] = [
+const QUEUES: [Queue; 6] = [
     Queue {
         name: "M/M/16, ρ = 0.5",
         slots: 16,
         cap: None,
         rho: 0.5,
+        lifo: false,
     },
     Queue {
         name: "M/M/16, ρ = 0.9",
         slots: 16,
         cap: None,
         rho: 0.9,
+        lifo: false,
+    },
+    Queue {
+        name: "M/M/16 LIFO, ρ = 0.9",
+        slots: 16,
+        cap: None,
+        rho: 0.9,
+        lifo: true,
     },
     Queue {
         name: "M/M/1, ρ = 0.8",
         slots: 1,
         cap: None,
         rho: 0.8,
+        lifo: false,
     },
     Queue {
         name: "M/M/16/32, ρ = 0.9",
         slots: 16,
         cap: Some(16),
         rho: 0.9,
+        lifo: false,
     },
     Queue {
         name: "M/M/16/32, ρ = 1.2",
         slots: 16,
         cap: Some(16),
         rho: 1.2,
+        lifo: false,
     },
 ];
 
@@ -84,9 +99,12 @@ impl Queue {
     }
 
     fn yaml(&self, seed: u64) -> String {
-        let cap = self
+        let mut cap = self
             .cap
             .map_or(String::new(), |c| format!(", queue_cap: {c}"));
+        if self.lifo {
+            cap.push_str(", queue_discipline: lifo");
+        }
         format!(
             "duration: {DURATION_S}s\ndrain: 10s\nseed: {seed}\narrivals: {{rate: {rate}}}\n\
              client: {{entry: q, attempt_timeout: 100000s}}\n\
@@ -142,6 +160,16 @@ fn rows() -> Vec<Row> {
                     m.mean_wait_s,
                     svc(&|r| r.services["q"].queue_wait_mean_s.unwrap()),
                 );
+                // FIFO M/M/c: P(W > t) = C·exp(−(cμ − λ)t), so the p99 is ln(100·C)/(cμ − λ)
+                // when C > 1 %. Checks the shape of the wait distribution, not only its mean.
+                if !q.lifo && m.wait_probability > 0.01 {
+                    let drain = q.slots as f64 * mu - q.lambda();
+                    row(
+                        "p99 wait (s) — `queue_wait_p99_s`",
+                        (100.0 * m.wait_probability).ln() / drain,
+                        svc(&|r| r.services["q"].queue_wait_p99_s.unwrap()),
+                    );
+                }
                 row(
                     "utilization — `utilization`",
                     m.utilization,
