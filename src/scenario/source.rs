@@ -509,7 +509,9 @@ pub fn key_positions(text: &str) -> HashMap<String, Pos> {
         match frames.last() {
             None => String::new(),
             Some(Frame::Map { key: Some(k), .. }) => k.clone(),
-            Some(Frame::Map { path, .. } | Frame::Seq { path, .. }) if path == UNRECORDED => {
+            Some(Frame::Map { path, .. } | Frame::Seq { path, .. })
+                if path == UNRECORDED || path.len() >= MAX_KEY_PATH =>
+            {
                 UNRECORDED.to_owned()
             }
             Some(Frame::Map { path, key: None }) => format!("{path}.?"), // a complex key
@@ -522,6 +524,8 @@ pub fn key_positions(text: &str) -> HashMap<String, Pos> {
             Some(Frame::Map { key, path }) => {
                 *key = if key.is_some() {
                     None
+                } else if path == UNRECORDED || path.len() >= MAX_KEY_PATH {
+                    Some(UNRECORDED.to_owned())
                 } else {
                     Some(format!("{path}.?"))
                 };
@@ -596,6 +600,53 @@ mod tests {
         assert_eq!(k["b.d"], Pos { line: 4, column: 3 });
         assert_eq!(k["b.d[0].e"], Pos { line: 5, column: 7 });
         assert_eq!(k["f"], Pos { line: 7, column: 1 });
+    }
+
+    /// The indexer runs after `preflight` in every loader, but must hold on its own: no
+    /// recursion, no quadratic path building, no alias expansion.
+    #[test]
+    fn key_positions_stay_cheap_on_hostile_text() {
+        let start = std::time::Instant::now();
+        // 100 000 nested block sequences on one line: paths would grow quadratically.
+        let deep_seq = format!("a:\n  {}x\n", "- ".repeat(100_000));
+        assert!(key_positions(&deep_seq).len() <= 1);
+        // 100 000 nested flow maps: the parser stops at its own limit.
+        let deep_map = format!("a: {}1{}", "{b: ".repeat(100_000), "}".repeat(100_000));
+        let k = key_positions(&deep_map);
+        assert!(k.len() < 300, "{}", k.len());
+        // Billion laughs: aliases are events, not copies.
+        let mut bomb = vec!["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]".to_owned()];
+        for i in 1..10 {
+            bomb.push(format!("a{i}: &a{i} [{}]", vec![format!("*a{}", i - 1); 9].join(", ")));
+        }
+        assert_eq!(key_positions(&bomb.join("\n")).len(), 10);
+        // Nested maps with long keys: nothing recorded past MAX_KEY_PATH bytes.
+        let long = "k".repeat(300);
+        let nested: String = (0..50)
+            .map(|i| format!("{}{long}{i}:\n", " ".repeat(i)))
+            .collect::<String>()
+            + &" ".repeat(50)
+            + "x: 1\n";
+        let k = key_positions(&nested);
+        assert!(k.keys().all(|p| p.len() < MAX_KEY_PATH), "{:?}", k.len());
+        assert_eq!(k.len(), 3, "{:?}", k.keys().map(|p| p.len()).collect::<Vec<_>>());
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn preflight_refuses_depth_and_alias_expansion_with_positions() {
+        let (m, pos) = preflight(&format!("a: {}", "[".repeat(1000))).unwrap_err();
+        assert!(m.contains("deeper than 64"), "{m}");
+        assert_eq!(pos.map(|p| p.line), Some(1));
+        let ok = "a: &x {b: 1}\nc: *x\nd: [*x, *x]\n";
+        assert!(preflight(ok).is_ok());
+        // Exactly at the limit is fine; one level more is not.
+        let at = format!("{}1{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
+        assert!(preflight(&at).is_ok());
+        let over = format!("{}1{}", "[".repeat(MAX_NESTING + 1), "]".repeat(MAX_NESTING + 1));
+        assert!(preflight(&over).is_err());
+        // Syntax errors are left to the typed parse.
+        assert!(preflight("a: [1, 2").is_ok());
     }
 
     #[test]
