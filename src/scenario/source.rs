@@ -5,6 +5,7 @@
 //! checks happen in `validate`.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use saphyr_parser::{Event, Parser};
@@ -200,8 +201,18 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
             ),
         ));
     }
-    let bytes = std::fs::read(path)
+    // The size in the metadata is 0 for devices and pipes (`/dev/zero` never ends), so the read
+    // itself is bounded too.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
         .map_err(|e| ConfigError::file(path, format!("cannot read the file: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ConfigError::file(
+            path,
+            format!("is longer than {MAX_FILE_BYTES} bytes, the most loadsim reads"),
+        ));
+    }
     String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "is not UTF-8 text"))
 }
 
@@ -617,7 +628,10 @@ mod tests {
         // Billion laughs: aliases are events, not copies.
         let mut bomb = vec!["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]".to_owned()];
         for i in 1..10 {
-            bomb.push(format!("a{i}: &a{i} [{}]", vec![format!("*a{}", i - 1); 9].join(", ")));
+            bomb.push(format!(
+                "a{i}: &a{i} [{}]",
+                vec![format!("*a{}", i - 1); 9].join(", ")
+            ));
         }
         assert_eq!(key_positions(&bomb.join("\n")).len(), 10);
         // Nested maps with long keys: nothing recorded past MAX_KEY_PATH bytes.
@@ -629,7 +643,12 @@ mod tests {
             + "x: 1\n";
         let k = key_positions(&nested);
         assert!(k.keys().all(|p| p.len() < MAX_KEY_PATH), "{:?}", k.len());
-        assert_eq!(k.len(), 3, "{:?}", k.keys().map(|p| p.len()).collect::<Vec<_>>());
+        assert_eq!(
+            k.len(),
+            3,
+            "{:?}",
+            k.keys().map(|p| p.len()).collect::<Vec<_>>()
+        );
         assert!(start.elapsed() < std::time::Duration::from_secs(5));
     }
 
@@ -643,7 +662,11 @@ mod tests {
         // Exactly at the limit is fine; one level more is not.
         let at = format!("{}1{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
         assert!(preflight(&at).is_ok());
-        let over = format!("{}1{}", "[".repeat(MAX_NESTING + 1), "]".repeat(MAX_NESTING + 1));
+        let over = format!(
+            "{}1{}",
+            "[".repeat(MAX_NESTING + 1),
+            "]".repeat(MAX_NESTING + 1)
+        );
         assert!(preflight(&over).is_err());
         // Syntax errors are left to the typed parse.
         assert!(preflight("a: [1, 2").is_ok());
