@@ -60,9 +60,13 @@ pub struct RunArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Stop a run that exceeds this many events.
+    /// Event limit: refuse a scenario that could need more events than this (rate × duration ×
+    /// worst-case attempts, see `loadsim check`), and stop a run that exceeds it.
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
     pub max_events: u64,
+    /// Write the report to this file instead of stdout (checked before anything runs).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

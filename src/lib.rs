@@ -32,12 +32,14 @@
 pub mod commands;
 pub mod engine;
 pub mod error;
+pub mod guard;
 pub mod metrics;
 pub mod model;
 pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sweep;
+pub mod theory;
 pub mod time;
 
 pub use error::Error;

@@ -9,48 +9,67 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use cli::{Cli, Command};
-use loadsim::commands;
 use loadsim::model::RunOptions;
+use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(a) => commands::run::run_and_render(
-            &commands::run::RunRequest {
-                files: a.files,
-                sets: a.overrides.sets,
-                seed: a.seed,
-                options: RunOptions {
-                    max_events: a.max_events,
-                },
-            },
-            a.format,
-        ),
-        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets),
-        Command::Sweep(a) => commands::sweep::sweep(
-            &a.file,
-            &commands::sweep::SweepOptions {
-                jobs: a.jobs.map(usize::from),
-                out: a.out,
-                resume: a.resume,
-                shard: a.shard,
-                dry_run: a.dry_run,
-                quiet: a.quiet,
-                max_cells: a.max_cells,
-                command: command_line(),
-                run: RunOptions {
-                    max_events: a.max_events,
-                },
-            },
-        ),
-        Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
-    };
-    match result {
-        Ok(text) => print_stdout(&text),
-        Err(e) => {
-            eprintln!("{e}");
-            ExitCode::from(e.exit_code() as u8)
+    let (result, output) = match cli.command {
+        Command::Run(a) => {
+            let result = match &a.output {
+                Some(path) => guard::check_output_path(path).map_err(Error::from),
+                None => Ok(()),
+            }
+            .and_then(|()| {
+                commands::run::run_and_render(
+                    &commands::run::RunRequest {
+                        files: a.files,
+                        sets: a.overrides.sets,
+                        seed: a.seed,
+                        options: RunOptions {
+                            max_events: a.max_events,
+                        },
+                    },
+                    a.format,
+                )
+            });
+            (result, a.output)
         }
+        Command::Check(a) => (commands::check::check(&a.files, &a.overrides.sets), None),
+        Command::Sweep(a) => (
+            commands::sweep::sweep(
+                &a.file,
+                &commands::sweep::SweepOptions {
+                    jobs: a.jobs.map(usize::from),
+                    out: a.out,
+                    resume: a.resume,
+                    shard: a.shard,
+                    dry_run: a.dry_run,
+                    quiet: a.quiet,
+                    max_cells: a.max_cells,
+                    command: command_line(),
+                    run: RunOptions {
+                        max_events: a.max_events,
+                    },
+                },
+            ),
+            None,
+        ),
+        Command::Merge(a) => (
+            commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
+            None,
+        ),
+    };
+    match (result, output) {
+        (Ok(text), None) => print_stdout(&text),
+        (Ok(text), Some(path)) => match std::fs::write(&path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(source) => fail(Error::Output {
+                what: path.display().to_string(),
+                source,
+            }),
+        },
+        (Err(e), _) => fail(e),
     }
 }
 
@@ -62,6 +81,13 @@ fn command_line() -> String {
         .join(" ")
 }
 
+/// Prints `e` on stderr and maps it to its exit code. A closed stderr (`2>&1 | head -1`) must not
+/// turn a diagnostic into a panic, so write errors are ignored.
+fn fail(e: Error) -> ExitCode {
+    let _ = writeln!(std::io::stderr().lock(), "{e}");
+    ExitCode::from(e.exit_code() as u8)
+}
+
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.
 fn print_stdout(text: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
@@ -69,7 +95,10 @@ fn print_stdout(text: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: cannot write to stdout: {e}");
+            let _ = writeln!(
+                std::io::stderr().lock(),
+                "error: cannot write to stdout: {e}"
+            );
             ExitCode::from(1)
         }
     }

@@ -71,6 +71,12 @@ pub struct ServiceCounters {
     pub busy_area: u128,
     pub queue_area: u128,
     pub last_touch: SimTime,
+    /// Requests admitted during the arrival period, and the sum of their admission instants.
+    pub admitted_in_period: u64,
+    pub admitted_at_sum_ns: u128,
+    /// Requests that left during the arrival period, and the sum of their departure instants.
+    pub departed_in_period: u64,
+    pub departed_at_sum_ns: u128,
 }
 
 impl ServiceCounters {
@@ -99,7 +105,41 @@ impl ServiceCounters {
             busy_area: 0,
             queue_area: 0,
             last_touch: SimTime::ZERO,
+            admitted_in_period: 0,
+            admitted_at_sum_ns: 0,
+            departed_in_period: 0,
+            departed_at_sum_ns: 0,
         }
+    }
+
+    /// A request was admitted at `now`; `until` is the end of arrivals.
+    #[inline]
+    pub fn admit(&mut self, now: SimTime, until: SimTime) {
+        self.admitted += 1;
+        if now < until {
+            self.admitted_in_period += 1;
+            self.admitted_at_sum_ns += now.0 as u128;
+        }
+    }
+
+    /// A request admitted at `admitted_at` left at `now` (completed or dropped).
+    #[inline]
+    pub fn depart(&mut self, now: SimTime, admitted_at: SimTime, until: SimTime) {
+        self.departed += 1;
+        self.sojourn_sum_ns += (now - admitted_at).0 as u128;
+        if now < until {
+            self.departed_in_period += 1;
+            self.departed_at_sum_ns += now.0 as u128;
+        }
+    }
+
+    /// Σ over requests admitted before `until` of the time they spent in the service before
+    /// `until`, in nanoseconds: departures before `until` count up to their departure, the rest up
+    /// to `until`. Equals the integral of the number in system over `[0, until)` (Little's law on a
+    /// finite window that starts empty).
+    pub fn sojourn_in_period_ns(&self, until: SimTime) -> u128 {
+        let still_in = (self.admitted_in_period - self.departed_in_period) as u128;
+        self.departed_at_sum_ns + still_in * until.0 as u128 - self.admitted_at_sum_ns
     }
 
     /// Accumulates the time integrals up to `now` (clipped to `until`, the end of arrivals), given
