@@ -289,16 +289,24 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
-        if x.arrivals != x.admitted + x.rejected_full {
+        // Turned away: a full queue, an outage, an error fault.
+        let refused = x.rejected_full + x.rejected_outage + x.failed_by_fault;
+        if x.arrivals != x.admitted + refused {
             return fail(at(&format!(
-                "arrivals {} != admitted {} + rejected_full {}",
-                x.arrivals, x.admitted, x.rejected_full
+                "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + failed_by_fault {}",
+                x.arrivals, x.admitted, x.rejected_full, x.rejected_outage, x.failed_by_fault
             )));
         }
-        if x.admitted != x.completed + x.dropped_expired + x.in_flight_at_end {
+        // Left without completing: dropped at dequeue (three reasons) or cancelled.
+        let gone = x.dropped_expired + x.dropped_queue_time + x.dropped_codel + x.cancelled;
+        if x.admitted != x.completed + gone + x.in_flight_at_end {
             return fail(at(&format!(
-                "admitted {} != completed {} + dropped_expired {} + in_flight_at_end {}",
-                x.admitted, x.completed, x.dropped_expired, x.in_flight_at_end
+                "admitted {} != completed {} + dropped {} + cancelled {} + in_flight_at_end {}",
+                x.admitted,
+                x.completed,
+                gone - x.cancelled,
+                x.cancelled,
+                x.in_flight_at_end
             )));
         }
         if let Some(cap) = s.queue_cap {
@@ -344,7 +352,16 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     for (e, edge) in sc.edges.iter().enumerate() {
         let c = &r.calls[&edge.name];
         let at = |what: &str| format!("edge {}: {what}", edge.name);
-        let first = c.attempts - c.retries;
+        // First tries of calls: sent ones, plus those refused before sending (adaptive throttling
+        // or an open breaker), which may still be retried.
+        let first =
+            c.attempts - c.retries - c.hedges + c.throttled_locally + c.rejected_circuit_open;
+        if c.hedges > first * edge.hedge.map_or(0, |h| h.max_hedges as u64) {
+            return fail(at(&format!(
+                "{} hedges after {first} first attempts",
+                c.hedges
+            )));
+        }
         if c.retries > first * edge.retries as u64 {
             return fail(at(&format!(
                 "{} retries after {first} first attempts with at most {} each",
