@@ -15,7 +15,7 @@ use loadsim::model::RunOptions;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(a) => commands::run::run_and_render(
+        Command::Run(a) => commands::run::run_with_outputs(
             &commands::run::RunRequest {
                 files: a.files,
                 sets: a.overrides.sets,
@@ -25,7 +25,18 @@ fn main() -> ExitCode {
                 },
             },
             a.format,
-        ),
+            &commands::run::SeriesOutputs {
+                timeseries: a.timeseries,
+                plot_dir: a.plot,
+                resolution: a.timeseries_resolution,
+            },
+        )
+        .map(|(text, written)| {
+            for path in written {
+                eprintln!("wrote {}", path.display());
+            }
+            text
+        }),
         Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets),
     };
     match result {
