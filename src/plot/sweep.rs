@@ -12,8 +12,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Entry, Marker, PlotError, font, legend_row, line_style, nice_max, render, scenario_color,
-    short_number, write,
+    Entry, Marker, PlotError, dashed, font, legend_row, line_style, nice_max, render,
+    scenario_color, short_number, write,
 };
 use crate::plot::run::draw_marker_at;
 
@@ -125,7 +125,8 @@ pub fn sensitivity_svg(
             .x_label_formatter(&|v| short_number(*v))
             .y_label_formatter(&|v| short_number(*v))
             .draw()?;
-        for (i, line) in lines.iter().enumerate() {
+        // Last line first, so that a dashed line lies on the solid one it may coincide with.
+        for (i, line) in lines.iter().enumerate().rev() {
             let color = scenario_color(i);
             let mut pts: Vec<_> = line
                 .points
@@ -147,10 +148,12 @@ pub fn sensitivity_svg(
                     band,
                     color.mix(0.18).filled(),
                 )))?;
-                chart.draw_series(LineSeries::new(
-                    run.iter().map(|p| (p.0, p.1)),
-                    line_style(color),
-                ))?;
+                let mean = run.iter().map(|p| (p.0, p.1));
+                if dashed(i) {
+                    chart.draw_series(DashedLineSeries::new(mean, 6, 5, line_style(color)))?;
+                } else {
+                    chart.draw_series(LineSeries::new(mean, line_style(color)))?;
+                }
                 for p in run {
                     draw_marker_at(&mut chart, Marker::of(i), color, (p.0, p.1))?;
                 }
@@ -163,7 +166,7 @@ pub fn sensitivity_svg(
                 name: &l.scenario,
                 color: scenario_color(i),
                 marker: Some(Marker::of(i)),
-                dashed: false,
+                dashed: dashed(i),
             })
             .collect();
         legend_row(&bottom, &entries)
