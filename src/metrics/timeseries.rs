@@ -237,7 +237,7 @@ impl SeriesRecorder {
         let bins = self.bins;
         let col = |j: usize| -> Vec<Option<f64>> {
             (0..bins)
-                .map(|b| Some(self.rows[b * self.width + j]))
+                .map(|b| Some(self.rows[b * self.width + j]).filter(|v| v.is_finite()))
                 .collect()
         };
         let by_arrival = |v: &[u32]| -> Vec<Option<f64>> {

@@ -186,6 +186,36 @@ pub(crate) fn draw_marker_px(
     Ok(())
 }
 
+/// Draws a marker centred on the data point `p`.
+pub(crate) fn draw_marker_at<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    m: Marker,
+    c: RGBColor,
+    p: (f64, f64),
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let at = EmptyElement::at(p);
+    let filled = c.filled();
+    match m {
+        Marker::Circle => {
+            chart.draw_series(std::iter::once(at + Circle::new((0, 0), 4, filled)))?
+        }
+        Marker::Triangle => {
+            chart.draw_series(std::iter::once(at + TriangleMarker::new((0, 0), 5, filled)))?
+        }
+        Marker::Square => chart.draw_series(std::iter::once(
+            at + Rectangle::new([(-4, -4), (4, 4)], filled),
+        ))?,
+        Marker::Cross => chart.draw_series(std::iter::once(
+            at + Cross::new((0, 0), 4, c.stroke_width(2)),
+        ))?,
+    };
+    Ok(())
+}
+
 /// A one-row legend filling `area`: a line sample, the marker and the name per entry, centred.
 pub(crate) fn legend_row(area: &Area<'_>, entries: &[Entry<'_>]) -> DrawResult {
     let style = font(14.0);

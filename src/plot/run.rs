@@ -18,8 +18,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Area, DrawResult, Entry, Marker, PlotError, dashed, font, legend_row, line_style, nice_max,
-    render, scenario_color, service_color, short_number, write,
+    Area, DrawResult, Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_row,
+    line_style, nice_max, render, scenario_color, service_color, short_number, write,
 };
 use crate::metrics::{RunSummary, TimeSeries};
 
@@ -180,36 +180,6 @@ where
     for &p in mids.iter().skip(offset).step_by(stride) {
         draw_marker_at(chart, marker, color, p)?;
     }
-    Ok(())
-}
-
-/// Draws a marker centred on the data point `p`.
-pub(crate) fn draw_marker_at<X, Y>(
-    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
-    m: Marker,
-    c: RGBColor,
-    p: (f64, f64),
-) -> DrawResult
-where
-    X: Ranged<ValueType = f64>,
-    Y: Ranged<ValueType = f64>,
-{
-    let at = EmptyElement::at(p);
-    let filled = c.filled();
-    match m {
-        Marker::Circle => {
-            chart.draw_series(std::iter::once(at + Circle::new((0, 0), 4, filled)))?
-        }
-        Marker::Triangle => {
-            chart.draw_series(std::iter::once(at + TriangleMarker::new((0, 0), 5, filled)))?
-        }
-        Marker::Square => chart.draw_series(std::iter::once(
-            at + Rectangle::new([(-4, -4), (4, 4)], filled),
-        ))?,
-        Marker::Cross => chart.draw_series(std::iter::once(
-            at + Cross::new((0, 0), 4, c.stroke_width(2)),
-        ))?,
-    };
     Ok(())
 }
 

@@ -12,10 +12,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Entry, Marker, PlotError, dashed, font, legend_row, line_style, nice_max, render,
-    scenario_color, short_number, write,
+    Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_row, line_style, nice_max,
+    render, scenario_color, short_number, write,
 };
-use crate::plot::run::draw_marker_at;
 
 /// One line of a sensitivity chart.
 #[derive(Clone, Debug, PartialEq)]
