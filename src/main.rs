@@ -21,7 +21,7 @@ fn main() -> ExitCode {
                 None => Ok(()),
             }
             .and_then(|()| {
-                commands::run::run_and_render(
+                commands::run::run_with_outputs(
                     &commands::run::RunRequest {
                         files: a.files,
                         sets: a.overrides.sets,
@@ -31,7 +31,18 @@ fn main() -> ExitCode {
                         },
                     },
                     a.format,
+                    &commands::run::SeriesOutputs {
+                        timeseries: a.timeseries,
+                        plot_dir: a.plot,
+                        resolution: a.timeseries_resolution,
+                    },
                 )
+            })
+            .map(|(text, written)| {
+                for path in written {
+                    let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
+                }
+                text
             });
             (result, a.output)
         }
