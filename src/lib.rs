@@ -12,7 +12,7 @@
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
 //! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV).
 //!
-//! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`] (cells, all validated first) →
+//! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`](mod@sweep::expand) (cells, all validated first) →
 //! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
 //!
