@@ -25,6 +25,7 @@
 //! Durations in files are humantime strings (`20ms`, `1s`); in reports, seconds as floats.
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
+pub mod analysis;
 pub mod commands;
 pub mod engine;
 pub mod error;

@@ -26,11 +26,27 @@ fn main() -> ExitCode {
             },
             a.format,
         ),
-        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets),
+        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
+        Command::Boundary(a) => {
+            commands::boundary::boundary(&commands::boundary::BoundaryRequest {
+                files: a.files,
+                sets: a.overrides.sets,
+                vary: a.vary,
+                ranges: a.range,
+                seeds: a.seeds,
+                criterion: a.criterion,
+                steps: a.steps,
+                tolerance: a.tolerance,
+                out: a.out,
+            })
+        }
     };
     match result {
         Ok(text) => print_stdout(&text),
         Err(e) => {
+            if let Some(report) = e.stdout() {
+                print_stdout(report);
+            }
             eprintln!("{e}");
             ExitCode::from(e.exit_code() as u8)
         }
