@@ -12,6 +12,10 @@
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
 //! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV).
 //!
+//! Around single runs, [`analysis`]: [`analysis::lint`] reads a `Scenario`'s policies against the
+//! article's budget rules without running it (`loadsim check`), and [`analysis::boundary`] runs a
+//! scenario many times to find where it stops recovering (`loadsim boundary`).
+//!
 //! ## Determinism contract
 //!
 //! A run is a pure function of its scenario (seed included): simulated time is integer

@@ -240,6 +240,39 @@ pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
     hold
 }
 
+/// For a service with calls, the longest one request holds a slot when every call times out:
+/// normal mean own work + each call's worst case, the calls cut to the time the service serves
+/// under when its requests carry a deadline (attempts are then cut to the time left). `None`
+/// for a service without calls.
+pub fn longest_hold(
+    sc: &Scenario,
+    s: ServiceId,
+    u: &ServesUnder,
+    normal_mean: &[f64],
+) -> Option<f64> {
+    let svc = &sc.services[s];
+    if svc.calls.is_empty() {
+        return None;
+    }
+    let calls: f64 = svc
+        .calls
+        .iter()
+        .map(|&e| call_worst_case(&sc.edges[e]).total.as_secs_f64())
+        .sum();
+    let calls = if u.deadline {
+        calls.min(u.wait.as_secs_f64())
+    } else {
+        calls
+    };
+    let own = normal_mean[s]
+        - svc
+            .calls
+            .iter()
+            .map(|&e| normal_mean[sc.edges[e].callee])
+            .sum::<f64>();
+    Some(own.max(0.0) + calls)
+}
+
 /// Requests per second a service completes at most: `slots` / mean service time (`None` when the
 /// service does no work at all).
 pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
@@ -312,6 +345,10 @@ pub struct Load {
     pub service: ServiceId,
     /// `slots / mean service time` per regime (an upper bound for services with calls).
     pub capacity: Vec<Option<f64>>,
+    /// For a service with calls: the longest a slot is held when its calls time out, seconds
+    /// ([`longest_hold`]), and `slots` / that.
+    pub timeout_hold_s: Option<f64>,
+    pub timeout_capacity: Option<f64>,
     /// Attempts per user request: first attempts only, under sustained failure, worst case (R1).
     pub first: f64,
     pub sustained: f64,
@@ -416,12 +453,15 @@ pub fn lint(sc: &Scenario) -> Lint {
     let mut loads = Vec::new();
     for &s in &reachable {
         let Some(u) = under[s] else { continue };
+        let hold = longest_hold(sc, s, &u, &mean[0]);
         let load = Load {
             service: s,
             capacity: mean
                 .iter()
                 .map(|m| capacity(sc.services[s].slots, m[s]))
                 .collect(),
+            timeout_hold_s: hold,
+            timeout_capacity: hold.and_then(|h| capacity(sc.services[s].slots, h)),
             first: first[s],
             sustained: sustained[s],
             worst: worst[s],
@@ -730,10 +770,26 @@ fn load_findings(
             });
         }
     }
+    let sustained = sc.rate * load.sustained;
+    if let (Some(hold), Some(cap)) = (load.timeout_hold_s, load.timeout_capacity)
+        && sustained > cap
+    {
+        out.push(Finding {
+            level: Level::Note,
+            check: Check::Load,
+            subject: name.clone(),
+            message: format!(
+                "when its calls time out a request holds a slot up to {}, so it completes at most {} against up to {} offered under sustained failure: it stays saturated for as long as its calls keep failing",
+                show_secs(hold),
+                show_rate(cap),
+                show_rate(sustained)
+            ),
+            fix: None,
+        });
+    }
     let Some(normal) = load.capacity[0] else {
         return;
     };
-    let sustained = sc.rate * load.sustained;
     if sustained > normal && offered < normal {
         let message = format!(
             "once requests fail, retries offer up to {} (×{} per user request) against a capacity of {} even with no fault",
@@ -788,7 +844,8 @@ pub fn show_secs(s: f64) -> String {
 
 /// A rate: `800/s`, `1320/s`, `12.5/s`.
 pub fn show_rate(r: f64) -> String {
-    format!("{}/s", trim(r))
+    let s = format!("{r:.1}");
+    format!("{}/s", s.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// An amplification factor: `48`, `3.3`.
@@ -877,6 +934,18 @@ mod tests {
         assert!((load.capacity[0].unwrap() - 800.0).abs() < 1e-9);
         assert!((load.capacity[1].unwrap() - 80.0).abs() < 1e-9);
         assert_eq!(load.sustained, 48.0);
+        // svc_a holds a slot up to its call's 4.07 s when svc_b times out (no deadline cuts it):
+        // 128 / 4.07 s ≈ 31.4/s against 400/s × 3·4 = 4800/s. The gateway, with deadlines
+        // (deadline_budget), up to min(1 × 1 s, 1 s) = 1 s: 512/s.
+        let a = sc.service_id("svc_a").unwrap();
+        let load = l.loads.iter().find(|x| x.service == a).unwrap();
+        assert!((load.timeout_hold_s.unwrap() - 4.07).abs() < 1e-9);
+        assert!((load.timeout_capacity.unwrap() - 128.0 / 4.07).abs() < 1e-9);
+        let db = shipped("deadline_budget");
+        let g = db.service_id("gateway").unwrap();
+        let db_lint = lint(&db);
+        let load = db_lint.loads.iter().find(|x| x.service == g).unwrap();
+        assert_eq!(load.timeout_capacity, Some(512.0));
         assert_eq!(warnings(&l, Check::Load, "svc_b"), 1);
     }
 
@@ -1068,6 +1137,7 @@ mod tests {
         assert_eq!(show_duration(SimDuration(300 * MS)), "300ms");
         assert_eq!(show_duration(SimDuration(500_000)), "0.5ms");
         assert_eq!(show_rate(19_200.0), "19200/s");
+        assert_eq!(show_rate(128.0 / 0.93), "137.6/s");
         assert_eq!(show_factor(3.3000000000000003), "3.3");
     }
 }

@@ -394,8 +394,21 @@ fn render_search(out: &mut String, axis: &Axis, name: &str, results: &[SeedSearc
         let monotone = if r.monotone() {
             "yes".to_owned()
         } else {
-            let again: Vec<String> = r.recovers_again_at.iter().map(|&v| axis.show(v)).collect();
-            format!("no: recovers again at {}", again.join(", "))
+            let again = &r.recovers_again_at;
+            let first_never = r
+                .scan
+                .iter()
+                .find(|(_, o)| o.is_none())
+                .map_or(String::new(), |&(v, _)| axis.show(v));
+            let shown: Vec<String> = again.iter().take(4).map(|&v| axis.show(v)).collect();
+            let more = match again.len() {
+                n if n > 4 => format!(" … ({n} scan values, up to {})", axis.show(again[n - 1])),
+                _ => String::new(),
+            };
+            format!(
+                "no: never at {first_never}, recovers again at {}{more}",
+                shown.join(", ")
+            )
         };
         t.add_row(vec![
             r.seed.to_string(),

@@ -240,6 +240,7 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
     let mut header = vec!["service".into()];
     header.extend(regime_headers(sc, l, "mean service time"));
     header.extend(regime_headers(sc, l, "capacity"));
+    header.push("capacity when calls time out".into());
     header.extend([
         "first attempts".into(),
         "sustained failure".into(),
@@ -260,6 +261,10 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
             Some(c) => format!("{le}{}", show_rate(*c)),
             None => "unbounded".into(),
         }));
+        row.push(match (load.timeout_hold_s, load.timeout_capacity) {
+            (Some(h), Some(c)) => format!("{} (held ≤ {})", show_rate(c), show_secs(h)),
+            _ => "—".into(),
+        });
         let per = |a: f64| format!("{} (×{})", show_rate(sc.rate * a), show_factor(a));
         row.push(per(load.first));
         row.push(per(load.sustained));
