@@ -580,10 +580,11 @@ fn budget_findings(
         }
         (
             format!(
-                "retries cannot fit inside the caller's deadline: {} attempts take up to {} but {caller_name} serves under {}; {fit} of them fit, {after}",
+                "retries cannot fit inside the caller's deadline: {} attempts take up to {} but {caller_name} serves under {}; {fit} of them {}, {after}",
                 worst.attempts,
                 describe_call(worst),
                 describe_serves_under(sc, caller),
+                if fit == 1 { "fits" } else { "fit" },
             ),
             fixes,
         )
@@ -1021,7 +1022,8 @@ mod tests {
         // client (2 s, deadline) → a; a → c (5 s, propagated) and a → b (1 s, not propagated);
         // b → c (300 ms, propagated). a serves under 2 s; c is reached by a→c with min(5 s, 2 s)
         // = 2 s and by b→c with 300 ms (b has no deadline, so no cut): the tightest is 300 ms.
-        // Not every caller propagates? Both a→c and b→c do, so c carries a deadline; b does not.
+        // Both a→c and b→c propagate, so c's requests carry a deadline; a→b does not, so b's
+        // do not.
         let sc = scenario(
             "duration: 1s\narrivals: { rate: 1 }\n\
              client: { entry: a, attempt_timeout: 2s, propagate_deadline: true }\n\
