@@ -1,13 +1,15 @@
 //! `loadsim boundary`: where a scenario stops recovering. One `--vary` searches, per seed, for the
 //! smallest value of the key at which a run no longer recovers (scan, then bisection:
 //! [`crate::analysis::boundary`]); two draw the phase diagram over a grid of both keys. Renders
-//! Markdown on stdout and, with `--out`, writes every probe and cell as CSV.
+//! Markdown on stdout and, with `--out`, writes every probe and cell as CSV. A count of finished
+//! runs goes to stderr while it works, only when stderr is a terminal.
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
 use comfy_table::presets::ASCII_MARKDOWN;
 use comfy_table::{CellAlignment, ContentArrangement, Table};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use crate::Error;
@@ -32,6 +34,22 @@ pub struct BoundaryRequest {
     /// In the range's unit; `None` for a hundredth of the range.
     pub tolerance: Option<String>,
     pub out: Option<PathBuf>,
+}
+
+/// Counts finished runs on stderr; draws nothing when stderr is not a terminal.
+fn progress(total: Option<u64>) -> ProgressBar {
+    let (bar, template) = match total {
+        Some(n) => (ProgressBar::new(n), "{bar:30} {pos}/{len} runs, {elapsed}"),
+        None => (
+            ProgressBar::new_spinner(),
+            "{spinner} {pos} runs, {elapsed}",
+        ),
+    };
+    bar.set_draw_target(ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
 }
 
 /// A scenario file, loaded once with the user's `--set`s; every probe starts from a copy.
@@ -96,14 +114,20 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
             .enumerate()
             .flat_map(|(i, s)| s.seeds.iter().map(move |&seed| (i, seed)))
             .collect();
+        let bar = progress(None);
         let results: Vec<Result<SeedSearch, Error>> = jobs
             .par_iter()
             .map(|&(i, seed)| {
                 let subject = &subjects[i];
-                let probe = |v: f64| subject.probe(&axes, &[v], seed, req.criterion);
+                let probe = |v: f64| {
+                    let o = subject.probe(&axes, &[v], seed, req.criterion);
+                    bar.inc(1);
+                    o
+                };
                 search(axis, seed, req.steps, tolerance, &probe)
             })
             .collect();
+        bar.finish_and_clear();
         let mut per_subject: Vec<Vec<SeedSearch>> = vec![Vec::new(); subjects.len()];
         for (&(i, _), r) in jobs.iter().zip(results) {
             per_subject[i].push(r?);
@@ -138,9 +162,16 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
             req.criterion.describe(),
         );
         for s in &subjects {
-            let probe =
-                |seed: u64, xv: f64, yv: f64| s.probe(&axes, &[xv, yv], seed, req.criterion);
-            let p = phase(x, y, req.steps, &s.seeds, &probe)?;
+            let cells = x.grid(req.steps).len() * y.grid(req.steps).len() * s.seeds.len();
+            let bar = progress(Some(cells as u64));
+            let probe = |seed: u64, xv: f64, yv: f64| {
+                let o = s.probe(&axes, &[xv, yv], seed, req.criterion);
+                bar.inc(1);
+                o
+            };
+            let p = phase(x, y, req.steps, &s.seeds, &probe);
+            bar.finish_and_clear();
+            let p = p?;
             render_phase(&mut out, x, y, &s.name, &p);
             if let Some(dir) = &req.out {
                 write_phase_csv(dir, x, y, &s.name, &p)?;
