@@ -22,6 +22,10 @@ pub enum Error {
     /// A figure could not be drawn or written. Exit code 1.
     #[error("error: {0}")]
     Plot(#[from] crate::plot::PlotError),
+    /// `--deny-warnings` and the check found warnings. Exit code 1; the report still goes to
+    /// stdout.
+    #[error("error: {warnings} warning(s) found and --deny-warnings is set")]
+    Denied { report: String, warnings: usize },
     /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
     #[error("error: cannot write {what}: {source}")]
     Output {
@@ -35,7 +39,19 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config(_) => 2,
-            Error::Run(_) | Error::Stopped(_) | Error::Plot(_) | Error::Output { .. } => 1,
+            Error::Run(_)
+            | Error::Stopped(_)
+            | Error::Plot(_)
+            | Error::Output { .. }
+            | Error::Denied { .. } => 1,
+        }
+    }
+
+    /// What must still reach stdout although the command failed (the report of a denied check).
+    pub fn stdout(&self) -> Option<&str> {
+        match self {
+            Error::Denied { report, .. } => Some(report),
+            _ => None,
         }
     }
 }

@@ -18,6 +18,10 @@
 //! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
 //!
+//! Around single runs, [`analysis`]: [`analysis::lint`] reads a `Scenario`'s policies against the
+//! article's budget rules without running it (`loadsim check`), and [`analysis::boundary`] runs a
+//! scenario many times to find where it stops recovering (`loadsim boundary`).
+//!
 //! ## Determinism contract
 //!
 //! A run is a pure function of its scenario (seed included): simulated time is integer
@@ -31,6 +35,7 @@
 //! Durations in files are humantime strings (`20ms`, `1s`); in reports, seconds as floats.
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
+pub mod analysis;
 pub mod commands;
 pub mod engine;
 pub mod error;

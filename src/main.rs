@@ -46,7 +46,24 @@ fn main() -> ExitCode {
             });
             (result, a.output)
         }
-        Command::Check(a) => (commands::check::check(&a.files, &a.overrides.sets), None),
+        Command::Check(a) => (
+            commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
+            None,
+        ),
+        Command::Boundary(a) => (
+            commands::boundary::boundary(&commands::boundary::BoundaryRequest {
+                files: a.files,
+                sets: a.overrides.sets,
+                vary: a.vary,
+                ranges: a.range,
+                seeds: a.seeds,
+                criterion: a.criterion,
+                steps: a.steps,
+                tolerance: a.tolerance,
+                out: a.out,
+            }),
+            None,
+        ),
         Command::Sweep(a) => (
             commands::sweep::sweep(
                 &a.file,
@@ -92,9 +109,13 @@ fn command_line() -> String {
         .join(" ")
 }
 
-/// Prints `e` on stderr and maps it to its exit code. A closed stderr (`2>&1 | head -1`) must not
-/// turn a diagnostic into a panic, so write errors are ignored.
+/// Prints `e` on stderr (after any report it still owes stdout, like a denied check's) and maps
+/// it to its exit code. A closed stderr (`2>&1 | head -1`) must not turn a diagnostic into a
+/// panic, so write errors are ignored.
 fn fail(e: Error) -> ExitCode {
+    if let Some(report) = e.stdout() {
+        print_stdout(report);
+    }
     let _ = writeln!(std::io::stderr().lock(), "{e}");
     ExitCode::from(e.exit_code() as u8)
 }

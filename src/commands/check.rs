@@ -1,27 +1,113 @@
-//! `loadsim check`: validate scenarios without running them and print what the policies imply
-//! before any simulation — R1, the worst-case attempts per user request at each service, with the
-//! chain of products that gives it.
+//! `loadsim check`: validate scenarios without running them and print what their policies imply
+//! before any simulation ([`crate::analysis::lint`]): R1 with the chain of products that gives it,
+//! each call's worst case against the time its caller serves under, the §7 queue-wait bound, and
+//! offered load × amplification against capacity; then the warnings, each with a fix. Rendered as
+//! Markdown tables, like `loadsim run`.
 
 use std::fmt::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use comfy_table::presets::ASCII_MARKDOWN;
+use comfy_table::{CellAlignment, ContentArrangement, Table};
 
 use super::load_all;
 use crate::Error;
+use crate::analysis::lint::{
+    self, Level, Lint, describe_call, describe_serves_under, regime_name, show_duration,
+    show_factor, show_rate, show_secs,
+};
 use crate::scenario::Scenario;
 
-/// Validates `files` and describes each scenario's R1 bounds.
-pub fn check(files: &[PathBuf], sets: &[String]) -> Result<String, Error> {
+/// Validates `files` and lints each scenario. With `deny_warnings`, any warning turns the result
+/// into [`Error::Denied`], which still carries the report for stdout.
+pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<String, Error> {
     let scenarios = load_all(files, sets, None)?;
     let mut out = String::new();
-    for (sc, file) in scenarios.iter().zip(files) {
-        describe(&mut out, sc, file);
+    let mut warnings = 0;
+    for (i, (sc, file)) in scenarios.iter().zip(files).enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let l = lint::lint(sc);
+        warnings += l.count(Level::Warning);
+        describe(&mut out, sc, file, &l);
+    }
+    if deny_warnings && warnings > 0 {
+        return Err(Error::Denied {
+            report: out,
+            warnings,
+        });
     }
     Ok(out)
 }
 
-fn describe(out: &mut String, sc: &Scenario, file: &std::path::Path) {
-    let _ = writeln!(out, "{}: ok — scenario `{}`", file.display(), sc.name);
-    let _ = writeln!(out, "  worst-case attempts per user request (R1):");
+fn table(header: Vec<String>) -> Table {
+    let mut t = Table::new();
+    t.load_style(ASCII_MARKDOWN)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(header);
+    t
+}
+
+fn right_align(t: &mut Table, from: usize) {
+    let n = t.column_count();
+    for i in from..n {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
+fn describe(out: &mut String, sc: &Scenario, file: &Path, l: &Lint) {
+    let _ = writeln!(
+        out,
+        "{}: ok — scenario `{}`: {}, {}",
+        file.display(),
+        sc.name,
+        plural(l.count(Level::Warning), "warning"),
+        plural(l.count(Level::Note), "note"),
+    );
+    r1(out, sc);
+    budget(out, sc, l);
+    queues(out, sc, l);
+    loads(out, sc, l);
+    for level in [Level::Warning, Level::Note] {
+        let found: Vec<_> = l.findings.iter().filter(|f| f.level == level).collect();
+        if found.is_empty() {
+            continue;
+        }
+        let name = if level == Level::Warning {
+            "warning"
+        } else {
+            "note"
+        };
+        let _ = writeln!(out, "\n{name}s:");
+        for f in found {
+            let _ = writeln!(
+                out,
+                "- {name}[{}] {}: {}",
+                f.check.name(),
+                f.subject,
+                f.message
+            );
+            if let Some(fix) = &f.fix {
+                let _ = writeln!(out, "  fix: {fix}");
+            }
+        }
+    }
+}
+
+fn r1(out: &mut String, sc: &Scenario) {
+    let _ = writeln!(out, "\nworst-case attempts per user request (R1):");
+    let mut t = table(vec!["service".into(), "attempts".into(), "chain".into()]);
     let worst = sc.worst_case_attempts();
     let paths = sc.path_counts();
     for s in sc.topological_order() {
@@ -46,10 +132,157 @@ fn describe(out: &mut String, sc: &Scenario, file: &std::path::Path) {
         } else {
             products.join(" + ")
         };
-        let _ = writeln!(
-            out,
-            "    {:<12} {:>6} = {how}",
-            sc.services[s].name, worst[s]
-        );
+        t.add_row(vec![sc.services[s].name.clone(), worst[s].to_string(), how]);
     }
+    right_align(&mut t, 1);
+    if let Some(c) = t.column_mut(2) {
+        c.set_cell_alignment(CellAlignment::Left);
+    }
+    let _ = writeln!(out, "{t}");
+}
+
+fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
+    let _ = writeln!(
+        out,
+        "\nbudget: each call's worst case (attempts × attempt timeout + the longest backoffs) against the time its caller serves under:"
+    );
+    let mut t = table(vec![
+        "call".into(),
+        "worst case".into(),
+        "caller serves under".into(),
+        "attempts that fit".into(),
+    ]);
+    let c = &l.client;
+    let mut client = format!("{} × {}", c.attempts, show_duration(c.timeout));
+    if c.attempts > 1 {
+        client.push_str(&format!(
+            " + {} × {} = {}",
+            c.attempts - 1,
+            show_duration(c.interval),
+            show_duration(c.total)
+        ));
+    }
+    t.add_row(vec![
+        format!("client->{}", sc.services[sc.client.entry].name),
+        client,
+        "the user: how long a failed request can take".into(),
+        "—".into(),
+    ]);
+    for call in &l.calls {
+        let (under, fit) = match (&call.caller_serves_under, call.fit) {
+            (Some(u), Some(fit)) => {
+                let mark = if fit < call.worst.attempts {
+                    " ✗"
+                } else {
+                    ""
+                };
+                (
+                    describe_serves_under(sc, u),
+                    format!("{fit} of {}{mark}", call.worst.attempts),
+                )
+            }
+            _ => ("—".into(), "—".into()),
+        };
+        t.add_row(vec![
+            sc.edges[call.edge].name.clone(),
+            describe_call(&call.worst),
+            under,
+            fit,
+        ]);
+    }
+    let _ = writeln!(out, "{t}");
+}
+
+fn regime_headers(sc: &Scenario, l: &Lint, what: &str) -> Vec<String> {
+    l.regimes
+        .iter()
+        .map(|&r| format!("{what} {}", regime_name(sc, r)))
+        .collect()
+}
+
+fn queues(out: &mut String, sc: &Scenario, l: &Lint) {
+    let _ = writeln!(
+        out,
+        "\nqueue wait (§7): queue_cap × mean service time / slots, against the time its callers wait (≥: a lower bound, the service waits on calls):"
+    );
+    let mut header = vec!["service".into(), "slots".into(), "queue_cap".into()];
+    header.extend(regime_headers(sc, l, "wait"));
+    header.push("callers wait".into());
+    header.push("drops expired".into());
+    let mut t = table(header);
+    for q in &l.queues {
+        let svc = &sc.services[q.service];
+        let ge = if svc.calls.is_empty() { "" } else { "≥ " };
+        let mut row = vec![
+            svc.name.clone(),
+            svc.slots.to_string(),
+            svc.queue_cap
+                .map_or("unbounded".to_owned(), |c| c.to_string()),
+        ];
+        match &q.bound_s {
+            Some(b) => row.extend(b.iter().map(|&x| format!("{ge}{}", show_secs(x)))),
+            None => row.extend(l.regimes.iter().map(|_| "unbounded".to_owned())),
+        }
+        let u = l.serves_under[q.service];
+        row.push(u.map_or("—".into(), |u| show_duration(u.wait)));
+        row.push(
+            match (svc.drop_expired, u.is_some_and(|u| u.deadline)) {
+                (true, true) => "yes",
+                (true, false) => "set, but no deadline arrives",
+                (false, _) => "no",
+            }
+            .into(),
+        );
+        t.add_row(row);
+    }
+    right_align(&mut t, 1);
+    let _ = writeln!(out, "{t}");
+}
+
+fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
+    let _ = writeln!(
+        out,
+        "\nload: {} user requests/s × attempts per user request, against capacity = slots / mean service time (≥ / ≤: bounds, the service waits on calls):",
+        show_factor(sc.rate)
+    );
+    let mut header = vec!["service".into()];
+    header.extend(regime_headers(sc, l, "mean service time"));
+    header.extend(regime_headers(sc, l, "capacity"));
+    header.push("capacity when calls time out".into());
+    header.extend([
+        "first attempts".into(),
+        "sustained failure".into(),
+        "worst case (R1)".into(),
+    ]);
+    let mut t = table(header);
+    for load in &l.loads {
+        let s = load.service;
+        let calls = !sc.services[s].calls.is_empty();
+        let (ge, le) = if calls { ("≥ ", "≤ ") } else { ("", "") };
+        let mut row = vec![sc.services[s].name.clone()];
+        row.extend(
+            l.mean_service_s
+                .iter()
+                .map(|m| format!("{ge}{}", show_secs(m[s]))),
+        );
+        row.extend(load.capacity.iter().map(|c| match c {
+            Some(c) => format!("{le}{}", show_rate(*c)),
+            None => "unbounded".into(),
+        }));
+        row.push(match (load.timeout_hold_s, load.timeout_capacity) {
+            (Some(h), Some(c)) => format!("{} (held ≤ {})", show_rate(c), show_secs(h)),
+            _ => "—".into(),
+        });
+        let per = |a: f64| format!("{} (×{})", show_rate(sc.rate * a), show_factor(a));
+        row.push(per(load.first));
+        row.push(per(load.sustained));
+        row.push(per(load.worst as f64));
+        t.add_row(row);
+    }
+    right_align(&mut t, 1);
+    let _ = writeln!(out, "{t}");
+    let _ = writeln!(
+        out,
+        "(sustained failure: every attempt fails for long; a gRFC A6 throttle then allows at most 1 + token_ratio attempts per call)"
+    );
 }

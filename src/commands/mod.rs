@@ -1,6 +1,7 @@
 //! The subcommands as library functions. Owns what each command does between parsed arguments and
 //! text on stdout, so the binary stays a thin shell and tests can call commands directly.
 
+pub mod boundary;
 pub mod check;
 pub mod run;
 pub mod sweep;

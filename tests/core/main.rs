@@ -1,6 +1,7 @@
 //! Integration tests of the simulator core: the article's claims, exact mechanics on tiny
 //! scenarios, determinism, bad input, the CLI and the snapshot tables.
 
+mod analysis;
 mod article;
 mod bad_input;
 mod cli;

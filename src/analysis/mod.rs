@@ -1,0 +1,8 @@
+//! Analyses over scenarios, beyond a single run. Owns what `loadsim check` and `loadsim boundary`
+//! compute: [`lint`] checks a scenario's policies against the article's budget rules without
+//! simulating (pure functions over [`crate::Scenario`]); [`boundary`] searches, by scanning and
+//! bisecting over one key, for the smallest value at which a run no longer recovers, and lays out
+//! the 2-D phase diagram over two keys. Rendering lives in `commands`.
+
+pub mod boundary;
+pub mod lint;
