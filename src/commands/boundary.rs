@@ -638,22 +638,20 @@ fn write_phase_csv(dir: &Path, x: &Axis, y: &Axis, name: &str, p: &Phase) -> Res
     })
 }
 
-/// The phase diagram as an SVG heatmap: `cells[yi][xi]` is the median recovery time (`None` =
-/// never) at `x_values[xi]`, `y_values[yi]`.
-///
-/// TODO(issue 7, plots): the heatmap call goes here, and only here, once `plot::heatmap` is on
-/// main:
-/// `crate::plot::heatmap(path, title, &x.key, x_values, &y.key, y_values, cells, "never")`
-/// (mapping its error to `Error::Output`). Until then no SVG is written; the CSV and the
-/// Markdown table carry the same cells.
+/// The phase diagram as an SVG heatmap (`loadsim::plot::heatmap`): `cells[yi][xi]` is the
+/// median recovery time over seeds (`None` = never, drawn as "never") at `x_values[xi]`,
+/// `y_values[yi]`.
 fn write_heatmap(
-    _path: &Path,
-    _title: &str,
-    _x: &Axis,
-    _x_values: &[f64],
-    _y: &Axis,
-    _y_values: &[f64],
-    _cells: &[Vec<Option<f64>>],
+    path: &Path,
+    title: &str,
+    x: &Axis,
+    x_values: &[f64],
+    y: &Axis,
+    y_values: &[f64],
+    cells: &[Vec<Option<f64>>],
 ) -> Result<(), Error> {
+    let xs: Vec<String> = x_values.iter().map(|&v| x.show(v)).collect();
+    let ys: Vec<String> = y_values.iter().map(|&v| y.show(v)).collect();
+    crate::plot::heatmap(path, title, &x.key, &xs, &y.key, &ys, cells, "never")?;
     Ok(())
 }
