@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use loadsim::commands::sweep::Shard;
 use loadsim::report::Format;
 
 /// Deterministic simulation of RPC call graphs under slow-downstream faults.
@@ -24,6 +25,17 @@ pub enum Command {
     ///
     /// Example: loadsim check scenarios/naive.yaml
     Check(CheckArgs),
+    /// Run every cell of a sweep file (scenarios × grid) in parallel and write results.csv,
+    /// results.md and manifest.json into the output folder.
+    ///
+    /// Each finished cell is journaled at once, so Ctrl-C or a crash loses nothing: run again with
+    /// --resume to do only what is missing. Example: loadsim sweep sweeps/blog37.yaml --jobs 2
+    Sweep(SweepArgs),
+    /// Merge the folders of a sharded sweep (loadsim sweep --shard K/N) into one result,
+    /// byte-identical to running the sweep whole.
+    ///
+    /// Example: loadsim merge evidence/blog37/shard-*-of-3 --out evidence/blog37
+    Merge(MergeArgs),
 }
 
 /// Overrides shared by commands that load scenarios.
@@ -64,4 +76,49 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Sweep file (YAML): name, scenarios, grid, zip, report.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Cells run at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Output folder [default: evidence/<name>/, or evidence/<name>/shard-K-of-N/ with --shard].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Keep the cells already journaled in the output folder and run only the missing ones.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only part K of N (1-based): cells whose index is K-1 modulo N. Merge the parts with
+    /// `loadsim merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Check every cell, print the number of cells and the axes, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar and no notes on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Stop after running N cells, leaving the sweep unfinished (to test --resume).
+    #[arg(long, value_name = "N", hide = true)]
+    pub max_cells: Option<usize>,
+    /// Stop a run that exceeds this many events.
+    #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
+    pub max_events: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Output folders of the shards (each with manifest.json and journal.jsonl).
+    #[arg(required = true, value_name = "DIR")]
+    pub dirs: Vec<PathBuf>,
+    /// Folder for the merged results.csv, results.md and manifest.json.
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// No notes on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }

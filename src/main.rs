@@ -36,6 +36,29 @@ fn main() -> ExitCode {
             (result, a.output)
         }
         Command::Check(a) => (commands::check::check(&a.files, &a.overrides.sets), None),
+        Command::Sweep(a) => (
+            commands::sweep::sweep(
+                &a.file,
+                &commands::sweep::SweepOptions {
+                    jobs: a.jobs.map(usize::from),
+                    out: a.out,
+                    resume: a.resume,
+                    shard: a.shard,
+                    dry_run: a.dry_run,
+                    quiet: a.quiet,
+                    max_cells: a.max_cells,
+                    command: command_line(),
+                    run: RunOptions {
+                        max_events: a.max_events,
+                    },
+                },
+            ),
+            None,
+        ),
+        Command::Merge(a) => (
+            commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
+            None,
+        ),
     };
     match (result, output) {
         (Ok(text), None) => print_stdout(&text),
@@ -55,6 +78,14 @@ fn main() -> ExitCode {
 fn fail(e: Error) -> ExitCode {
     let _ = writeln!(std::io::stderr().lock(), "{e}");
     ExitCode::from(e.exit_code() as u8)
+}
+
+/// The command line as typed (program name shortened to `loadsim`), for manifests.
+fn command_line() -> String {
+    std::iter::once("loadsim".to_owned())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.

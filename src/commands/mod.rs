@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod run;
+pub mod sweep;
 
 use std::path::PathBuf;
 

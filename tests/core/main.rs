@@ -7,4 +7,5 @@ mod cli;
 mod common;
 mod determinism;
 mod mechanics;
+mod protections;
 mod snapshots;

@@ -4,8 +4,8 @@
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
-//! arrivals = admitted + rejected_full and admitted = completed + dropped_expired +
-//! in_flight_at_end; the queue never exceeds its cap; retries stay within each edge's maximum and
+//! arrivals = admitted + rejected_full (+ outage rejects and error-fault failures) and admitted =
+//! completed + dropped_expired (+ the other drops and cancellations) + in_flight_at_end; the queue never exceeds its cap; retries stay within each edge's maximum and
 //! arrivals within R1; user successes ≤ completions (and edge successes) on the path; Little's
 //! law holds on the arrival period; the guard's event bound holds; the same seed twice gives the
 //! same summary. The model also checks per-job retry counts and queue caps with `debug_assert!`
@@ -289,16 +289,26 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
-        if x.arrivals != x.admitted + x.rejected_full {
+        if x.arrivals != x.admitted + x.rejected_full + x.rejected_outage + x.failed_by_fault {
             return fail(at(&format!(
-                "arrivals {} != admitted {} + rejected_full {}",
-                x.arrivals, x.admitted, x.rejected_full
+                "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + \
+                 failed_by_fault {}",
+                x.arrivals, x.admitted, x.rejected_full, x.rejected_outage, x.failed_by_fault
             )));
         }
-        if x.admitted != x.completed + x.dropped_expired + x.in_flight_at_end {
+        let left =
+            x.completed + x.dropped_expired + x.dropped_queue_time + x.dropped_codel + x.cancelled;
+        if x.admitted != left + x.in_flight_at_end {
             return fail(at(&format!(
-                "admitted {} != completed {} + dropped_expired {} + in_flight_at_end {}",
-                x.admitted, x.completed, x.dropped_expired, x.in_flight_at_end
+                "admitted {} != completed {} + dropped (expired {}, queue time {}, CoDel {}) + \
+                 cancelled {} + in_flight_at_end {}",
+                x.admitted,
+                x.completed,
+                x.dropped_expired,
+                x.dropped_queue_time,
+                x.dropped_codel,
+                x.cancelled,
+                x.in_flight_at_end
             )));
         }
         if let Some(cap) = s.queue_cap {
@@ -344,7 +354,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     for (e, edge) in sc.edges.iter().enumerate() {
         let c = &r.calls[&edge.name];
         let at = |what: &str| format!("edge {}: {what}", edge.name);
-        let first = c.attempts - c.retries;
+        let first = c.attempts - c.retries - c.hedges;
         if c.retries > first * edge.retries as u64 {
             return fail(at(&format!(
                 "{} retries after {first} first attempts with at most {} each",
@@ -364,7 +374,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
             )));
         }
     }
-    let bound = m.requests as f64 * events_per_user_bound(sc);
+    let bound = m.requests as f64 * events_per_user_bound(sc) + sc.faults.len() as f64;
     if r.engine.events as f64 > bound {
         return fail(format!(
             "{} events above the guard's bound {bound}",

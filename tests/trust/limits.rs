@@ -82,13 +82,13 @@ fn overflowing_and_non_finite_numbers_exit_2_with_their_key() {
 
 #[test]
 fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
-    // naive for 1 s: 400 requests × (1 + 4 × 63 attempts) ≈ 101 000 events at most.
+    // naive for 1 s: 400 requests × (1 + 5 × 63 attempts) = 126 400 events at most.
     let short = ["--set", "duration=1s", "--set", "faults={}"];
     let out = loadsim()
         .arg("run")
         .arg(scenario_path("naive"))
         .args(short)
-        .args(["--max-events", "100000"])
+        .args(["--max-events", "120000"])
         .assert()
         .code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
@@ -100,7 +100,7 @@ fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
         .arg("run")
         .arg(scenario_path("naive"))
         .args(short)
-        .args(["--max-events", "110000"])
+        .args(["--max-events", "130000"])
         .assert()
         .success();
     // Hours of events at the defaults: 10 million requests per second for 30 days.
