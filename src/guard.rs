@@ -23,6 +23,8 @@ pub const EVENTS_PER_ATTEMPT: f64 = 5.0;
 
 /// Largest sweep grid that runs without `--yes`.
 pub const MAX_CELLS_WITHOUT_YES: u64 = 1_000;
+/// Largest sweep grid at all: every cell is expanded and validated in memory before any runs.
+pub const MAX_CELLS: u64 = 1_000_000;
 
 /// Most events one user request of `sc` can cause (see the module doc).
 pub fn events_per_user_bound(sc: &Scenario) -> f64 {
@@ -60,8 +62,18 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
     ))
 }
 
-/// Refuses a sweep grid of more than [`MAX_CELLS_WITHOUT_YES`] cells unless `yes` (`--yes`).
+/// Refuses a sweep grid of more than [`MAX_CELLS_WITHOUT_YES`] cells unless `yes` (`--yes`), and
+/// of more than [`MAX_CELLS`] in any case.
 pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
+    if cells > MAX_CELLS {
+        return Err(ConfigError::flag(
+            "--yes",
+            format!(
+                "the sweep expands to {cells} cells; loadsim runs at most {MAX_CELLS} in one sweep \
+                 (every cell is checked in memory first); narrow the grid or split it into sweeps"
+            ),
+        ));
+    }
     if yes || cells <= MAX_CELLS_WITHOUT_YES {
         return Ok(());
     }
@@ -180,6 +192,8 @@ mod tests {
         let e = check_cell_limit(MAX_CELLS_WITHOUT_YES + 1, false).unwrap_err();
         assert!(e.to_string().contains("--yes"), "{e}");
         assert!(e.to_string().contains("1001 cells"), "{e}");
+        let e = check_cell_limit(u64::MAX, true).unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
     }
 
     #[test]
