@@ -6,6 +6,7 @@ use clap::{Args, Parser, Subcommand};
 
 use loadsim::commands::sweep::Shard;
 use loadsim::report::Format;
+use loadsim::time::SimDuration;
 
 /// Deterministic simulation of RPC call graphs under slow-downstream faults.
 #[derive(Debug, Parser)]
@@ -67,6 +68,28 @@ pub struct RunArgs {
     /// Write the report to this file instead of stdout (checked before anything runs).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Also write each run's time series to FILE.csv, in long format: scenario,t,series,value
+    /// (one row per scenario, bin and series; see docs/plots.md for the series).
+    #[arg(long, value_name = "FILE.csv")]
+    pub timeseries: Option<PathBuf>,
+    /// Width of a time-series bin, e.g. `1s` or `100ms` (for --timeseries and --plot).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_resolution)]
+    pub timeseries_resolution: SimDuration,
+    /// Also draw SVG figures into DIR (created if missing): success_rate.svg,
+    /// queue_length.svg and amplification.svg.
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Parses a bin width: a duration with a unit, at least 1 ms.
+fn parse_resolution(text: &str) -> Result<SimDuration, String> {
+    let d = loadsim::scenario::duration::parse_duration(text)?;
+    if d < SimDuration::from_millis(1) {
+        return Err(format!(
+            "`{text}` is below 1ms; a bin must be at least `1ms` wide"
+        ));
+    }
+    Ok(d)
 }
 
 #[derive(Debug, Args)]

@@ -21,7 +21,7 @@ fn main() -> ExitCode {
                 None => Ok(()),
             }
             .and_then(|()| {
-                commands::run::run_and_render(
+                commands::run::run_with_outputs(
                     &commands::run::RunRequest {
                         files: a.files,
                         sets: a.overrides.sets,
@@ -31,7 +31,18 @@ fn main() -> ExitCode {
                         },
                     },
                     a.format,
+                    &commands::run::SeriesOutputs {
+                        timeseries: a.timeseries,
+                        plot_dir: a.plot,
+                        resolution: a.timeseries_resolution,
+                    },
                 )
+            })
+            .map(|(text, written)| {
+                for path in written {
+                    let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
+                }
+                text
             });
             (result, a.output)
         }
@@ -74,19 +85,19 @@ fn main() -> ExitCode {
     }
 }
 
-/// Prints `e` on stderr and maps it to its exit code. A closed stderr (`2>&1 | head -1`) must not
-/// turn a diagnostic into a panic, so write errors are ignored.
-fn fail(e: Error) -> ExitCode {
-    let _ = writeln!(std::io::stderr().lock(), "{e}");
-    ExitCode::from(e.exit_code() as u8)
-}
-
 /// The command line as typed (program name shortened to `loadsim`), for manifests.
 fn command_line() -> String {
     std::iter::once("loadsim".to_owned())
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Prints `e` on stderr and maps it to its exit code. A closed stderr (`2>&1 | head -1`) must not
+/// turn a diagnostic into a panic, so write errors are ignored.
+fn fail(e: Error) -> ExitCode {
+    let _ = writeln!(std::io::stderr().lock(), "{e}");
+    ExitCode::from(e.exit_code() as u8)
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.

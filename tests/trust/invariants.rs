@@ -393,24 +393,22 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
-        if x.arrivals != x.admitted + x.rejected_full + x.rejected_outage + x.failed_by_fault {
+        // Turned away: a full queue, an outage, an error fault.
+        let refused = x.rejected_full + x.rejected_outage + x.failed_by_fault;
+        if x.arrivals != x.admitted + refused {
             return fail(at(&format!(
-                "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + \
-                 failed_by_fault {}",
+                "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + failed_by_fault {}",
                 x.arrivals, x.admitted, x.rejected_full, x.rejected_outage, x.failed_by_fault
             )));
         }
-        let left =
-            x.completed + x.dropped_expired + x.dropped_queue_time + x.dropped_codel + x.cancelled;
-        if x.admitted != left + x.in_flight_at_end {
+        // Left without completing: dropped at dequeue (three reasons) or cancelled.
+        let gone = x.dropped_expired + x.dropped_queue_time + x.dropped_codel + x.cancelled;
+        if x.admitted != x.completed + gone + x.in_flight_at_end {
             return fail(at(&format!(
-                "admitted {} != completed {} + dropped (expired {}, queue time {}, CoDel {}) + \
-                 cancelled {} + in_flight_at_end {}",
+                "admitted {} != completed {} + dropped {} + cancelled {} + in_flight_at_end {}",
                 x.admitted,
                 x.completed,
-                x.dropped_expired,
-                x.dropped_queue_time,
-                x.dropped_codel,
+                gone - x.cancelled,
                 x.cancelled,
                 x.in_flight_at_end
             )));
@@ -464,6 +462,12 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         // refused sends count toward the calls that earn retries.
         let refused = c.throttled_locally + c.rejected_circuit_open + c.deadline_exhausted;
         let calls = c.attempts - c.retries - c.hedges + refused;
+        if c.hedges > calls * edge.hedge.map_or(0, |h| h.max_hedges as u64) {
+            return fail(at(&format!(
+                "{} hedges after at most {calls} calls",
+                c.hedges
+            )));
+        }
         if c.retries > calls * edge.retries as u64 {
             return fail(at(&format!(
                 "{} retries after at most {calls} calls with at most {} each",
