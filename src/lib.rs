@@ -14,7 +14,7 @@
 //! what it counts over time ([`metrics::timeseries`]), for the time-series CSV
 //! ([`report::timeseries`]) and the SVG figures ([`plot`]).
 //!
-//! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`] (cells, all validated first) →
+//! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`](mod@sweep::expand) (cells, all validated first) →
 //! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
 //!

@@ -338,7 +338,8 @@ mod cli {
         cargo_bin_cmd!("loadsim")
             .arg("merge")
             .args(&shards[..2])
-            .args(["--out", "x"])
+            .arg("--out")
+            .arg(dir.path().join("x"))
             .assert()
             .code(2)
             .stderr_has("the folders hold 6 of 8 cells");
@@ -346,7 +347,8 @@ mod cli {
             .arg("merge")
             .args(&shards)
             .arg(&whole)
-            .args(["--out", "x"])
+            .arg("--out")
+            .arg(dir.path().join("x"))
             .assert()
             .code(2)
             .stderr_has("merge each cell once");
@@ -362,7 +364,8 @@ mod cli {
             .arg("merge")
             .arg(&other_out)
             .args(&shards[1..])
-            .args(["--out", "x"])
+            .arg("--out")
+            .arg(dir.path().join("x"))
             .assert()
             .code(2)
             .stderr_has("merge only shards of one sweep");
@@ -392,6 +395,18 @@ mod cli {
         // Resuming a finished sweep runs nothing and rewrites the same results.
         sweep(&file, &part, &["--resume"]).success();
         assert_same_results(&whole, &part);
+    }
+
+    #[test]
+    fn a_failed_run_exits_1_and_keeps_no_partial_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &["--max-events", "10"])
+            .code(1)
+            .stderr_has("over the limit of 10 events");
+        assert!(!out.join("results.csv").exists());
+        assert_eq!(read(&out, "journal.jsonl").lines().count(), 1);
     }
 
     #[test]

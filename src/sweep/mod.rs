@@ -1,6 +1,6 @@
 //! Sweeps: one YAML file names scenarios and a grid of overrides; loadsim runs every cell and
 //! writes tables that compare them. Owns the pipeline
-//! `sweeps/*.yaml` → [`spec`] (the file, checked) → [`expand`] (cells, each validated as a
+//! `sweeps/*.yaml` → [`spec`] (the file, checked) → [`expand`](mod@expand) (cells, each validated as a
 //! scenario before anything runs) → [`run`] (rayon, progress bar, [`journal`] of finished cells,
 //! `--resume`, `--shard`) → [`aggregate`] (results.csv, results.md) and [`merge`] (shards into one
 //! result). Outputs are byte-identical for any thread count, shard split or interruption: cells

@@ -1,7 +1,7 @@
 //! The sweep file. Owns its YAML shape (`raw`, unknown keys refused) and the checks that need only
 //! the file itself: axis names, duplicate and overlapping axes, zip groups, report tables that name
 //! real axes and values. Checks that need the scenarios (does a grid path exist, is every cell a
-//! valid scenario, is a report metric a real column) belong to [`super::expand`].
+//! valid scenario, is a report metric a real column) belong to [`super::expand`](mod@super::expand).
 //!
 //! ```yaml
 //! name: blog37                       # output folder evidence/<name>/
