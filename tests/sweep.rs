@@ -444,6 +444,62 @@ mod cli {
         });
     }
 
+    /// Every sensitivity table gets a line chart beside results.md, embedded by it; a grid with
+    /// two axes besides seeds also gets one heatmap per scenario, with `never` cells.
+    #[test]
+    fn figures_are_drawn_and_embedded() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let two_axes = read(dir.path(), "small.yaml")
+            .replace("rate: [400]", "")
+            .replace(
+                "  faults.slow_b.from: [1s]",
+                "  faults.slow_b.from: [1s]\n  arrivals.rate: [300, 500]",
+            );
+        let out = dir.path().join("out");
+        sweep(&file, &out, &[]).success();
+        let md = read(&out, "results.md");
+        for k in [1, 2] {
+            let name = format!("figure_{k}.svg");
+            assert!(
+                md.contains(&format!("]({name})")),
+                "results.md embeds {name}"
+            );
+            let svg = read(&out, &name);
+            let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+            assert_eq!(doc.root_element().tag_name().name(), "svg");
+            assert!(
+                svg.contains("naive") && svg.contains("protected"),
+                "one series per scenario"
+            );
+        }
+        assert!(!out.join("figure_3.svg").exists());
+
+        std::fs::write(&file, two_axes).unwrap();
+        let out = dir.path().join("out2");
+        sweep(&file, &out, &[]).success();
+        let md = read(&out, "results.md");
+        // Two sensitivity entries × 2 rates of line charts, then 2 heatmaps (one per scenario)
+        // after each entry.
+        let heat = md
+            .lines()
+            .filter(|l| l.starts_with("![Recovery time (s) — `naive`"))
+            .count();
+        assert_eq!(heat, 1, "{md}");
+        let figures = md.lines().filter(|l| l.starts_with("![")).count();
+        assert_eq!(figures, 2 * 2 + 2 * 2);
+        let last = read(&out, &format!("figure_{figures}.svg"));
+        roxmltree::Document::parse(&last).expect("well-formed SVG");
+        assert!(last.contains("arrivals.rate") && last.contains("faults.slow_b.duration"));
+        // naive never recovers in 8 s: its recovery heatmap marks the cells `never`.
+        let naive_heat = md
+            .lines()
+            .find_map(|l| l.strip_prefix("![Recovery time (s) — `naive`]("))
+            .and_then(|l| l.strip_suffix(')'))
+            .unwrap();
+        assert!(read(&out, naive_heat).contains("never"));
+    }
+
     /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now.
     #[test]
     fn committed_evidence_is_what_the_code_produces() {

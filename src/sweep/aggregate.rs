@@ -21,6 +21,7 @@ use super::expand::Cell;
 use super::journal::CellRecord;
 use super::spec::{Fixed, SEED, SweepSpec};
 use crate::metrics::RunSummary;
+use crate::plot::Line;
 use crate::report::flat::{Engine, cell, flatten, union_columns};
 use crate::report::table::Table;
 
@@ -85,6 +86,12 @@ impl<'a> Results<'a> {
 
     /// results.md: a short description of the sweep, then the comparison and sensitivity tables.
     pub fn markdown(&self) -> String {
+        self.report().0
+    }
+
+    /// results.md and the figures it embeds (files beside it, drawn by [`Figure::draw`]).
+    pub fn report(&self) -> (String, Vec<Figure>) {
+        let mut figures = Vec::new();
         let spec = self.spec;
         let mut out = String::new();
         let _ = writeln!(out, "# Sweep `{}`\n", spec.name);
@@ -125,9 +132,9 @@ impl<'a> Results<'a> {
             self.comparison(&mut out, c.title.as_deref(), &c.fixed);
         }
         for s in &spec.sensitivities {
-            self.sensitivity(&mut out, s);
+            self.sensitivity(&mut out, s, &mut figures);
         }
-        out
+        (out, figures)
     }
 
     /// Axes a table neither fixes nor aggregates nor shows as rows: one table per combination.
@@ -202,7 +209,12 @@ impl<'a> Results<'a> {
         }
     }
 
-    fn sensitivity(&self, out: &mut String, s: &super::spec::Sensitivity) {
+    fn sensitivity(
+        &self,
+        out: &mut String,
+        s: &super::spec::Sensitivity,
+        figures: &mut Vec<Figure>,
+    ) {
         let spec = self.spec;
         let seed = spec.axis(SEED).filter(|&a| a != s.axis);
         let mut taken = vec![s.axis];
@@ -220,6 +232,7 @@ impl<'a> Results<'a> {
             usize::from,
         );
         let axis = &spec.axes[s.axis];
+        let mut heat_rows: Vec<(Option<usize>, Vec<Line>)> = Vec::new();
         for (values, cells) in self.groups(&s.fixed, &free) {
             if !cells.iter().any(|c| self.records.contains_key(&c.index)) {
                 continue;
@@ -264,9 +277,18 @@ impl<'a> Results<'a> {
             let mut header = vec![axis.key.clone()];
             header.extend(spec.scenarios.iter().map(|sc| sc.name.clone()));
             t.set_header(header);
+            let xs = axis_numbers(axis);
+            let mut lines: Vec<Line> = spec
+                .scenarios
+                .iter()
+                .map(|sc| Line {
+                    scenario: sc.name.clone(),
+                    points: Vec::new(),
+                })
+                .collect();
             for (v, value) in axis.values.iter().enumerate() {
                 let mut row = vec![value.text.clone()];
-                for sc in 0..spec.scenarios.len() {
+                for (sc, line) in lines.iter_mut().enumerate() {
                     let samples: Vec<Option<f64>> = cells
                         .iter()
                         .filter(|c| c.scenario == sc && c.values[s.axis] == v)
@@ -274,6 +296,8 @@ impl<'a> Results<'a> {
                         .filter_map(|r| metric(&r.summary, &s.metric))
                         .collect();
                     row.push(summarize(&samples, decimals, is_recovery));
+                    let (mean, min, max) = mean_min_max(&samples);
+                    line.points.push((xs.values[v], mean, min, max));
                 }
                 t.add_row(row);
             }
@@ -283,8 +307,171 @@ impl<'a> Results<'a> {
                 }
             }
             let _ = writeln!(out, "{t}");
+            let file = format!("figure_{}.svg", figures.len() + 1);
+            let _ = writeln!(out, "\n![{heading}]({file})");
+            figures.push(Figure::Sensitivity {
+                file,
+                title: heading.clone(),
+                axis_label: xs.label.clone(),
+                metric_label: s.metric.clone(),
+                lines: lines.clone(),
+            });
+            heat_rows.push((values.first().copied(), lines));
+        }
+        // Two axes (this one and one more besides seeds): a heatmap per scenario, the other axis
+        // as rows.
+        if let [other] = free[..] {
+            let y_axis = &spec.axes[other];
+            let x_values: Vec<String> = axis.values.iter().map(|v| v.text.clone()).collect();
+            for (sc, scenario) in spec.scenarios.iter().enumerate() {
+                let mut y_values = Vec::new();
+                let mut cells = Vec::new();
+                for (y, lines) in &heat_rows {
+                    let Some(y) = y else { continue };
+                    y_values.push(y_axis.values[*y].text.clone());
+                    cells.push(
+                        lines[sc]
+                            .points
+                            .iter()
+                            .map(|p| p.1.is_finite().then_some(p.1))
+                            .collect::<Vec<_>>(),
+                    );
+                }
+                let title = format!(
+                    "{} — `{}`",
+                    s.title.clone().unwrap_or_else(|| s.metric.clone()),
+                    scenario.name
+                );
+                let file = format!("figure_{}.svg", figures.len() + 1);
+                let _ = writeln!(out, "\n![{title}]({file})");
+                figures.push(Figure::Heatmap {
+                    file,
+                    title,
+                    x_label: axis.key.clone(),
+                    x_values: x_values.clone(),
+                    y_label: y_axis.key.clone(),
+                    y_values,
+                    cells,
+                    never_label: if is_recovery { "never" } else { "—" },
+                });
+            }
         }
     }
+}
+
+/// A figure of results.md, drawn beside it.
+#[derive(Clone, Debug)]
+pub enum Figure {
+    /// A sensitivity table as a line chart: one line per scenario, min–max band over seeds.
+    Sensitivity {
+        file: String,
+        title: String,
+        axis_label: String,
+        metric_label: String,
+        lines: Vec<Line>,
+    },
+    /// A two-axis grid as a heatmap of the mean over seeds; `None` cells show `never_label`.
+    Heatmap {
+        file: String,
+        title: String,
+        x_label: String,
+        x_values: Vec<String>,
+        y_label: String,
+        y_values: Vec<String>,
+        cells: Vec<Vec<Option<f64>>>,
+        never_label: &'static str,
+    },
+}
+
+impl Figure {
+    /// Draws the figure into `dir`.
+    pub fn draw(&self, dir: &std::path::Path) -> Result<(), crate::plot::PlotError> {
+        match self {
+            Figure::Sensitivity {
+                file,
+                title,
+                axis_label,
+                metric_label,
+                lines,
+            } => crate::plot::sensitivity_chart(
+                &dir.join(file),
+                title,
+                axis_label,
+                metric_label,
+                lines,
+            ),
+            Figure::Heatmap {
+                file,
+                title,
+                x_label,
+                x_values,
+                y_label,
+                y_values,
+                cells,
+                never_label,
+            } => crate::plot::heatmap(
+                &dir.join(file),
+                title,
+                x_label,
+                x_values,
+                y_label,
+                y_values,
+                cells,
+                never_label,
+            ),
+        }
+    }
+}
+
+/// An axis's values as numbers for a chart: plain numbers, durations in seconds, or else the
+/// position of each value (a categorical axis).
+struct AxisNumbers {
+    values: Vec<f64>,
+    label: String,
+}
+
+fn axis_numbers(axis: &super::spec::Axis) -> AxisNumbers {
+    let texts: Vec<&str> = axis.values.iter().map(|v| v.text.as_str()).collect();
+    if let Some(values) = texts
+        .iter()
+        .map(|t| t.parse::<f64>().ok())
+        .collect::<Option<Vec<_>>>()
+    {
+        return AxisNumbers {
+            values,
+            label: axis.key.clone(),
+        };
+    }
+    let durations: Option<Vec<f64>> = texts
+        .iter()
+        .map(|t| {
+            crate::scenario::duration::parse_duration(t)
+                .ok()
+                .map(|d| d.as_secs_f64())
+        })
+        .collect();
+    match durations {
+        Some(values) => AxisNumbers {
+            values,
+            label: format!("{} (s)", axis.key),
+        },
+        None => AxisNumbers {
+            values: (0..texts.len()).map(|i| i as f64).collect(),
+            label: format!("{} (position in the grid)", axis.key),
+        },
+    }
+}
+
+/// Mean, minimum and maximum of the defined samples (NaN when none is defined).
+fn mean_min_max(samples: &[Option<f64>]) -> (f64, f64, f64) {
+    let defined: Vec<f64> = samples.iter().flatten().copied().collect();
+    if defined.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mean = defined.iter().sum::<f64>() / defined.len() as f64;
+    let min = defined.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = defined.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (mean, min, max)
 }
 
 /// A metric of a run by its results.csv column: `None` when the run has no such column,

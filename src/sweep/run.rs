@@ -231,9 +231,13 @@ pub fn write_outputs(
     started: Instant,
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
+    let (markdown, figures) = results.report();
+    for figure in &figures {
+        figure.draw(out)?;
+    }
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
-        (super::RESULTS_MD, results.markdown()),
+        (super::RESULTS_MD, markdown),
     ] {
         let path = out.join(name);
         super::write_atomically(&path, text.as_bytes()).map_err(|e| output_error(&path, e))?;
