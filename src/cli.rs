@@ -171,7 +171,11 @@ pub struct SweepArgs {
     /// Stop after running N cells, leaving the sweep unfinished (to test --resume).
     #[arg(long, value_name = "N", hide = true)]
     pub max_cells: Option<usize>,
-    /// Stop a run that exceeds this many events.
+    /// Run a grid of more than 1000 cells (without it, such a sweep is refused before it starts).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// Event limit per cell: refuse a sweep with a cell that could need more events than this
+    /// (rate × duration × worst-case attempts), and stop a run that exceeds it.
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
     pub max_events: u64,
 }

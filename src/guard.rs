@@ -6,9 +6,10 @@
 //! [`ConfigError`] (exit code 2) that says what to change.
 //!
 //! The event bound is an upper bound, not a forecast: per user request one arrival event, and per
-//! attempt that can reach a service at most four events (the caller's timeout timer, the reply,
-//! the caller's retry timer and the service's end of own work), times R1, the worst-case attempts
-//! per user request at each service. A scenario that passes this check cannot hit the run-time
+//! attempt that can reach a service at most five events (the caller's timeout timer, the reply,
+//! the caller's retry timer, the caller's hedge timer and the service's end of own work), times
+//! R1, the worst-case attempts per user request at each service; plus one event per fault (the
+//! end of a capacity fault). A scenario that passes this check cannot hit the run-time
 //! ceiling of [`crate::model::RunOptions::max_events`] except through Poisson fluctuation of the
 //! number of user requests.
 
@@ -16,11 +17,14 @@ use std::path::Path;
 
 use crate::scenario::{ConfigError, Diagnostic, Origin, Scenario};
 
-/// Events one attempt can cause at most: timeout timer, reply, retry timer, end of own work.
-pub const EVENTS_PER_ATTEMPT: f64 = 4.0;
+/// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
+/// own work.
+pub const EVENTS_PER_ATTEMPT: f64 = 5.0;
 
 /// Largest sweep grid that runs without `--yes`.
 pub const MAX_CELLS_WITHOUT_YES: u64 = 1_000;
+/// Largest sweep grid at all: every cell is expanded and validated in memory before any runs.
+pub const MAX_CELLS: u64 = 1_000_000;
 
 /// Most events one user request of `sc` can cause (see the module doc).
 pub fn events_per_user_bound(sc: &Scenario) -> f64 {
@@ -31,7 +35,7 @@ pub fn events_per_user_bound(sc: &Scenario) -> f64 {
 /// Most events a run of `sc` can cause with its expected number of user requests
 /// (`rate × duration`).
 pub fn event_bound(sc: &Scenario) -> f64 {
-    sc.rate * sc.duration.as_secs_f64() * events_per_user_bound(sc)
+    sc.rate * sc.duration.as_secs_f64() * events_per_user_bound(sc) + sc.faults.len() as f64
 }
 
 /// Refuses a scenario whose event bound exceeds `max_events` (the `--max-events` limit); `file`
@@ -58,8 +62,18 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
     ))
 }
 
-/// Refuses a sweep grid of more than [`MAX_CELLS_WITHOUT_YES`] cells unless `yes` (`--yes`).
+/// Refuses a sweep grid of more than [`MAX_CELLS_WITHOUT_YES`] cells unless `yes` (`--yes`), and
+/// of more than [`MAX_CELLS`] in any case.
 pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
+    if cells > MAX_CELLS {
+        return Err(ConfigError::flag(
+            "--yes",
+            format!(
+                "the sweep expands to {cells} cells; loadsim runs at most {MAX_CELLS} in one sweep \
+                 (every cell is checked in memory first); narrow the grid or split it into sweeps"
+            ),
+        ));
+    }
     if yes || cells <= MAX_CELLS_WITHOUT_YES {
         return Ok(());
     }
@@ -160,12 +174,12 @@ mod tests {
 
     #[test]
     fn event_bound_multiplies_rate_duration_and_worst_case_attempts() {
-        // client 2 attempts at a, 2·2 = 4 at b: 1 + 4·(2 + 4) = 25 events per request.
+        // client 2 attempts at a, 2·2 = 4 at b: 1 + 5·(2 + 4) = 31 events per request.
         let sc = scenario("100", 1);
-        assert_eq!(events_per_user_bound(&sc), 25.0);
-        assert_eq!(event_bound(&sc), 100.0 * 10.0 * 25.0);
-        assert!(check_event_budget(&sc, Path::new("t.yaml"), 25_000).is_ok());
-        let e = check_event_budget(&sc, Path::new("t.yaml"), 24_999).unwrap_err();
+        assert_eq!(events_per_user_bound(&sc), 31.0);
+        assert_eq!(event_bound(&sc), 100.0 * 10.0 * 31.0);
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), 31_000).is_ok());
+        let e = check_event_budget(&sc, Path::new("t.yaml"), 30_999).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("--max-events"), "{text}");
         assert!(text.contains("t.yaml"), "{text}");
@@ -178,6 +192,8 @@ mod tests {
         let e = check_cell_limit(MAX_CELLS_WITHOUT_YES + 1, false).unwrap_err();
         assert!(e.to_string().contains("--yes"), "{e}");
         assert!(e.to_string().contains("1001 cells"), "{e}");
+        let e = check_cell_limit(u64::MAX, true).unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
     }
 
     #[test]

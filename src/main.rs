@@ -75,6 +75,7 @@ fn main() -> ExitCode {
                     dry_run: a.dry_run,
                     quiet: a.quiet,
                     max_cells: a.max_cells,
+                    yes: a.yes,
                     command: command_line(),
                     run: RunOptions {
                         max_events: a.max_events,

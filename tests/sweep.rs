@@ -397,16 +397,21 @@ mod cli {
         assert_same_results(&whole, &part);
     }
 
+    /// A cell whose event bound exceeds `--max-events` is refused before any cell runs (exit 2,
+    /// issue 4's guard), so nothing is written. The run-time ceiling behind it (exit 1) cannot be
+    /// reached from here any more: the bound is an upper bound on every run's events (checked on
+    /// random scenarios in `tests/trust/invariants.rs`); it is tested on the library in
+    /// `tests/trust/limits.rs`.
     #[test]
-    fn a_failed_run_exits_1_and_keeps_no_partial_results() {
+    fn a_cell_over_the_event_limit_is_refused_and_nothing_is_written() {
         let dir = tempfile::tempdir().unwrap();
         let file = small_sweep(dir.path());
         let out = dir.path().join("out");
         sweep(&file, &out, &["--max-events", "10"])
-            .code(1)
-            .stderr_has("over the limit of 10 events");
+            .code(2)
+            .stderr_has("above the limit of 10");
         assert!(!out.join("results.csv").exists());
-        assert_eq!(read(&out, "journal.jsonl").lines().count(), 1);
+        assert!(!out.join("journal.jsonl").exists());
     }
 
     #[test]

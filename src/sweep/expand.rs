@@ -26,6 +26,15 @@ pub struct Cell {
     pub key: String,
 }
 
+/// How many cells `spec` expands to, without expanding it (saturating: a hostile grid's product
+/// overflows `usize`). Check it with [`crate::guard::check_cell_limit`] before [`expand`].
+pub fn cell_count(spec: &SweepSpec) -> u64 {
+    spec.groups
+        .iter()
+        .map(|g| spec.axes[g[0]].values.len() as u64)
+        .fold(spec.scenarios.len() as u64, u64::saturating_mul)
+}
+
 /// Every cell of `spec`, in output order.
 pub fn expand(spec: &SweepSpec) -> Vec<Cell> {
     let lens: Vec<usize> = spec

@@ -12,11 +12,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
 use super::aggregate::Results;
-use super::expand::{Cell, Shard, Sources, expand, prepare};
+use super::expand::{Cell, Shard, Sources, cell_count, expand, prepare};
 use super::journal::{self, CellRecord, Header, Journal};
 use super::manifest::Manifest;
 use super::spec::SweepSpec;
 use crate::Error;
+use crate::guard;
 use crate::model::{RunOptions, run_with};
 use crate::scenario::{ConfigError, source::read_text};
 
@@ -36,9 +37,49 @@ pub struct SweepOptions {
     pub quiet: bool,
     /// Stop after running this many cells, leaving the sweep unfinished (for testing `--resume`).
     pub max_cells: Option<usize>,
+    /// Run a grid above [`crate::guard::MAX_CELLS_WITHOUT_YES`] cells (`--yes`).
+    pub yes: bool,
     /// The command line, for the manifest.
     pub command: String,
     pub run: RunOptions,
+}
+
+/// Refuses, before anything runs, cells whose event bound exceeds `max_events`
+/// ([`guard::check_event_budget`]); names the first few.
+fn check_event_budgets(
+    file: &Path,
+    cells: &[Cell],
+    scenarios: &[crate::scenario::Scenario],
+    max_events: u64,
+) -> Result<(), ConfigError> {
+    const SHOWN: usize = 5;
+    let mut problems = Vec::new();
+    let mut over = 0usize;
+    for (cell, sc) in cells.iter().zip(scenarios) {
+        let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
+        if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
+            over += 1;
+            if problems.len() < SHOWN {
+                problems.extend(e.diagnostics);
+            }
+        }
+    }
+    if over > SHOWN {
+        problems.push(crate::scenario::Diagnostic {
+            origin: crate::scenario::Origin::Flag {
+                flag: "--max-events".into(),
+            },
+            key: String::new(),
+            message: format!("{over} cells in all are over the limit"),
+        });
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ConfigError {
+            diagnostics: problems,
+        })
+    }
 }
 
 /// Runs the sweep in `file`; returns what goes to stdout (the plan for `--dry-run`, else nothing).
@@ -46,9 +87,11 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
     let started = Instant::now();
     let text = read_text(file)?;
     let spec = SweepSpec::from_text(file, &text)?;
+    guard::check_cell_limit(cell_count(&spec), o.yes)?;
     let cells = expand(&spec);
     let sources = Sources::load(&spec)?;
     let scenarios = prepare(&spec, &sources, &cells)?;
+    check_event_budgets(file, &cells, &scenarios, o.run.max_events)?;
     let shard = o.shard.unwrap_or(Shard::ALL);
     let mine: Vec<usize> = cells
         .iter()

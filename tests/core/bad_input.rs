@@ -101,14 +101,14 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
         "fault window outside duration",
         "from: 10s",
         "from: 70s",
-        "faults.slow_b",
+        "faults.slow_b.from",
         "outside the arrival period",
     ),
     (
         "fault ending past duration",
         "duration: 20s\n    service_time",
         "duration: 55s\n    service_time",
-        "faults.slow_b",
+        "faults.slow_b.duration",
         "outside the arrival period",
     ),
     (

@@ -383,3 +383,76 @@ fn layered_graphs_with_exponentially_many_paths_check_quickly() {
     assert_eq!(e.exit_code(), 2, "{e}");
     assert!(e.to_string().contains("--max-events"), "{e}");
 }
+
+const SWEEPS: [&str; 3] = ["blog37", "timeouts", "protections"];
+
+/// The sweep loader as `loadsim sweep` uses it, up to the point where cells would run: the spec,
+/// the cell count guard, expansion and the check of every cell's scenario.
+fn load_sweep(path: &Path) {
+    use loadsim::sweep::expand::{Sources, cell_count, expand, prepare};
+    use loadsim::sweep::spec::SweepSpec;
+    let Ok(spec) = SweepSpec::load(path) else {
+        return;
+    };
+    if loadsim::guard::check_cell_limit(cell_count(&spec), false).is_err() {
+        return;
+    }
+    let cells = expand(&spec);
+    if let Ok(sources) = Sources::load(&spec) {
+        let _ = prepare(&spec, &sources, &cells);
+    }
+}
+
+/// A copy of the repository's `scenarios/` and `sweeps/` in `dir`, so relative paths resolve.
+fn sweep_tree(dir: &Path) {
+    fn copy_dir(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let p = entry.unwrap().path();
+            let target = to.join(p.file_name().unwrap());
+            if p.is_dir() {
+                copy_dir(&p, &target);
+            } else {
+                std::fs::copy(&p, target).unwrap();
+            }
+        }
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for sub in ["scenarios", "sweeps"] {
+        copy_dir(&root.join(sub), &dir.join(sub));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 100, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_sweep_loader_never_panics_on_bytes_or_random_yaml(
+        bytes in prop::collection::vec(any::<u8>(), 0..400),
+        doc in random_yaml(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("a.yaml", bytes), ("b.yaml", doc.into_bytes())] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, text).unwrap();
+            load_sweep(&p);
+        }
+    }
+
+    /// Each shipped sweep, damaged one to three times, next to the scenarios it names.
+    #[test]
+    fn mutated_shipped_sweeps_never_panic(
+        which in 0usize..SWEEPS.len(),
+        mutations in prop::collection::vec(mutation(), 1..4),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        sweep_tree(dir.path());
+        let path = dir.path().join("sweeps").join(format!("{}.yaml", SWEEPS[which]));
+        let mut text = std::fs::read(&path).unwrap();
+        for m in &mutations {
+            text = apply(&String::from_utf8_lossy(&text), m);
+        }
+        std::fs::write(&path, text).unwrap();
+        load_sweep(&path);
+    }
+}

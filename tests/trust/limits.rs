@@ -82,13 +82,13 @@ fn overflowing_and_non_finite_numbers_exit_2_with_their_key() {
 
 #[test]
 fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
-    // naive for 1 s: 400 requests × (1 + 4 × 63 attempts) ≈ 101 000 events at most.
+    // naive for 1 s: 400 requests × (1 + 5 × 63 attempts) = 126 400 events at most.
     let short = ["--set", "duration=1s", "--set", "faults={}"];
     let out = loadsim()
         .arg("run")
         .arg(scenario_path("naive"))
         .args(short)
-        .args(["--max-events", "100000"])
+        .args(["--max-events", "120000"])
         .assert()
         .code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
@@ -100,7 +100,7 @@ fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
         .arg("run")
         .arg(scenario_path("naive"))
         .args(short)
-        .args(["--max-events", "110000"])
+        .args(["--max-events", "130000"])
         .assert()
         .success();
     // Hours of events at the defaults: 10 million requests per second for 30 days.
@@ -270,4 +270,79 @@ fn a_closed_stderr_does_not_turn_a_diagnostic_into_a_panic() {
         .unwrap();
     drop(child.stderr.take());
     assert_eq!(child.wait().unwrap().code(), Some(2));
+}
+
+/// A sweep of `naive` over `grid` (YAML flow map of axes), written in `dir`.
+fn sweep_file(dir: &std::path::Path, grid: &str) -> std::path::PathBuf {
+    let p = dir.join("big.yaml");
+    std::fs::write(
+        &p,
+        format!(
+            "name: big\nscenarios: [{}]\ngrid: {grid}\n",
+            scenario_path("naive").display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn big_sweeps_need_yes_and_huge_ones_are_refused_before_expanding() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: Vec<String> = (1..=1_001).map(|s| s.to_string()).collect();
+    let file = sweep_file(dir.path(), &format!("{{seed: [{}]}}", seeds.join(", ")));
+    let out = loadsim()
+        .args(["sweep", "--dry-run"])
+        .arg(&file)
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("1001 cells") && err.contains("--yes"), "{err}");
+    loadsim()
+        .args(["sweep", "--dry-run", "--yes"])
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .success();
+    // 300^4 = 8.1e9 cells: refused at once even with --yes (expanding them would exhaust memory;
+    // their count overflowed `usize` arithmetic in debug builds).
+    let values: Vec<String> = (1..=300).map(|s| s.to_string()).collect();
+    let v = values.join(", ");
+    let file = sweep_file(
+        dir.path(),
+        &format!(
+            "{{seed: [{v}], services.svc_b.slots: [{v}], services.svc_a.slots: [{v}], \
+             services.gateway.slots: [{v}]}}"
+        ),
+    );
+    let out = loadsim()
+        .args(["sweep", "--dry-run", "--yes"])
+        .arg(&file)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("8100000000 cells"), "{err}");
+}
+
+#[test]
+fn a_sweep_cell_over_the_event_budget_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = sweep_file(dir.path(), "{arrivals.rate: [400, 10000000]}");
+    let out_dir = dir.path().join("out");
+    let out = loadsim()
+        .arg("sweep")
+        .arg(&file)
+        .arg("--out")
+        .arg(&out_dir)
+        .arg("--quiet")
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("arrivals.rate=10000000") && err.contains("--max-events"),
+        "{err}"
+    );
+    assert!(!out_dir.join("results.csv").exists());
 }

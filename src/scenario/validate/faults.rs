@@ -133,8 +133,16 @@ impl Validator<'_> {
             (None, Some(d)) => from + d.0,
         };
         if from >= SimTime(duration.0) || to > SimTime(duration.0) {
+            // Name the key that pushes the window out: `from` past the end, else the end.
+            let culprit = if from >= SimTime(duration.0) {
+                format!("{key}.from")
+            } else if f.to.is_some() {
+                format!("{key}.to")
+            } else {
+                format!("{key}.duration")
+            };
             self.problem(
-                key,
+                &culprit,
                 format!(
                     "the window [{}, {}) lies outside the arrival period [0s, {duration})",
                     SimDuration(from.0),

@@ -34,6 +34,16 @@ pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 /// Deserializes and validates a merged document.
 pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
     let raw = deserialize::<ScenarioRaw>(doc)?;
+    if raw.services.len() > MAX_SERVICES {
+        // Checking each of them would bury this sentence under thousands more.
+        return Err(ConfigError::one(doc.diagnostic(
+            "services",
+            format!(
+                "names {} services; loadsim accepts at most {MAX_SERVICES}",
+                raw.services.len()
+            ),
+        )));
+    }
     let mut v = Validator {
         doc,
         problems: Vec::new(),
@@ -140,34 +150,6 @@ impl Validator<'_> {
             .collect();
         if raw.services.is_empty() {
             self.problem("services", "must name at least one service");
-        } else if raw.services.len() > MAX_SERVICES {
-            self.problem(
-                "services",
-                format!(
-                    "names {} services; loadsim accepts at most {MAX_SERVICES}",
-                    raw.services.len()
-                ),
-            );
-            // Checking each of them would bury that sentence under thousands more.
-            return Scenario {
-                name,
-                seed: 0,
-                duration,
-                drain,
-                rate,
-                process: ArrivalProcess::Poisson,
-                client: ClientPolicy {
-                    entry: 0,
-                    attempt_timeout: SimDuration::ZERO,
-                    retries: 0,
-                    retry_interval: SimDuration::ZERO,
-                    propagate_deadline: false,
-                    cancel_on_abandon: false,
-                },
-                services: Vec::new(),
-                edges: Vec::new(),
-                faults: Vec::new(),
-            };
         }
         let mut services = Vec::with_capacity(raw.services.len());
         let mut edges = Vec::new();
