@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, QueueOp};
 use crate::metrics::recorder::Window;
 use crate::metrics::{Recorder, RunSummary};
 use crate::rng::Stream;
@@ -217,7 +217,20 @@ impl<'a> Simulation<'a> {
 
     /// Runs to the end (every request ended and nothing pending, or the drain horizon) and
     /// summarizes.
-    pub fn run(mut self) -> Result<RunSummary, RunError> {
+    pub fn run(self) -> Result<RunSummary, RunError> {
+        self.run_recording(false).map(|(summary, _)| summary)
+    }
+
+    /// Runs like [`Simulation::run`] and also returns every event-queue operation, in order (the
+    /// input of the queue-floor benchmark).
+    pub fn run_with_queue_ops(self) -> Result<(RunSummary, Vec<QueueOp>), RunError> {
+        self.run_recording(true)
+    }
+
+    fn run_recording(mut self, record: bool) -> Result<(RunSummary, Vec<QueueOp>), RunError> {
+        if record {
+            self.engine.record_queue_ops();
+        }
         let started = Instant::now();
         self.schedule_next_arrival();
         let horizon = self.arrivals_end + self.sc.drain;
@@ -247,11 +260,9 @@ impl<'a> Simulation<'a> {
             );
         }
         let wall = started.elapsed();
-        Ok(crate::metrics::summary::summarize(
-            self.sc,
-            &self.rec,
-            &self.final_state(end, wall),
-        ))
+        let summary =
+            crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
+        Ok((summary, self.engine.take_queue_ops()))
     }
 
     fn final_state(
