@@ -25,6 +25,9 @@ const SLOTS: usize = 1 << DIGIT;
 /// Levels needed to cover 64-bit times.
 const LEVELS: usize = 64_usize.div_ceil(DIGIT as usize);
 
+/// An emptied bucket keeps its allocation up to this many events.
+const KEEP_CAPACITY: usize = 512;
+
 /// Pending events ordered by `(time, scheduling order)`.
 #[derive(Debug)]
 pub struct EventQueue<E> {
@@ -149,8 +152,12 @@ impl<E: Copy> EventQueue<E> {
                 self.file(t, event);
             }
         }
-        bucket.clear();
-        self.buckets[level * SLOTS + slot] = bucket;
+        // Keep a small bucket's allocation for reuse; give a large one back, or the 704 buckets
+        // would each hold on to the most they ever held (megabytes for hour-long runs).
+        if bucket.capacity() <= KEEP_CAPACITY {
+            bucket.clear();
+            self.buckets[level * SLOTS + slot] = bucket;
+        }
         true
     }
 
