@@ -270,6 +270,29 @@ mod tests {
     use super::*;
 
     #[test]
+    fn engine_cost_fields_keep_their_json_names() {
+        // Issue 5 names these fields; scripts and the sweep manifest read them.
+        let e = EngineMetrics {
+            events: 1,
+            wall_s: 0.5,
+            events_per_s: 2.0,
+            peak_pending_events: 3,
+            peak_in_flight_requests: 4,
+            simulated_s: 60.0,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        for key in [
+            "events",
+            "wall_s",
+            "events_per_s",
+            "peak_pending_events",
+            "peak_in_flight_requests",
+        ] {
+            assert!(v.get(key).is_some(), "engine.{key} missing from {v}");
+        }
+    }
+
+    #[test]
     fn recovery_is_the_first_good_three_second_span_after_the_window() {
         let arrivals = vec![100; 10];
         let mut ok = vec![100; 10];
