@@ -9,8 +9,9 @@
 //! slot) is earlier than every event of a higher one, so a pop takes from `current` and, when it
 //! runs dry, empties the lowest non-empty bucket: its minimum becomes `last` and the rest fall to
 //! lower levels. A push is an xor, a leading-zero count and a `Vec` push; an event moves down a
-//! level at most 10 times and in practice once or twice (a binary radix heap moved each about
-//! five times in the article's runs, a binary heap moves 16-byte keys `log n` times per pop).
+//! level at most 10 times. In the article's `protected` run an event not due at the current
+//! instant is filed 2.5 times on average (a one-bit radix heap filed it 5.1 times; a binary heap
+//! moves 16-byte keys `log n` times per pop).
 //!
 //! **Why ties keep scheduling order without a sequence number.** All pending events of one instant
 //! are always in the same bucket (the bucket depends only on the time and `last`). Pushes append
