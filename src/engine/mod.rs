@@ -3,10 +3,8 @@
 //! is a pure function of its scenario. Knows nothing about RPCs; the model's closed `Event` enum is
 //! a type parameter.
 //!
-//! Events scheduled for the current instant (replies, zero-delay hand-offs) skip the heap and go to
-//! a FIFO lane; their sequence numbers are all larger than anything already pending at `now`, so
-//! the lane preserves the `(time, seq)` order while saving a heap push and pop for the commonest
-//! case.
+//! The queue is a radix heap (`queue.rs`): simulated time is an integer that never goes back, which
+//! makes push and pop a few instructions each instead of a binary heap's `log n` key moves.
 
 mod queue;
 
@@ -14,12 +12,24 @@ pub use queue::EventQueue;
 
 use crate::time::{SimDuration, SimTime};
 
+/// One operation on the event queue, as recorded by [`Engine::record_queue_ops`]: the input of the
+/// queue-floor benchmark, which replays a real run's pending-set profile on the queue alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueOp {
+    /// An event scheduled this far after the current instant (ns).
+    Push { delay: u64 },
+    /// The next event was taken.
+    Pop,
+}
+
 /// The simulation clock plus its pending events.
 #[derive(Debug)]
 pub struct Engine<E> {
     now: SimTime,
     queue: EventQueue<E>,
     processed: u64,
+    /// Queue operations, when recording.
+    ops: Option<Vec<QueueOp>>,
 }
 
 impl<E: Copy> Default for Engine<E> {
@@ -35,7 +45,18 @@ impl<E: Copy> Engine<E> {
             now: SimTime::ZERO,
             queue: EventQueue::new(),
             processed: 0,
+            ops: None,
         }
+    }
+
+    /// Starts recording every push and pop (see [`QueueOp`]).
+    pub fn record_queue_ops(&mut self) {
+        self.ops = Some(Vec::new());
+    }
+
+    /// The operations recorded so far (empty when not recording).
+    pub fn take_queue_ops(&mut self) -> Vec<QueueOp> {
+        self.ops.take().unwrap_or_default()
     }
 
     /// The current instant.
@@ -48,20 +69,33 @@ impl<E: Copy> Engine<E> {
     #[inline]
     pub fn schedule_in(&mut self, delay: SimDuration, event: E) {
         let at = self.now + delay;
-        self.queue.push(at, self.now, event);
+        self.push(at, event);
     }
 
     /// Schedules `event` at the absolute instant `at` (never earlier than now).
     #[inline]
     pub fn schedule_at(&mut self, at: SimTime, event: E) {
         let at = at.max(self.now);
-        self.queue.push(at, self.now, event);
+        self.push(at, event);
+    }
+
+    #[inline]
+    fn push(&mut self, at: SimTime, event: E) {
+        if let Some(ops) = &mut self.ops {
+            ops.push(QueueOp::Push {
+                delay: (at - self.now).0,
+            });
+        }
+        self.queue.push(at, event);
     }
 
     /// Pops the next event at or before `horizon`, advancing the clock to it.
     #[inline]
     pub fn next_before(&mut self, horizon: SimTime) -> Option<E> {
         let (at, event) = self.queue.pop_if_at_most(horizon)?;
+        if let Some(ops) = &mut self.ops {
+            ops.push(QueueOp::Pop);
+        }
         self.now = at;
         self.processed += 1;
         Some(event)

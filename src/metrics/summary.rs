@@ -207,6 +207,8 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         recovery_seconds(&u.per_second_arrivals, &u.per_second_succeeded, end)
     });
     let requests_during_fault = u.by_window[Window::During as usize];
+    let (success_latency, failed_latency) =
+        (u.success_latency.histogram(), u.failed_latency.histogram());
     let metrics = RunMetrics {
         success_rate_before: rate(Window::Before),
         success_rate_during: during,
@@ -219,9 +221,9 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         unfinished: fin.unfinished_users,
         success_rate: ratio(u.succeeded, requests),
         client_attempts_per_request: ratio(u.client_attempts, requests),
-        failed_latency_p50_s: quantile_s(&u.failed_latency, 0.5),
-        success_latency_p50_s: quantile_s(&u.success_latency, 0.5),
-        success_latency_p99_s: quantile_s(&u.success_latency, 0.99),
+        failed_latency_p50_s: quantile_s(&failed_latency, 0.5),
+        success_latency_p50_s: quantile_s(&success_latency, 0.5),
+        success_latency_p99_s: quantile_s(&success_latency, 0.99),
         fault_start_s: window.map(|w| w.0.as_secs_f64()),
         fault_end_s: window.map(|w| w.1.as_secs_f64()),
     };
@@ -233,6 +235,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         .enumerate()
         .map(|(i, s)| {
             let c = &rec.services[i];
+            let queue_wait = c.queue_wait.histogram();
             let m = ServiceMetrics {
                 arrivals: c.arrivals,
                 admitted: c.admitted,
@@ -258,8 +261,8 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 in_flight_at_end: fin.in_flight[i],
                 queue_wait_mean_s: (c.started > 0)
                     .then(|| c.wait_sum_ns as f64 / c.started as f64 / 1e9),
-                queue_wait_p50_s: quantile_s(&c.queue_wait, 0.5),
-                queue_wait_p99_s: quantile_s(&c.queue_wait, 0.99),
+                queue_wait_p50_s: quantile_s(&queue_wait, 0.5),
+                queue_wait_p99_s: quantile_s(&queue_wait, 0.99),
                 waited_fraction: ratio(c.enqueued, c.admitted),
                 utilization: c.busy_area as f64 / (period * s.slots as f64),
                 mean_in_system: (c.busy_area + c.queue_area) as f64 / period,
@@ -330,6 +333,29 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn engine_cost_fields_keep_their_json_names() {
+        // Issue 5 names these fields; scripts and the sweep manifest read them.
+        let e = EngineMetrics {
+            events: 1,
+            wall_s: 0.5,
+            events_per_s: 2.0,
+            peak_pending_events: 3,
+            peak_in_flight_requests: 4,
+            simulated_s: 60.0,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        for key in [
+            "events",
+            "wall_s",
+            "events_per_s",
+            "peak_pending_events",
+            "peak_in_flight_requests",
+        ] {
+            assert!(v.get(key).is_some(), "engine.{key} missing from {v}");
+        }
+    }
 
     #[test]
     fn recovery_is_the_first_good_three_second_span_after_the_window() {

@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use thiserror::Error;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, QueueOp};
 use crate::metrics::recorder::Window;
 use crate::metrics::timeseries::ServiceLevel;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
@@ -233,6 +233,8 @@ pub struct Simulation<'a> {
 pub struct RunOutput {
     pub summary: RunSummary,
     pub series: Option<TimeSeries>,
+    /// Every event-queue operation, when recording was asked for (empty otherwise).
+    pub queue_ops: Vec<QueueOp>,
 }
 
 impl<'a> Simulation<'a> {
@@ -314,6 +316,13 @@ impl<'a> Simulation<'a> {
         self.run_output().map(|o| o.summary)
     }
 
+    /// Runs like [`Simulation::run`] and also returns every event-queue operation, in order (the
+    /// input of the queue-floor benchmark).
+    pub fn run_with_queue_ops(mut self) -> Result<(RunSummary, Vec<QueueOp>), RunError> {
+        self.engine.record_queue_ops();
+        self.run_output().map(|o| (o.summary, o.queue_ops))
+    }
+
     /// Runs to the end and returns the summary and the time series (if asked for).
     pub fn run_output(mut self) -> Result<RunOutput, RunError> {
         let started = Instant::now();
@@ -371,7 +380,12 @@ impl<'a> Simulation<'a> {
         let summary =
             crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
         let series = self.rec.series.take().map(SeriesRecorder::finish);
-        Ok(RunOutput { summary, series })
+        let queue_ops = self.engine.take_queue_ops();
+        Ok(RunOutput {
+            summary,
+            series,
+            queue_ops,
+        })
     }
 
     /// Closes the time-series bins that end at or before `now`.
