@@ -33,6 +33,7 @@ pub mod model;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod schema;
 pub mod time;
 
 pub use error::Error;

@@ -2,7 +2,9 @@
 //! text on stdout, so the binary stays a thin shell and tests can call commands directly.
 
 pub mod check;
+pub mod new;
 pub mod run;
+pub mod schema;
 
 use std::path::PathBuf;
 

@@ -1,9 +1,11 @@
 //! Rendering run summaries. Owns the output formats of `loadsim run`, one file per format: `table`
 //! (metrics as rows, scenarios as columns, like the article's table), `json` (one document, an
-//! array of summaries), `csv` (one row per scenario, flattened dotted column names). All formats
+//! array of summaries), `csv` (one row per scenario, flattened dotted column names), `csv-long`
+//! (one row per scenario × metric, for pandas and R). All formats
 //! render the same [`RunSummary`] values; none computes metrics of its own.
 
 pub mod csv;
+pub mod csv_long;
 pub mod flat;
 pub mod json;
 pub mod table;
@@ -25,6 +27,8 @@ pub enum Format {
     Json,
     /// One CSV row per scenario, dotted column names.
     Csv,
+    /// One CSV row per scenario × metric: scenario,seed,metric,scope,entity,name,value.
+    CsvLong,
 }
 
 impl Format {
@@ -34,6 +38,7 @@ impl Format {
             Format::Table => Box::new(table::Table),
             Format::Json => Box::new(json::Json),
             Format::Csv => Box::new(csv::Csv),
+            Format::CsvLong => Box::new(csv_long::CsvLong),
         }
     }
 }

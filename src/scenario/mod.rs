@@ -13,7 +13,7 @@ mod validate;
 
 use std::path::Path;
 
-pub use error::{ConfigError, Diagnostic, Origin};
+pub use error::{ConfigError, Diagnostic, Origin, Paint};
 pub use source::Document;
 
 use crate::time::{SimDuration, SimTime};

@@ -8,3 +8,4 @@ mod common;
 mod determinism;
 mod mechanics;
 mod snapshots;
+mod ux;
