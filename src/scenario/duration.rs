@@ -21,6 +21,9 @@ pub struct DurationText(pub SimDuration);
 /// `parse_duration` does; a test keeps the two in step.
 pub const DURATION_PATTERN: &str = r"^\s*([0-9]+(\.[0-9]+)?\s*(nanos|nsec|ns|usec|us|µs|millis|msec|ms|seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d|weeks|week|wks|wk|w|months|month|M|years|year|yrs|yr|y)\s*)+$";
 
+/// What an editor says about a value that is not a duration.
+const DURATION_HINT: &str = "a duration needs a unit, like `20ms`, `1s` or `1m 30s`";
+
 impl JsonSchema for DurationText {
     fn schema_name() -> Cow<'static, str> {
         "Duration".into()
@@ -31,7 +34,9 @@ impl JsonSchema for DurationText {
             "type": "string",
             "pattern": DURATION_PATTERN,
             "description": "A duration with a unit: `500us`, `20ms`, `1.5s`, `1m 30s`, `0s`.",
-            "examples": ["20ms", "1s", "500us", "1m 30s"]
+            // Editors show these instead of "does not match the pattern ^\\s*([0-9]+…".
+            "errorMessage": DURATION_HINT,
+            "patternErrorMessage": DURATION_HINT
         })
     }
 }
