@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use loadsim::commands::new::Template;
+use loadsim::commands::sweep::Shard;
 use loadsim::report::Format;
 use loadsim::schema::SchemaKind;
 
@@ -32,6 +33,25 @@ Examples:
   # One JSON document for jq; a tidy CSV for pandas or R
   loadsim run scenarios/naive.yaml --format json | jq '.[0].metrics.recovery_s'
   loadsim run scenarios/naive.yaml scenarios/protected.yaml --format csv-long > runs.csv";
+
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  # The article's evidence: four policies × three seeds × four window lengths
+  loadsim sweep sweeps/blog37.yaml --jobs 2
+
+  # See the cells and axes without running anything
+  loadsim sweep sweeps/timeouts.yaml --dry-run
+
+  # Interrupted? Run only what is missing
+  loadsim sweep sweeps/blog37.yaml --resume
+
+  # On a cluster: part K of N per job, then merge (see docs/sweeps.md)
+  loadsim sweep sweeps/blog37.yaml --shard 1/3";
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  # Merge the shards of a sweep into one result, byte-identical to an unsharded run
+  loadsim merge evidence/blog37/shard-*-of-3 --out evidence/blog37";
 
 const CHECK_EXAMPLES: &str = "\
 Examples:
@@ -100,6 +120,17 @@ pub enum Command {
     /// Validate scenarios without running them, and print the worst-case attempts (R1) per service.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Run every cell of a sweep file (scenarios × grid) in parallel and write results.csv,
+    /// results.md and manifest.json into the output folder.
+    ///
+    /// Each finished cell is journaled at once, so Ctrl-C or a crash loses nothing: run again with
+    /// --resume to do only what is missing.
+    #[command(after_help = SWEEP_EXAMPLES)]
+    Sweep(SweepArgs),
+    /// Merge the folders of a sharded sweep (loadsim sweep --shard K/N) into one result,
+    /// byte-identical to running the sweep whole.
+    #[command(after_help = MERGE_EXAMPLES)]
+    Merge(MergeArgs),
     /// Write a commented starter scenario that runs as is.
     #[command(after_help = NEW_EXAMPLES)]
     New(NewArgs),
@@ -147,6 +178,51 @@ pub struct CheckArgs {
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
+}
+
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Sweep file (YAML): name, scenarios, grid, zip, report.
+    #[arg(value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub file: PathBuf,
+    /// Cells run at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    /// Output folder [default: evidence/<name>/, or evidence/<name>/shard-K-of-N/ with --shard].
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub out: Option<PathBuf>,
+    /// Keep the cells already journaled in the output folder and run only the missing ones.
+    #[arg(long)]
+    pub resume: bool,
+    /// Run only part K of N (1-based): cells whose index is K-1 modulo N. Merge the parts with
+    /// `loadsim merge`.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<Shard>,
+    /// Check every cell, print the number of cells and the axes, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// No progress bar and no notes on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Stop after running N cells, leaving the sweep unfinished (to test --resume).
+    #[arg(long, value_name = "N", hide = true)]
+    pub max_cells: Option<usize>,
+    /// Stop a run that exceeds this many events.
+    #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
+    pub max_events: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Output folders of the shards (each with manifest.json and journal.jsonl).
+    #[arg(required = true, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub dirs: Vec<PathBuf>,
+    /// Folder for the merged results.csv, results.md and manifest.json.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub out: PathBuf,
+    /// No notes on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]

@@ -15,6 +15,10 @@ pub enum Error {
     /// A run could not finish. Exit code 1.
     #[error("error: {0}")]
     Run(#[from] RunError),
+    /// A sweep stopped before every cell ran (`--max-cells`); what finished is in its journal.
+    /// Exit code 1.
+    #[error("error: {0}")]
+    Stopped(String),
     /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
     #[error("error: cannot write {what}: {source}")]
     Output {
@@ -28,7 +32,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config(_) => 2,
-            Error::Run(_) | Error::Output { .. } => 1,
+            Error::Run(_) | Error::Stopped(_) | Error::Output { .. } => 1,
         }
     }
 

@@ -12,6 +12,10 @@
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
 //! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV).
 //!
+//! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`] (cells, all validated first) →
+//! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
+//! results.md); [`sweep::merge`] joins shards.
+//!
 //! ## Determinism contract
 //!
 //! A run is a pure function of its scenario (seed included): simulated time is integer
@@ -34,6 +38,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod schema;
+pub mod sweep;
 pub mod time;
 
 pub use error::Error;

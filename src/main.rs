@@ -54,6 +54,23 @@ fn main() -> ExitCode {
             clap_complete::generate(a.shell, &mut Cli::command(), "loadsim", &mut out);
             Ok(String::from_utf8_lossy(&out).into_owned())
         }
+        Command::Sweep(a) => commands::sweep::sweep(
+            &a.file,
+            &commands::sweep::SweepOptions {
+                jobs: a.jobs.map(usize::from),
+                out: a.out,
+                resume: a.resume,
+                shard: a.shard,
+                dry_run: a.dry_run,
+                quiet: a.quiet,
+                max_cells: a.max_cells,
+                command: command_line(),
+                run: RunOptions {
+                    max_events: a.max_events,
+                },
+            },
+        ),
+        Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
     };
     match result {
         Ok(text) => print_stdout(&text),
@@ -64,6 +81,14 @@ fn main() -> ExitCode {
             ExitCode::from(e.exit_code() as u8)
         }
     }
+}
+
+/// The command line as typed (program name shortened to `loadsim`), for manifests.
+fn command_line() -> String {
+    std::iter::once("loadsim".to_owned())
+        .chain(std::env::args().skip(1))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.

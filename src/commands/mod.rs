@@ -5,6 +5,7 @@ pub mod check;
 pub mod new;
 pub mod run;
 pub mod schema;
+pub mod sweep;
 
 use std::path::PathBuf;
 

@@ -2,17 +2,9 @@
 //! and other tools.
 
 use crate::Error;
-use crate::scenario::ConfigError;
 use crate::schema::{self, SchemaKind};
 
-/// The schema of `kind` as text, or an error if this build lacks the format.
+/// The schema of `kind` as text.
 pub fn schema(kind: SchemaKind) -> Result<String, Error> {
-    match schema::schema(kind) {
-        Some(s) => Ok(schema::to_text(&s)),
-        None => Err(ConfigError::flag(
-            "schema sweep",
-            "the sweep format is not available in this build",
-        )
-        .into()),
-    }
+    Ok(schema::to_text(&schema::schema(kind)))
 }

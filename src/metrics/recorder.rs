@@ -49,7 +49,12 @@ pub struct ServiceCounters {
     pub completed: u64,
     pub completed_abandoned: u64,
     pub rejected_full: u64,
+    pub rejected_outage: u64,
+    pub failed_by_fault: u64,
     pub dropped_expired: u64,
+    pub dropped_queue_time: u64,
+    pub dropped_codel: u64,
+    pub cancelled: u64,
     pub max_queue: u64,
     /// Admitted requests that had to queue.
     pub enqueued: u64,
@@ -77,7 +82,12 @@ impl ServiceCounters {
             completed: 0,
             completed_abandoned: 0,
             rejected_full: 0,
+            rejected_outage: 0,
+            failed_by_fault: 0,
             dropped_expired: 0,
+            dropped_queue_time: 0,
+            dropped_codel: 0,
+            cancelled: 0,
             max_queue: 0,
             enqueued: 0,
             started: 0,
@@ -124,6 +134,16 @@ pub struct EdgeCounters {
     pub successes: u64,
     /// Calls that failed before sending because the caller's deadline had already passed.
     pub deadline_exhausted: u64,
+    pub retries_budget_denied: u64,
+    pub throttled_locally: u64,
+    pub rejected_circuit_open: u64,
+    pub circuit_opened: u64,
+    pub circuit_open_ns: u64,
+    pub hedges: u64,
+    pub hedges_throttled: u64,
+    pub cancels_sent: u64,
+    pub pushback_honored: u64,
+    pub pushback_no_retry: u64,
 }
 
 /// Everything a run counts.

@@ -76,6 +76,16 @@ pub struct ServiceMetrics {
     pub dropped_expired: u64,
     pub max_queue: u64,
     pub arrivals_during_fault: u64,
+    /// Arrivals rejected by an `outage` fault.
+    pub rejected_outage: u64,
+    /// Arrivals failed at once by an `error` fault.
+    pub failed_by_fault: u64,
+    /// Dropped at dequeue for waiting longer than `max_queue_time`.
+    pub dropped_queue_time: u64,
+    /// Dropped at dequeue by CoDel.
+    pub dropped_codel: u64,
+    /// Admitted requests whose caller cancelled them (queued or running).
+    pub cancelled: u64,
     /// `arrivals_during_fault` / user requests arriving in the fault window.
     pub arrivals_during_fault_per_request: Option<f64>,
     /// Arrivals / user requests.
@@ -115,6 +125,23 @@ pub struct CallMetrics {
     pub successes: u64,
     /// Calls not sent because the caller's deadline had passed.
     pub deadline_exhausted: u64,
+    /// Retries refused by the Envoy-style retry budget.
+    pub retries_budget_denied: u64,
+    /// Attempts rejected locally by adaptive throttling.
+    pub throttled_locally: u64,
+    /// Attempts refused because the circuit breaker was open (or out of half-open probes).
+    pub rejected_circuit_open: u64,
+    /// Times the breaker opened, and the time it spent open.
+    pub circuit_opened: u64,
+    pub circuit_open_s: f64,
+    /// Hedged attempts sent, and hedges the A6 bucket refused.
+    pub hedges: u64,
+    pub hedges_throttled: u64,
+    /// Cancellations sent to the callee for abandoned attempts.
+    pub cancels_sent: u64,
+    /// Retries that waited for a retry-after hint; retries dropped because the callee said not to.
+    pub pushback_honored: u64,
+    pub pushback_no_retry: u64,
 }
 
 /// What the run cost.
@@ -198,6 +225,11 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 dropped_expired: c.dropped_expired,
                 max_queue: c.max_queue,
                 arrivals_during_fault: c.arrivals_during_fault,
+                rejected_outage: c.rejected_outage,
+                failed_by_fault: c.failed_by_fault,
+                dropped_queue_time: c.dropped_queue_time,
+                dropped_codel: c.dropped_codel,
+                cancelled: c.cancelled,
                 arrivals_during_fault_per_request: ratio(
                     c.arrivals_during_fault,
                     requests_during_fault,
@@ -236,6 +268,16 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 errors: c.errors,
                 successes: c.successes,
                 deadline_exhausted: c.deadline_exhausted,
+                retries_budget_denied: c.retries_budget_denied,
+                throttled_locally: c.throttled_locally,
+                rejected_circuit_open: c.rejected_circuit_open,
+                circuit_opened: c.circuit_opened,
+                circuit_open_s: c.circuit_open_ns as f64 / 1e9,
+                hedges: c.hedges,
+                hedges_throttled: c.hedges_throttled,
+                cancels_sent: c.cancels_sent,
+                pushback_honored: c.pushback_honored,
+                pushback_no_retry: c.pushback_no_retry,
             };
             (e.name.clone(), m)
         })

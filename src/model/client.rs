@@ -1,8 +1,10 @@
 //! The client side of a run. Owns user requests from arrival to their end: the first attempt, the
-//! fixed-interval client retries after a timeout or an error reply, and the success or failure
-//! that the windows, latency histograms and goodput credit record.
+//! fixed-interval client retries after a timeout, error or reject, optional cancellation of the
+//! entry service's work when an attempt times out, and the success or failure that the windows,
+//! latency histograms and goodput credit record.
 
-use super::{Event, NO_JOB, Owner, Simulation, User};
+use super::slab::Handle;
+use super::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
 
 impl Simulation<'_> {
     /// A user request arrives: record it, send its first attempt, and draw the next arrival.
@@ -23,7 +25,9 @@ impl Simulation<'_> {
     pub(super) fn client_send(&mut self, user: u32) {
         let now = self.now();
         let client = &self.sc.client;
-        self.users[user].attempts += 1;
+        let u = &mut self.users[user];
+        u.attempts += 1;
+        let retry = u.attempts > 1;
         self.rec.users.client_attempts += 1;
         let timeout = client.attempt_timeout;
         let deadline = if client.propagate_deadline {
@@ -31,10 +35,28 @@ impl Simulation<'_> {
         } else {
             crate::time::SimTime::NEVER
         };
-        let attempt = self.attempts.insert(Owner::User(user));
+        let attempt = self.attempts.insert(Attempt {
+            owner: Owner::User(user),
+            edge: CLIENT_EDGE,
+            call: 0,
+            retry,
+            child: Handle::NONE,
+            next: Handle::NONE,
+        });
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
-        self.deliver(client.entry as u32, attempt, deadline);
+        let child = self.deliver(client.entry as u32, attempt, deadline);
+        if let Some(a) = self.attempts.get_mut(attempt) {
+            a.child = child;
+        }
+    }
+
+    /// The client's attempt timed out; `child` is the entry job it abandons.
+    pub(super) fn client_attempt_timed_out(&mut self, user: u32, child: Handle) {
+        if self.sc.client.cancel_on_abandon && !child.is_none() {
+            self.cancel_job(child);
+        }
+        self.client_attempt_failed(user);
     }
 
     /// The user's attempt failed (timeout, error or reject): retry after the interval or give up.
@@ -52,14 +74,14 @@ impl Simulation<'_> {
 
     /// The user's attempt succeeded; `job` is the entry service's job that answered, whose
     /// accepted call tree becomes goodput.
-    pub(super) fn client_attempt_succeeded(&mut self, user: u32, job: u32) {
-        if job != NO_JOB {
+    pub(super) fn client_attempt_succeeded(&mut self, user: u32, job: Handle) {
+        if let Some(j) = self.jobs.get(job) {
             let n = self.sc.services.len();
-            let base = job as usize * n;
+            let base = job.index as usize * n;
             for s in 0..n {
                 self.rec.services[s].useful += self.useful[base + s] as u64;
             }
-            self.rec.services[self.jobs[job].service as usize].useful += 1;
+            self.rec.services[j.service as usize].useful += 1;
         }
         let u = self.users.remove(user);
         let now = self.now();

@@ -1,5 +1,5 @@
 //! Service-time sampling. Owns turning a validated [`Dist`] into draws of integer nanoseconds from
-//! a service's own random stream: exponential and uniform by inversion (pinned in our code),
+//! a service's own random stream: exponential, uniform and Pareto by inversion (pinned in our code),
 //! log-normal through `rand_distr` (pinned by `Cargo.lock`).
 
 use rand_distr::Distribution;
@@ -11,10 +11,22 @@ use crate::time::SimDuration;
 /// A ready-to-draw service-time distribution.
 #[derive(Clone, Debug)]
 pub enum Sampler {
-    Exponential { mean_ns: f64 },
-    Constant { ns: u64 },
-    Uniform { min_ns: u64, span_ns: u64 },
+    Exponential {
+        mean_ns: f64,
+    },
+    Constant {
+        ns: u64,
+    },
+    Uniform {
+        min_ns: u64,
+        span_ns: u64,
+    },
     LogNormal(rand_distr::LogNormal<f64>),
+    /// Pareto by inversion: min · U^(−1/alpha).
+    Pareto {
+        min_ns: f64,
+        inv_alpha: f64,
+    },
 }
 
 impl Sampler {
@@ -28,6 +40,10 @@ impl Sampler {
             Dist::Uniform { min, max } => Sampler::Uniform {
                 min_ns: min.0,
                 span_ns: max.0 - min.0,
+            },
+            Dist::Pareto { min, alpha } => Sampler::Pareto {
+                min_ns: min.0 as f64,
+                inv_alpha: 1.0 / alpha,
             },
             Dist::LogNormal { mean, sigma } => {
                 // mean = exp(mu + sigma²/2)  ⇒  mu = ln(mean) − sigma²/2, in nanoseconds.
@@ -48,6 +64,10 @@ impl Sampler {
             Sampler::Constant { ns } => SimDuration(*ns),
             Sampler::Uniform { min_ns, span_ns } => SimDuration(min_ns + stream.up_to(*span_ns)),
             Sampler::LogNormal(d) => SimDuration(d.sample(stream.rng()) as u64),
+            Sampler::Pareto { min_ns, inv_alpha } => {
+                // 1 − U is in (0, 1], so the power is finite; `as u64` saturates far tails.
+                SimDuration((min_ns * (1.0 - stream.unit()).powf(-inv_alpha)) as u64)
+            }
         }
     }
 }

@@ -1,18 +1,22 @@
-//! The simulation of MODEL.md §2. Owns [`Simulation`]: the closed [`Event`] enum and its dispatch,
-//! and the live state of a run — user requests at the client (`client`), jobs in service slots and
-//! queues (`service`), attempts on call edges with their timeouts, retries, backoff and throttles
-//! (`caller`). Records live in slabs indexed by `u32`; events are small `Copy` values naming them.
-//! A run is a pure function of its scenario: integer time, `(time, seq)` order, one random stream
-//! per purpose.
+//! The simulation of MODEL.md §2 and the protections beyond it. Owns [`Simulation`]: the closed
+//! [`Event`] enum and its dispatch, and the live state of a run — user requests at the client
+//! (`client`), jobs in service slots and queues (`service`, `queue`), calls made while a slot is
+//! held (`calls`: sequential or parallel, retries, hedges), attempts on call edges with their
+//! timeouts, replies and cancellation (`caller`), and what faults change (`faults`). Records live
+//! in slabs; events are small `Copy` values naming them by generation-checked handles, so an event
+//! for a record that is gone (a settled attempt, a cancelled job) does nothing. A run is a pure
+//! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
 
 mod caller;
+mod calls;
 mod client;
 pub mod dist;
+pub mod faults;
 pub mod policy;
+mod queue;
 mod service;
 pub mod slab;
 
-use std::collections::VecDeque;
 use std::time::Instant;
 
 use thiserror::Error;
@@ -21,9 +25,15 @@ use crate::engine::Engine;
 use crate::metrics::recorder::Window;
 use crate::metrics::{Recorder, RunSummary};
 use crate::rng::Stream;
-use crate::scenario::{ArrivalProcess, Scenario};
+use crate::scenario::{ArrivalProcess, FaultKind, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
+use faults::{RatePlan, ServiceFaults};
+use policy::adaptive::Adaptive;
+use policy::breaker::Breaker;
+use policy::codel::CodelState;
+use policy::throttle::TokenBucket;
+use queue::ServiceQueue;
 use slab::{GenSlab, Handle, Slab};
 
 /// Limits on one run.
@@ -65,28 +75,34 @@ pub(crate) enum Event {
     /// An attempt's timeout fired; a no-op if the attempt was already settled (tombstone).
     AttemptTimeout { attempt: Handle },
     /// A job finished its own service time and goes on to its calls.
-    WorkDone { job: u32 },
-    /// A backoff elapsed: the job retries its current call.
-    EdgeRetry { job: u32 },
+    WorkDone { job: Handle },
+    /// A backoff elapsed: the job retries call `call`.
+    EdgeRetry { job: Handle, call: u16 },
+    /// The hedge delay of call `call` elapsed: send another attempt if it is still open.
+    HedgeFire { job: Handle, call: u16 },
     /// A reply reaches the caller of `attempt`; `job` is the replying job (freed here), or
-    /// `NO_JOB` for a reject sent before admission.
+    /// `Handle::NONE` for a reply sent before admission. `pushback_us` is the callee's
+    /// retry-after hint in microseconds (0 none, `u32::MAX` "do not retry").
     Reply {
         attempt: Handle,
         outcome: Outcome,
-        job: u32,
+        job: Handle,
+        pushback_us: u32,
     },
+    /// A capacity fault on the service ended: fill the slots it gave back.
+    CapacityRestored { service: u32 },
 }
 
-/// Marks a reply that comes from no admitted job (a fast reject).
-pub(crate) const NO_JOB: u32 = u32::MAX;
+/// "Do not retry" in a reply's pushback field.
+pub(crate) const PUSHBACK_NO_RETRY: u32 = u32::MAX;
 
 /// How an attempt ended, from the caller's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Outcome {
     Success,
-    /// The callee failed the request (a dropped expired request, or its own call failed).
+    /// The callee failed the request (dropped it, a call of its own failed, an error fault).
     Error,
-    /// The callee's queue was full.
+    /// The callee refused it (queue full, outage).
     Reject,
 }
 
@@ -94,7 +110,26 @@ pub(crate) enum Outcome {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Owner {
     User(u32),
-    Job(u32),
+    Job(Handle),
+}
+
+/// Marks a client attempt's edge.
+pub(crate) const CLIENT_EDGE: u32 = u32::MAX;
+
+/// An attempt in flight, from send until its reply or timeout settles it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Attempt {
+    owner: Owner,
+    /// Edge index, or `CLIENT_EDGE`.
+    edge: u32,
+    /// Index of the call in the owner's service.
+    call: u16,
+    /// Whether this attempt is a retry (retry budgets count these).
+    retry: bool,
+    /// The job admitted at the callee, `Handle::NONE` if none (rejected, or not admitted yet).
+    child: Handle,
+    /// Next outstanding attempt of the same owner job (intrusive list), or `Handle::NONE`.
+    next: Handle,
 }
 
 /// A user request, live from arrival to its last attempt's end.
@@ -105,7 +140,16 @@ pub(crate) struct User {
     window: Window,
 }
 
-/// A request admitted at a service (queued or holding a slot), live until its reply is delivered.
+/// Where a job is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum JobState {
+    Queued,
+    Running,
+    /// Finished; its reply is on the way.
+    Done,
+}
+
+/// A request admitted at a service, live until its reply is delivered or it is cancelled.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
     service: u32,
@@ -114,33 +158,49 @@ pub(crate) struct Job {
     /// Absolute deadline carried by the request; `SimTime::NEVER` for none.
     deadline: SimTime,
     admitted_at: SimTime,
-    /// Index of the current call in the service's `calls`.
-    call: u32,
-    /// Retries used on the current call.
-    retries_used: u32,
-    /// Set once the job finished (success or error) rather than being dropped.
+    state: JobState,
+    /// Sequential calls: index of the current call.
+    call: u16,
+    /// Calls not yet succeeded (parallel), or 1 while a sequential call is open.
+    pending: u16,
+    /// Head of the list of outstanding attempts.
+    attempts: Handle,
+    /// Set once the job finished (success or error) rather than being dropped or cancelled.
     completed: bool,
+}
+
+/// Per call of a running job: its retry and hedge bookkeeping.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CallState {
+    retries_used: u16,
+    sent: u16,
+    outstanding: u16,
+    done: bool,
 }
 
 /// Live state of one service.
 #[derive(Debug)]
 pub(crate) struct ServiceState {
     busy: u32,
-    queue: VecDeque<u32>,
+    queue: ServiceQueue,
     /// Set while the service pulls from its queue, so a nested finish does not pull again.
     draining: bool,
     stream: Stream,
     normal: Option<Sampler>,
-    /// Slow faults on this service: `[from, to)` and the sampler in force then.
-    faults: Vec<(SimTime, SimTime, Sampler)>,
+    faults: ServiceFaults,
+    codel: Option<CodelState>,
 }
 
 /// Live state of one call edge.
 #[derive(Debug)]
 pub(crate) struct EdgeState {
-    /// The gRFC A6 bucket, when the edge has a retry throttle.
-    bucket: Option<policy::throttle::TokenBucket>,
+    bucket: Option<TokenBucket>,
     jitter: Stream,
+    /// Outstanding attempts, and how many of them are retries (retry budgets).
+    active: u32,
+    active_retries: u32,
+    adaptive: Option<(Adaptive, Stream)>,
+    breaker: Option<Breaker>,
 }
 
 /// One run of a scenario.
@@ -150,13 +210,16 @@ pub struct Simulation<'a> {
     services: Vec<ServiceState>,
     edges: Vec<EdgeState>,
     users: Slab<User>,
-    jobs: Slab<Job>,
-    attempts: GenSlab<Owner>,
+    jobs: GenSlab<Job>,
+    attempts: GenSlab<Attempt>,
     /// Per job slot, per service: completions in the job's accepted call tree (goodput credit).
     useful: Vec<u32>,
+    /// Per job slot, per call: retry and hedge state; stride `max_calls`.
+    call_states: Vec<CallState>,
+    max_calls: usize,
     rec: Recorder,
     arrivals: Stream,
-    mean_interarrival_ns: f64,
+    rates: RatePlan,
     arrivals_end: SimTime,
     window: Option<(SimTime, SimTime)>,
     options: RunOptions,
@@ -166,35 +229,36 @@ impl<'a> Simulation<'a> {
     /// Prepares a run of `sc`.
     pub fn new(sc: &'a Scenario, options: RunOptions) -> Self {
         let seed = sc.seed;
+        let mut fault_lists = faults::per_service(sc);
         let services = sc
             .services
             .iter()
             .enumerate()
             .map(|(i, s)| ServiceState {
                 busy: 0,
-                queue: VecDeque::new(),
+                queue: ServiceQueue::default(),
                 draining: false,
                 stream: Stream::new(seed, &format!("service/{}", s.name)),
                 normal: s.service_time.as_ref().map(Sampler::new),
-                faults: sc
-                    .faults
-                    .iter()
-                    .filter_map(|f| match &f.kind {
-                        crate::scenario::FaultKind::Slow {
-                            service,
-                            service_time,
-                        } if *service == i => Some((f.from, f.to, Sampler::new(service_time))),
-                        _ => None,
-                    })
-                    .collect(),
+                faults: std::mem::take(&mut fault_lists[i]),
+                codel: s.codel.map(CodelState::new),
             })
             .collect();
         let edges = sc
             .edges
             .iter()
             .map(|e| EdgeState {
-                bucket: e.throttle.map(policy::throttle::TokenBucket::new),
+                bucket: e.throttle.map(TokenBucket::new),
                 jitter: Stream::new(seed, &format!("jitter/{}", e.name)),
+                active: 0,
+                active_retries: 0,
+                adaptive: e.adaptive_throttle.map(|a| {
+                    (
+                        Adaptive::new(a),
+                        Stream::new(seed, &format!("throttle/{}", e.name)),
+                    )
+                }),
+                breaker: e.circuit_breaker.map(Breaker::new),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
@@ -204,12 +268,20 @@ impl<'a> Simulation<'a> {
             services,
             edges,
             users: Slab::default(),
-            jobs: Slab::default(),
+            jobs: GenSlab::default(),
             attempts: GenSlab::default(),
             useful: Vec::new(),
+            call_states: Vec::new(),
+            max_calls: sc
+                .services
+                .iter()
+                .map(|s| s.calls.len())
+                .max()
+                .unwrap_or(0)
+                .max(1),
             rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
             arrivals: Stream::new(seed, "arrivals"),
-            mean_interarrival_ns: 1e9 / sc.rate,
+            rates: RatePlan::new(sc),
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),
             options,
@@ -220,6 +292,16 @@ impl<'a> Simulation<'a> {
     /// summarizes.
     pub fn run(mut self) -> Result<RunSummary, RunError> {
         let started = Instant::now();
+        for f in &self.sc.faults {
+            if let FaultKind::Capacity { service, .. } = f.kind {
+                self.engine.schedule_at(
+                    f.to,
+                    Event::CapacityRestored {
+                        service: service as u32,
+                    },
+                );
+            }
+        }
         self.schedule_next_arrival(true);
         let horizon = self.arrivals_end + self.sc.drain;
         while let Some(event) = self.engine.next_before(horizon) {
@@ -247,6 +329,12 @@ impl<'a> Simulation<'a> {
                 st.queue.len(),
             );
         }
+        for (e, st) in self.edges.iter().enumerate() {
+            if let Some(b) = &st.breaker {
+                self.rec.edges[e].circuit_opened = b.opened;
+                self.rec.edges[e].circuit_open_ns = b.open_time_until(end).0;
+            }
+        }
         let wall = started.elapsed();
         Ok(crate::metrics::summary::summarize(
             self.sc,
@@ -261,7 +349,7 @@ impl<'a> Simulation<'a> {
         wall: std::time::Duration,
     ) -> crate::metrics::summary::FinalState {
         let mut in_flight = vec![0u64; self.sc.services.len()];
-        for (_, j) in self.jobs.iter() {
+        for j in self.jobs.iter() {
             in_flight[j.service as usize] += 1;
         }
         crate::metrics::summary::FinalState {
@@ -281,13 +369,20 @@ impl<'a> Simulation<'a> {
             Event::UserArrival => self.on_user_arrival(),
             Event::ClientRetry { user } => self.client_send(user),
             Event::AttemptTimeout { attempt } => self.on_attempt_timeout(attempt),
-            Event::WorkDone { job } => self.advance(job),
-            Event::EdgeRetry { job } => self.send_attempt(job),
+            Event::WorkDone { job } => {
+                if self.jobs.is_live(job) {
+                    self.begin_calls(job);
+                }
+            }
+            Event::EdgeRetry { job, call } => self.on_edge_retry(job, call),
+            Event::HedgeFire { job, call } => self.on_hedge_fire(job, call),
             Event::Reply {
                 attempt,
                 outcome,
                 job,
-            } => self.on_reply(attempt, outcome, job),
+                pushback_us,
+            } => self.on_reply(attempt, outcome, job, pushback_us),
+            Event::CapacityRestored { service } => self.pull_next(service as usize),
         }
     }
 
@@ -312,15 +407,26 @@ impl<'a> Simulation<'a> {
         matches!(self.window_of(t), Window::During)
     }
 
+    /// Draws the next arrival: exponential gaps at the rate in force (redrawn where a surge
+    /// changes the rate: the process is memoryless), or even spacing.
     fn schedule_next_arrival(&mut self, first: bool) {
-        let gap = match self.sc.process {
-            ArrivalProcess::Poisson => {
-                SimDuration(self.arrivals.exponential(self.mean_interarrival_ns) as u64)
+        let mut t = self.now();
+        let at = loop {
+            let rate = self.rates.rate_at(t);
+            let mean_gap_ns = 1e9 / rate;
+            let gap = match self.sc.process {
+                ArrivalProcess::Poisson => {
+                    SimDuration(self.arrivals.exponential(mean_gap_ns) as u64)
+                }
+                ArrivalProcess::Constant if first => SimDuration::ZERO,
+                ArrivalProcess::Constant => SimDuration(mean_gap_ns.round() as u64),
+            };
+            let next_break = self.rates.next_break(t);
+            if t + gap < next_break || self.sc.process == ArrivalProcess::Constant {
+                break t + gap;
             }
-            ArrivalProcess::Constant if first => SimDuration::ZERO,
-            ArrivalProcess::Constant => SimDuration(self.mean_interarrival_ns.round() as u64),
+            t = next_break;
         };
-        let at = self.now() + gap;
         if at < self.arrivals_end {
             self.engine.schedule_at(at, Event::UserArrival);
         }

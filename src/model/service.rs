@@ -1,43 +1,68 @@
-//! The server side of a run. Owns what happens at a service: admission (start in a free slot,
-//! reject after `reject_delay` when the queue is full, else enqueue), the queue discipline, dropping
-//! expired requests at dequeue, own work drawn from the distribution in force, completion and the
-//! reply to the caller, and the accounting of queueing and sojourn times.
+//! The server side of a run. Owns what happens at a service: admission (outage and error faults,
+//! start in a free slot, reject after `reject_delay` with an optional retry-after hint when the
+//! queue is full, else enqueue), serving the queue (FIFO, LIFO, adaptive LIFO) with shedding at
+//! dequeue (expired deadlines, `max_queue_time`, CoDel), own work drawn from the distribution in
+//! force, completion and the reply, cancellation of queued or running work, and the accounting of
+//! queueing and sojourn times.
 
-use super::{Event, Job, NO_JOB, Outcome, Simulation};
+use super::queue::End;
+use super::slab::Handle;
+use super::{CallState, Event, Job, JobState, Outcome, PUSHBACK_NO_RETRY, Simulation};
 use crate::metrics::recorder::record_micros;
-use crate::scenario::QueueDiscipline;
-use crate::time::SimTime;
+use crate::scenario::{Pushback, QueueDiscipline};
+use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
-    /// A request from `parent` arrives at `service`, carrying `deadline`.
-    pub(super) fn deliver(&mut self, service: u32, parent: super::Handle, deadline: SimTime) {
+    /// A request from `parent` arrives at `service`, carrying `deadline`. Returns the admitted job,
+    /// or `Handle::NONE` when the service turned it away (the reply is then scheduled).
+    pub(super) fn deliver(&mut self, service: u32, parent: Handle, deadline: SimTime) -> Handle {
         let now = self.now();
         let s = service as usize;
         let during = self.in_fault_window(now);
         let sc = self.sc;
         let spec = &sc.services[s];
-        let st = &mut self.services[s];
         let c = &mut self.rec.services[s];
         c.arrivals += 1;
         if during {
             c.arrivals_during_fault += 1;
         }
-        let has_slot = st.busy < spec.slots;
+        let st = &mut self.services[s];
+        if !st.faults.is_empty() {
+            if st.faults.outage(now) {
+                c.rejected_outage += 1;
+                let pushback = self.pushback_us(s);
+                self.reply_in(
+                    spec.reject_delay,
+                    parent,
+                    Outcome::Reject,
+                    Handle::NONE,
+                    pushback,
+                );
+                return Handle::NONE;
+            }
+            if st.faults.error(now) {
+                c.failed_by_fault += 1;
+                self.reply_in(spec.reject_delay, parent, Outcome::Error, Handle::NONE, 0);
+                return Handle::NONE;
+            }
+        }
+        let slots = st.faults.slots(now, spec.slots);
+        let has_slot = st.busy < slots && st.queue.is_empty();
         if !has_slot
             && spec
                 .queue_cap
                 .is_some_and(|cap| st.queue.len() >= cap as usize)
         {
             c.rejected_full += 1;
-            self.engine.schedule_in(
+            let pushback = self.pushback_us(s);
+            self.reply_in(
                 spec.reject_delay,
-                Event::Reply {
-                    attempt: parent,
-                    outcome: Outcome::Reject,
-                    job: NO_JOB,
-                },
+                parent,
+                Outcome::Reject,
+                Handle::NONE,
+                pushback,
             );
-            return;
+            return Handle::NONE;
         }
         c.admitted += 1;
         let job = self.jobs.insert(Job {
@@ -45,79 +70,110 @@ impl Simulation<'_> {
             parent,
             deadline,
             admitted_at: now,
+            state: JobState::Queued,
             call: 0,
-            retries_used: 0,
+            pending: 0,
+            attempts: Handle::NONE,
             completed: false,
         });
-        self.reset_useful(job);
+        self.reset_side_tables(job);
         if has_slot {
             self.start(job);
         } else {
             let c = &mut self.rec.services[s];
             let st = &mut self.services[s];
             c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-            st.queue.push_back(job);
+            st.queue.push(job);
             c.enqueued += 1;
             c.max_queue = c.max_queue.max(st.queue.len() as u64);
         }
+        job
     }
 
-    /// Zeroes the goodput row of a freshly admitted job, growing the table to the slab's size.
-    fn reset_useful(&mut self, job: u32) {
-        let n = self.sc.services.len();
-        let need = self.jobs.capacity() * n;
-        if self.useful.len() < need {
-            self.useful.resize(need, 0);
+    /// The retry-after hint this service attaches to a reject now, in microseconds.
+    fn pushback_us(&self, s: usize) -> u32 {
+        let micros = |d: SimDuration| (d.0 / 1_000).clamp(1, PUSHBACK_NO_RETRY as u64 - 1) as u32;
+        match self.sc.services[s].pushback {
+            None => 0,
+            Some(Pushback::Delay(d)) => micros(d),
+            Some(Pushback::PerQueued(d)) => {
+                let queued = self.services[s].queue.len() as u64;
+                if queued == 0 {
+                    0
+                } else {
+                    micros(SimDuration(d.0.saturating_mul(queued)))
+                }
+            }
+            Some(Pushback::NoRetry) => PUSHBACK_NO_RETRY,
         }
-        let base = job as usize * n;
+    }
+
+    /// Schedules a reply to `parent` after `delay`.
+    #[inline]
+    pub(super) fn reply_in(
+        &mut self,
+        delay: SimDuration,
+        parent: Handle,
+        outcome: Outcome,
+        job: Handle,
+        pushback_us: u32,
+    ) {
+        self.engine.schedule_in(
+            delay,
+            Event::Reply {
+                attempt: parent,
+                outcome,
+                job,
+                pushback_us,
+            },
+        );
+    }
+
+    /// Zeroes the goodput row and call states of a freshly admitted job, growing the side tables
+    /// to the slab's size.
+    fn reset_side_tables(&mut self, job: Handle) {
+        let n = self.sc.services.len();
+        let cap = self.jobs.capacity();
+        if self.useful.len() < cap * n {
+            self.useful.resize(cap * n, 0);
+            self.call_states
+                .resize(cap * self.max_calls, CallState::default());
+        }
+        let base = job.index as usize * n;
         self.useful[base..base + n].fill(0);
     }
 
     /// The job takes a slot: record its wait, then do its own work or go straight to its calls.
-    fn start(&mut self, job: u32) {
+    fn start(&mut self, job: Handle) {
         let now = self.now();
-        let j = self.jobs[job];
-        let s = j.service as usize;
+        let j = &mut self.jobs[job];
+        j.state = JobState::Running;
+        let (s, admitted_at) = (j.service as usize, j.admitted_at);
         let st = &mut self.services[s];
         let c = &mut self.rec.services[s];
         c.touch(now, self.arrivals_end, st.busy, st.queue.len());
         st.busy += 1;
-        let wait = now - j.admitted_at;
+        let wait = now - admitted_at;
         c.started += 1;
         c.wait_sum_ns += wait.0 as u128;
         record_micros(&mut c.queue_wait, wait);
-        let sampler = st
-            .faults
-            .iter()
-            .rev()
-            .find(|(from, to, _)| *from <= now && now < *to)
-            .map(|f| &f.2);
-        match sampler.or(st.normal.as_ref()) {
+        let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
+        match sampler {
             Some(sampler) => {
                 let work = sampler.sample(&mut st.stream);
                 self.engine.schedule_in(work, Event::WorkDone { job });
             }
-            None => self.advance(job),
+            None => self.begin_calls(job),
         }
     }
 
-    /// The job moves to its next call, or finishes successfully after its last one.
-    pub(super) fn advance(&mut self, job: u32) {
-        let sc = self.sc;
-        let j = &mut self.jobs[job];
-        let calls = &sc.services[j.service as usize].calls;
-        if (j.call as usize) < calls.len() {
-            j.retries_used = 0;
-            self.send_attempt(job);
-        } else {
-            self.finish(job, Outcome::Success);
-        }
-    }
-
-    /// The job is done (success, or error after a failed call): free the slot, reply, pull the next.
-    pub(super) fn finish(&mut self, job: u32, outcome: Outcome) {
+    /// The job is done (success, or error after a failed call): abandon what it still waits for,
+    /// free the slot, reply, pull the next.
+    pub(super) fn finish(&mut self, job: Handle, outcome: Outcome) {
         let now = self.now();
+        self.abandon_attempts(job, None);
         let j = &mut self.jobs[job];
+        j.state = JobState::Done;
         j.completed = true;
         let (s, parent, admitted_at) = (j.service as usize, j.parent, j.admitted_at);
         let st = &mut self.services[s];
@@ -127,19 +183,48 @@ impl Simulation<'_> {
         c.completed += 1;
         c.departed += 1;
         c.sojourn_sum_ns += (now - admitted_at).0 as u128;
-        self.engine.schedule_in(
-            crate::time::SimDuration::ZERO,
-            Event::Reply {
-                attempt: parent,
-                outcome,
-                job,
-            },
-        );
+        self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
         self.pull_next(s);
     }
 
-    /// Fills free slots from the queue, dropping expired requests on the way when asked to.
-    fn pull_next(&mut self, s: usize) {
+    /// The caller gave up and asks the job to stop: a queued job leaves the queue, a running one
+    /// frees its slot and cancels its own calls where their edges say so. A finished job is left
+    /// alone (its reply will find the caller gone).
+    pub(super) fn cancel_job(&mut self, job: Handle) {
+        let now = self.now();
+        let Some(j) = self.jobs.get(job).copied() else {
+            return;
+        };
+        let s = j.service as usize;
+        match j.state {
+            JobState::Done => {}
+            JobState::Queued => {
+                let st = &mut self.services[s];
+                let c = &mut self.rec.services[s];
+                c.touch(now, self.arrivals_end, st.busy, st.queue.len());
+                st.queue.mark_stale();
+                c.cancelled += 1;
+                c.departed += 1;
+                c.sojourn_sum_ns += (now - j.admitted_at).0 as u128;
+                self.jobs.take(job);
+            }
+            JobState::Running => {
+                self.abandon_attempts(job, None);
+                let st = &mut self.services[s];
+                let c = &mut self.rec.services[s];
+                c.touch(now, self.arrivals_end, st.busy, st.queue.len());
+                st.busy -= 1;
+                c.cancelled += 1;
+                c.departed += 1;
+                c.sojourn_sum_ns += (now - j.admitted_at).0 as u128;
+                self.jobs.take(job);
+                self.pull_next(s);
+            }
+        }
+    }
+
+    /// Fills free slots from the queue, shedding at dequeue on the way.
+    pub(super) fn pull_next(&mut self, s: usize) {
         if self.services[s].draining {
             return;
         }
@@ -148,38 +233,61 @@ impl Simulation<'_> {
         let spec = &sc.services[s];
         loop {
             let now = self.now();
-            let st = &mut self.services[s];
-            if st.busy >= spec.slots {
+            let st = &self.services[s];
+            if st.busy >= st.faults.slots(now, spec.slots) {
                 break;
             }
-            let next = match spec.discipline {
-                QueueDiscipline::Fifo => st.queue.front().copied(),
-                QueueDiscipline::Lifo => st.queue.back().copied(),
-            };
-            let Some(job) = next else { break };
-            let c = &mut self.rec.services[s];
-            c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-            match spec.discipline {
-                QueueDiscipline::Fifo => st.queue.pop_front(),
-                QueueDiscipline::Lifo => st.queue.pop_back(),
-            };
-            let j = self.jobs[job];
-            if spec.drop_expired && j.deadline <= now {
-                c.dropped_expired += 1;
-                c.departed += 1;
-                c.sojourn_sum_ns += (now - j.admitted_at).0 as u128;
-                self.engine.schedule_in(
-                    crate::time::SimDuration::ZERO,
-                    Event::Reply {
-                        attempt: j.parent,
-                        outcome: Outcome::Error,
-                        job,
+            let end = match spec.discipline {
+                QueueDiscipline::Fifo => End::Oldest,
+                QueueDiscipline::Lifo => End::Newest,
+                QueueDiscipline::AdaptiveLifo { after } => match st.queue.peek(End::Oldest) {
+                    Some(h) => match self.jobs.get(h) {
+                        None => {
+                            self.services[s].queue.pop(End::Oldest, true);
+                            continue;
+                        }
+                        Some(oldest) if now - oldest.admitted_at >= after => End::Newest,
+                        Some(_) => End::Oldest,
                     },
-                );
+                    None => End::Oldest,
+                },
+            };
+            let Some(job) = st.queue.peek(end) else { break };
+            if !self.jobs.is_live(job) {
+                self.services[s].queue.pop(end, true);
                 continue;
             }
-            self.start(job);
+            let st = &mut self.services[s];
+            let c = &mut self.rec.services[s];
+            c.touch(now, self.arrivals_end, st.busy, st.queue.len());
+            st.queue.pop(end, false);
+            let j = self.jobs[job];
+            let wait = now - j.admitted_at;
+            if spec.drop_expired && j.deadline <= now {
+                c.dropped_expired += 1;
+            } else if spec.max_queue_time.is_some_and(|m| wait > m) {
+                c.dropped_queue_time += 1;
+            } else if st
+                .codel
+                .as_mut()
+                .is_some_and(|codel| codel.should_drop(now, wait))
+            {
+                c.dropped_codel += 1;
+            } else {
+                self.start(job);
+                continue;
+            }
+            c.departed += 1;
+            c.sojourn_sum_ns += wait.0 as u128;
+            self.jobs[job].state = JobState::Done;
+            self.reply_in(SimDuration::ZERO, j.parent, Outcome::Error, job, 0);
         }
-        self.services[s].draining = false;
+        let st = &mut self.services[s];
+        if st.queue.is_empty()
+            && let Some(codel) = st.codel.as_mut()
+        {
+            codel.on_empty();
+        }
+        st.draining = false;
     }
 }

@@ -98,18 +98,35 @@ impl<T> std::ops::IndexMut<u32> for Slab<T> {
     }
 }
 
-/// A handle to a generation-checked record: stale once the record is removed.
+/// A handle to a generation-checked record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handle {
     pub index: u32,
     pub generation: u32,
 }
 
-/// A slab whose handles go stale when their record is removed (tombstone cancellation).
+impl Handle {
+    /// A handle that never names a record.
+    pub const NONE: Handle = Handle {
+        index: u32::MAX,
+        generation: u32::MAX,
+    };
+
+    /// Whether this is [`Handle::NONE`].
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.index == u32::MAX
+    }
+}
+
+/// A slab whose handles go stale when their record is removed (tombstone cancellation): events
+/// that name a removed record find nothing and do nothing.
 #[derive(Debug)]
 pub struct GenSlab<T> {
     entries: Vec<(u32, Option<T>)>,
     free: Vec<u32>,
+    live: usize,
+    peak: usize,
 }
 
 impl<T> Default for GenSlab<T> {
@@ -117,6 +134,8 @@ impl<T> Default for GenSlab<T> {
         GenSlab {
             entries: Vec::new(),
             free: Vec::new(),
+            live: 0,
+            peak: 0,
         }
     }
 }
@@ -125,6 +144,8 @@ impl<T> GenSlab<T> {
     /// Stores `value` and returns a fresh handle.
     #[inline]
     pub fn insert(&mut self, value: T) -> Handle {
+        self.live += 1;
+        self.peak = self.peak.max(self.live);
         match self.free.pop() {
             Some(i) => {
                 let e = &mut self.entries[i as usize];
@@ -153,6 +174,21 @@ impl<T> GenSlab<T> {
         }
     }
 
+    /// The record behind `h`, mutably, if it is still live.
+    #[inline]
+    pub fn get_mut(&mut self, h: Handle) -> Option<&mut T> {
+        match self.entries.get_mut(h.index as usize) {
+            Some((g, Some(v))) if *g == h.generation => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether `h` names a live record.
+    #[inline]
+    pub fn is_live(&self, h: Handle) -> bool {
+        self.get(h).is_some()
+    }
+
     /// Removes the record behind `h` if live; its handle (and every copy) goes stale.
     #[inline]
     pub fn take(&mut self, h: Handle) -> Option<T> {
@@ -162,7 +198,49 @@ impl<T> GenSlab<T> {
         }
         e.0 = e.0.wrapping_add(1);
         self.free.push(h.index);
+        self.live -= 1;
         e.1.take()
+    }
+
+    /// Number of live records.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+
+    /// Whether nothing is live.
+    pub fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// The most records ever live at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    /// Slots ever allocated: the bound for per-slot side tables.
+    pub fn capacity(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Live records in index order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.entries.iter().filter_map(|e| e.1.as_ref())
+    }
+}
+
+impl<T> std::ops::Index<Handle> for GenSlab<T> {
+    type Output = T;
+    /// Panics on a stale handle: use only where the record is known to be live.
+    #[inline]
+    fn index(&self, h: Handle) -> &T {
+        self.get(h).expect("handle is live")
+    }
+}
+
+impl<T> std::ops::IndexMut<Handle> for GenSlab<T> {
+    #[inline]
+    fn index_mut(&mut self, h: Handle) -> &mut T {
+        self.get_mut(h).expect("handle is live")
     }
 }
 

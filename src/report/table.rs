@@ -162,6 +162,68 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
             |m| m.wasted_ratio,
         ));
     }
+    // Decisions of the protections beyond the article: shown only where some run made them.
+    for s in &deepest_first {
+        for (label, get) in [
+            (
+                "rejected (outage)",
+                (|m: &ServiceMetrics| m.rejected_outage) as fn(&ServiceMetrics) -> u64,
+            ),
+            ("failed by error fault", |m| m.failed_by_fault),
+            ("dropped (queue time)", |m| m.dropped_queue_time),
+            ("dropped (CoDel)", |m| m.dropped_codel),
+            ("cancelled", |m| m.cancelled),
+        ] {
+            if runs
+                .iter()
+                .any(|r| r.services.get(s).is_some_and(|m| get(m) > 0))
+            {
+                let n = s.clone();
+                rows.push((
+                    format!("`{s}` {label}"),
+                    Fmt::Count,
+                    Box::new(move |r: &RunSummary| r.services.get(&n).map(|m| get(m) as f64)),
+                ));
+            }
+        }
+    }
+    for e in &edges {
+        type Get = fn(&crate::metrics::CallMetrics) -> f64;
+        for (label, fmt, get) in [
+            (
+                "retries denied by budget",
+                Fmt::Count,
+                (|c: &crate::metrics::CallMetrics| c.retries_budget_denied as f64) as Get,
+            ),
+            ("throttled locally", Fmt::Count, |c| {
+                c.throttled_locally as f64
+            }),
+            ("rejected (circuit open)", Fmt::Count, |c| {
+                c.rejected_circuit_open as f64
+            }),
+            ("circuit open (s)", Fmt::Secs, |c| c.circuit_open_s),
+            ("hedges", Fmt::Count, |c| c.hedges as f64),
+            ("cancellations sent", Fmt::Count, |c| c.cancels_sent as f64),
+            ("retries after retry-after", Fmt::Count, |c| {
+                c.pushback_honored as f64
+            }),
+            ("retries refused by pushback", Fmt::Count, |c| {
+                c.pushback_no_retry as f64
+            }),
+        ] {
+            if runs
+                .iter()
+                .any(|r| r.calls.get(e).is_some_and(|c| get(c) > 0.0))
+            {
+                let n = e.clone();
+                rows.push((
+                    format!("`{e}` {label}"),
+                    fmt,
+                    Box::new(move |r: &RunSummary| r.calls.get(&n).map(get)),
+                ));
+            }
+        }
+    }
     for e in &edges {
         for (label, get) in [
             (

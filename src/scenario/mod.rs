@@ -11,6 +11,8 @@ pub mod source;
 pub mod suggest;
 mod validate;
 
+pub use validate::deserialize;
+
 use std::path::Path;
 
 pub use error::{ConfigError, Diagnostic, Origin, Paint};
@@ -63,6 +65,8 @@ pub struct ClientPolicy {
     pub retry_interval: SimDuration,
     /// Whether the attempt's absolute deadline travels with the request (default false).
     pub propagate_deadline: bool,
+    /// Cancel the entry service's work when an attempt times out (default false).
+    pub cancel_on_abandon: bool,
 }
 
 /// Which queued request a freed slot takes.
@@ -72,6 +76,9 @@ pub enum QueueDiscipline {
     Fifo,
     /// Newest first.
     Lifo,
+    /// Oldest first, but newest first while the oldest queued request has waited at least `after`
+    /// (Facebook's adaptive LIFO).
+    AdaptiveLifo { after: SimDuration },
 }
 
 /// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
@@ -88,8 +95,34 @@ pub struct Service {
     pub reject_delay: SimDuration,
     /// Own work before the calls; `None` for a service that only waits on its calls.
     pub service_time: Option<Dist>,
+    /// Drop at dequeue a request that waited longer than this.
+    pub max_queue_time: Option<SimDuration>,
+    /// CoDel shedding at dequeue.
+    pub codel: Option<Codel>,
+    /// Retry-after hint attached to this service's rejects.
+    pub pushback: Option<Pushback>,
+    /// Start all calls at once (fan-out) instead of in order.
+    pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
     pub calls: Vec<EdgeId>,
+}
+
+/// CoDel parameters (RFC 8289 defaults: target 5 ms, interval 100 ms).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Codel {
+    pub target: SimDuration,
+    pub interval: SimDuration,
+}
+
+/// A retry-after hint on rejects (gRPC pushback semantics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushback {
+    /// Retry no sooner than this.
+    Delay(SimDuration),
+    /// Retry no sooner than this times the queue length at the reject.
+    PerQueued(SimDuration),
+    /// Do not retry.
+    NoRetry,
 }
 
 /// A caller's policy on one call edge.
@@ -104,6 +137,66 @@ pub struct Edge {
     pub backoff: Backoff,
     pub throttle: Option<Throttle>,
     pub propagate_deadline: bool,
+    pub retry_budget: Option<RetryBudget>,
+    pub adaptive_throttle: Option<AdaptiveThrottle>,
+    /// Cancel the callee's work when this caller gives up on an attempt.
+    pub cancel_on_abandon: bool,
+    /// Honour the callee's retry-after hint.
+    pub honor_retry_after: bool,
+    pub circuit_breaker: Option<CircuitBreaker>,
+    pub hedge: Option<Hedge>,
+}
+
+impl Edge {
+    /// Attempts one call may make at most: retries + 1, or hedges + 1.
+    pub fn max_attempts_per_call(&self) -> u64 {
+        match self.hedge {
+            Some(h) => h.max_hedges as u64 + 1,
+            None => self.retries as u64 + 1,
+        }
+    }
+}
+
+/// Envoy retry budget.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryBudget {
+    /// Share of active requests that may be retries, in percent (default 20).
+    pub percent: f64,
+    /// Retries always allowed concurrently (default 3).
+    pub min_concurrency: u32,
+}
+
+/// Client-side adaptive throttling (Google SRE book, "Handling Overload").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdaptiveThrottle {
+    /// The multiplier K (default 2).
+    pub k: f64,
+    /// Trailing window, whole seconds (default 2 minutes).
+    pub window: SimDuration,
+}
+
+/// Circuit breaker on one edge.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CircuitBreaker {
+    /// Open when the failure share over the window reaches this (default 0.5).
+    pub failure_rate: f64,
+    /// Rolling window (default 10 s).
+    pub window: SimDuration,
+    /// Attempts needed in the window before the rate counts (default 20).
+    pub min_requests: u32,
+    /// Also open after this many failures in a row (default: off).
+    pub consecutive_failures: Option<u32>,
+    /// How long it stays open (default 5 s).
+    pub open_for: SimDuration,
+    /// Probes admitted half-open; all must succeed to close (default 3).
+    pub half_open_probes: u32,
+}
+
+/// Hedged requests on one edge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Hedge {
+    pub delay: SimDuration,
+    pub max_hedges: u32,
 }
 
 /// Full-jitter backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2^n)].
@@ -138,6 +231,11 @@ pub enum Dist {
         mean: SimDuration,
         sigma: f64,
     },
+    /// Pareto with scale `min` and shape `alpha` (heavy-tailed; infinite mean for alpha ≤ 1).
+    Pareto {
+        min: SimDuration,
+        alpha: f64,
+    },
 }
 
 impl Dist {
@@ -147,6 +245,13 @@ impl Dist {
             Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => mean.as_secs_f64(),
             Dist::Constant { value } => value.as_secs_f64(),
             Dist::Uniform { min, max } => (min.as_secs_f64() + max.as_secs_f64()) / 2.0,
+            Dist::Pareto { min, alpha } => {
+                if alpha > 1.0 {
+                    alpha * min.as_secs_f64() / (alpha - 1.0)
+                } else {
+                    f64::INFINITY
+                }
+            }
         }
     }
 }
@@ -168,13 +273,25 @@ pub enum FaultKind {
         service: ServiceId,
         service_time: Dist,
     },
+    /// A share of the service's arrivals fail at once (reply `error` after its reject delay).
+    Error { service: ServiceId, fraction: f64 },
+    /// Every arrival at the service is rejected.
+    Outage { service: ServiceId },
+    /// The service has only `slots` slots (work already started goes on).
+    Capacity { service: ServiceId, slots: u32 },
+    /// User arrivals come `factor` times faster.
+    Surge { factor: f64 },
 }
 
 impl FaultKind {
-    /// The service the fault acts on.
-    pub fn service(&self) -> ServiceId {
+    /// The service the fault acts on (`None` for faults on arrivals).
+    pub fn service(&self) -> Option<ServiceId> {
         match self {
-            FaultKind::Slow { service, .. } => *service,
+            FaultKind::Slow { service, .. }
+            | FaultKind::Error { service, .. }
+            | FaultKind::Outage { service }
+            | FaultKind::Capacity { service, .. } => Some(*service),
+            FaultKind::Surge { .. } => None,
         }
     }
 }
@@ -241,7 +358,7 @@ impl Scenario {
         for s in self.topological_order() {
             for &e in &self.services[s].calls {
                 let edge = &self.edges[e];
-                let add = attempts[s].saturating_mul(edge.retries as u64 + 1);
+                let add = attempts[s].saturating_mul(edge.max_attempts_per_call());
                 attempts[edge.callee] = attempts[edge.callee].saturating_add(add);
             }
         }
@@ -263,7 +380,7 @@ impl Scenario {
             }
             for &e in &sc.services[at].calls {
                 let edge = &sc.edges[e];
-                path.push((edge.name.clone(), edge.retries as u64 + 1));
+                path.push((edge.name.clone(), edge.max_attempts_per_call()));
                 walk(sc, edge.callee, target, path, out);
                 path.pop();
             }

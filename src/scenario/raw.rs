@@ -73,6 +73,8 @@ pub struct ClientRaw {
     /// Whether the attempt's absolute deadline (`now + attempt_timeout`) travels with the request
     /// (default false).
     pub propagate_deadline: Option<bool>,
+    /// When an attempt times out, cancel the entry service's work for it (default false).
+    pub cancel_on_abandon: Option<bool>,
 }
 
 /// One service of the topology.
@@ -92,9 +94,43 @@ pub struct ServiceRaw {
     pub reject_delay: Option<DurationText>,
     /// Own work before the calls (default none: the service only waits on its calls).
     pub service_time: Option<DistRaw>,
+    /// With `queue_discipline: adaptive_lifo`: serve newest first while the oldest queued request
+    /// has waited this long (default `100ms`).
+    pub lifo_after: Option<DurationText>,
+    /// Drop at dequeue a request that waited longer than this (default: no limit).
+    pub max_queue_time: Option<DurationText>,
+    /// CoDel shedding at dequeue, RFC 8289 control law (default off).
+    pub codel: Option<CodelRaw>,
+    /// Retry-after hint attached to this service's rejects (default none).
+    pub pushback: Option<PushbackRaw>,
+    /// Start all calls together instead of one after another; succeed when all succeed (default
+    /// false).
+    pub parallel: Option<bool>,
     /// Downstream calls by callee name, made in this order while the slot is held.
     #[serde(default)]
     pub calls: IndexMap<String, CallRaw>,
+}
+
+/// CoDel parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodelRaw {
+    /// Acceptable standing queue delay (default `5ms`).
+    pub target: Option<DurationText>,
+    /// Window over which the delay must stay above `target` before shedding (default `100ms`).
+    pub interval: Option<DurationText>,
+}
+
+/// A retry-after hint: exactly one of the keys.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PushbackRaw {
+    /// A fixed delay.
+    pub delay: Option<DurationText>,
+    /// A delay per request queued at the moment of the reject.
+    pub per_queued: Option<DurationText>,
+    /// Tell callers not to retry.
+    pub no_retry: Option<bool>,
 }
 
 /// Which queued request a freed slot takes.
@@ -105,6 +141,8 @@ pub enum QueueDisciplineRaw {
     Fifo,
     /// Newest first.
     Lifo,
+    /// Oldest first, but newest first while the oldest queued request has waited `lifo_after`.
+    AdaptiveLifo,
 }
 
 /// A caller's policy on one call edge.
@@ -122,6 +160,69 @@ pub struct CallRaw {
     pub retry_throttle: Option<ThrottleRaw>,
     /// The downstream request carries `now + timeout` as its deadline (default false).
     pub propagate_deadline: Option<bool>,
+    /// Envoy-style retry budget (default none).
+    pub retry_budget: Option<RetryBudgetRaw>,
+    /// Client-side adaptive throttling, as in Google's SRE book (default none).
+    pub adaptive_throttle: Option<AdaptiveThrottleRaw>,
+    /// Cancel the callee's work when this caller gives up on an attempt (default false).
+    pub cancel_on_abandon: Option<bool>,
+    /// Wait at least the callee's retry-after hint; do not retry when told not to (default false).
+    pub honor_retry_after: Option<bool>,
+    /// Circuit breaker on this edge (default none).
+    pub circuit_breaker: Option<CircuitBreakerRaw>,
+    /// Hedged requests on this edge (default none; excludes `retries`).
+    pub hedge: Option<HedgeRaw>,
+}
+
+/// Envoy retry budget: concurrent retries ≤ max(budget_percent % of active requests,
+/// min_retry_concurrency).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RetryBudgetRaw {
+    /// Retries in flight as a percentage of attempts in flight (default 20).
+    pub budget_percent: Option<f64>,
+    /// Retries in flight always allowed (default 3).
+    pub min_retry_concurrency: Option<u32>,
+}
+
+/// Adaptive throttling: reject locally with probability max(0, (requests − k·accepts) /
+/// (requests + 1)) over a trailing window.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdaptiveThrottleRaw {
+    /// The multiplier of accepts (default 2).
+    pub k: Option<f64>,
+    /// The trailing window, whole seconds (default `2m`).
+    pub window: Option<DurationText>,
+}
+
+/// Circuit breaker: closed → open on the failure share over the window (or a run of failures),
+/// open refuses at once, half-open probes close it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CircuitBreakerRaw {
+    /// Failure share over `window` that opens the breaker (default 0.5).
+    pub failure_rate: Option<f64>,
+    /// The window the failure share is measured over (default `10s`).
+    pub window: Option<DurationText>,
+    /// Attempts in the window before the share counts (default 20).
+    pub min_requests: Option<u32>,
+    /// A run of this many failures opens the breaker too (default off).
+    pub consecutive_failures: Option<u32>,
+    /// How long the breaker stays open before probing (default `5s`).
+    pub open_for: Option<DurationText>,
+    /// Successful probes in half-open that close it (default 3).
+    pub half_open_probes: Option<u32>,
+}
+
+/// Hedged requests: send another attempt after `delay` without a reply; the first success wins.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HedgeRaw {
+    /// Wait this long for a reply before sending a hedge. Required.
+    pub delay: DurationText,
+    /// Hedges per call at most (default 1).
+    pub max_hedges: Option<u32>,
 }
 
 /// Full-jitter exponential backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2ⁿ)].
@@ -147,7 +248,8 @@ pub struct ThrottleRaw {
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
 /// `{dist: exponential, mean: 20ms}`, `{dist: constant, value: 5ms}`,
-/// `{dist: uniform, min: 5ms, max: 15ms}`, `{dist: lognormal, mean: 20ms, sigma: 1.0}`.
+/// `{dist: uniform, min: 5ms, max: 15ms}`, `{dist: lognormal, mean: 20ms, sigma: 1.0}`,
+/// `{dist: pareto, min: 5ms, alpha: 1.5}`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DistRaw {
@@ -157,12 +259,14 @@ pub struct DistRaw {
     pub mean: Option<DurationText>,
     /// The value, for `constant`.
     pub value: Option<DurationText>,
-    /// Lower bound, for `uniform`.
+    /// Lower bound, for `uniform` and `pareto`.
     pub min: Option<DurationText>,
     /// Upper bound, for `uniform`.
     pub max: Option<DurationText>,
     /// σ of the underlying normal, for `lognormal`.
     pub sigma: Option<f64>,
+    /// Shape, for `pareto`.
+    pub alpha: Option<f64>,
 }
 
 /// The shapes of service time.
@@ -177,6 +281,8 @@ pub enum DistKindRaw {
     Uniform,
     /// Log-normal with `mean` and shape `sigma`.
     Lognormal,
+    /// Pareto with scale `min` and shape `alpha`.
+    Pareto,
 }
 
 /// A fault, flat: `kind` names it, the other keys its parameters. Its window is `[from, to)` or
@@ -186,7 +292,7 @@ pub enum DistKindRaw {
 pub struct FaultRaw {
     /// What the fault does. Required.
     pub kind: FaultKindRaw,
-    /// The service it acts on (required for `slow`).
+    /// The service it acts on (required for every kind but `surge`).
     pub service: Option<String>,
     /// Start of the window. Required.
     pub from: DurationText,
@@ -197,6 +303,12 @@ pub struct FaultRaw {
     /// The distribution in force inside the window, sampled when work starts (required for
     /// `slow`).
     pub service_time: Option<DistRaw>,
+    /// `error`: share of arrivals failed at once.
+    pub fraction: Option<f64>,
+    /// `capacity`: slots in force inside the window.
+    pub slots: Option<u32>,
+    /// `surge`: arrival rate multiplier inside the window.
+    pub factor: Option<f64>,
 }
 
 /// The kinds of fault.
@@ -205,4 +317,12 @@ pub struct FaultRaw {
 pub enum FaultKindRaw {
     /// A service's service time follows another distribution inside the window.
     Slow,
+    /// A share of a service's arrivals fail at once.
+    Error,
+    /// Every arrival at a service is rejected.
+    Outage,
+    /// A service has fewer slots.
+    Capacity,
+    /// User arrivals come faster.
+    Surge,
 }

@@ -276,7 +276,9 @@ fn load_with_extends(
     let index = files.len() - 1;
     files[index].keys = key_positions(&files[index].text);
 
-    let extends = value.as_mapping_mut().and_then(|m| m.remove("extends"));
+    let extends = value
+        .as_mapping_mut()
+        .and_then(|m| m.shift_remove("extends"));
     let merged = match extends {
         None => value,
         Some(Value::String(base)) => {
@@ -315,11 +317,16 @@ fn load_with_extends(
     Ok(merged)
 }
 
-/// Merges `overlay` into `base`: maps merge key by key (recursively), anything else replaces.
+/// Merges `overlay` into `base`: maps merge key by key (recursively), a `null` in the overlay
+/// removes the key from the base, anything else replaces.
 pub fn deep_merge(base: &mut Value, overlay: Value) {
     match (base, overlay) {
         (Value::Mapping(b), Value::Mapping(o)) => {
             for (k, v) in o {
+                if v.is_null() {
+                    b.shift_remove(&k);
+                    continue;
+                }
                 match b.get_mut(&k) {
                     Some(slot) => deep_merge(slot, v),
                     None => {
@@ -497,6 +504,10 @@ mod tests {
         let over: Value = yaml_serde::from_str("a: {y: 5, z: 6}\nb: 4").unwrap();
         deep_merge(&mut base, over);
         let want: Value = yaml_serde::from_str("a: {x: 1, y: 5, z: 6}\nb: 4").unwrap();
+        assert_eq!(base, want);
+        let removal: Value = yaml_serde::from_str("a: {x: null}\nb: ~").unwrap();
+        deep_merge(&mut base, removal);
+        let want: Value = yaml_serde::from_str("a: {y: 5, z: 6}").unwrap();
         assert_eq!(base, want);
     }
 

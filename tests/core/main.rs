@@ -7,5 +7,6 @@ mod cli;
 mod common;
 mod determinism;
 mod mechanics;
+mod protections;
 mod snapshots;
 mod ux;

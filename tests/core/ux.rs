@@ -20,21 +20,58 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The committed schema, relative to the repository root.
-const SCHEMA_PATH: &str = "schema/scenario.schema.json";
-/// The first line of every shipped scenario.
-const MODELINE: &str = "# yaml-language-server: $schema=../schema/scenario.schema.json";
-
+/// The YAML files under `dir`, at any depth, sorted.
 fn yaml_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries
-            .map(|e| e.unwrap().path())
-            .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")))
-            .collect(),
-        Err(_) => Vec::new(),
-    };
+    let mut files = Vec::new();
+    let mut todo = vec![dir.to_owned()];
+    while let Some(d) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+                files.push(p);
+            }
+        }
+    }
     files.sort();
     files
+}
+
+/// The modeline that points a shipped file at the committed schema `schema/<kind>.schema.json`.
+fn modeline(file: &Path, kind: &str) -> String {
+    let depth = file
+        .strip_prefix(root())
+        .unwrap()
+        .components()
+        .count()
+        .saturating_sub(1);
+    format!(
+        "# yaml-language-server: $schema={}schema/{kind}.schema.json",
+        "../".repeat(depth)
+    )
+}
+
+/// Every shipped file of `dir` validates against `schema`, and names it on its first line.
+fn shipped_files_validate(dir: &str, kind: &str, schema: &Value) {
+    let v = validator(schema);
+    let files = yaml_files(&root().join(dir));
+    assert!(!files.is_empty(), "no files in {dir}/");
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let errors = schema_errors(&v, &yaml_as_json(&text));
+        assert!(errors.is_empty(), "{}: {errors:#?}", f.display());
+        let line = modeline(&f, kind);
+        assert_eq!(
+            text.lines().next(),
+            Some(line.as_str()),
+            "{}: make `{line}` its first line so editors find the schema",
+            f.display()
+        );
+    }
 }
 
 fn yaml_as_json(text: &str) -> Value {
@@ -54,53 +91,52 @@ fn schema_errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
 
 #[test]
 fn every_shipped_scenario_validates_against_the_generated_schema() {
-    let v = validator(&loadsim::schema::scenario());
-    let files = yaml_files(&root().join("scenarios"));
-    assert!(files.len() >= 5);
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        let errors = schema_errors(&v, &yaml_as_json(&text));
-        assert!(errors.is_empty(), "{}: {errors:#?}", f.display());
-        assert_eq!(
-            text.lines().next(),
-            Some(MODELINE),
-            "{}: make `{MODELINE}` its first line so editors find the schema",
-            f.display()
+    shipped_files_validate("scenarios", "scenario", &loadsim::schema::scenario());
+}
+
+#[test]
+fn every_shipped_sweep_validates_against_the_generated_schema() {
+    shipped_files_validate("sweeps", "sweep", &loadsim::schema::sweep());
+}
+
+#[test]
+fn the_committed_schemas_are_the_generated_ones() {
+    for (kind, schema) in [
+        ("scenario", loadsim::schema::scenario()),
+        ("sweep", loadsim::schema::sweep()),
+    ] {
+        let generated = loadsim::schema::to_text(&schema);
+        let rel = format!("schema/{kind}.schema.json");
+        let path = root().join(&rel);
+        if std::env::var_os("LOADSIM_UPDATE_SCHEMA").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{rel} is out of date; regenerate it with `cargo run -- schema {kind} > {rel}` \
+             (or LOADSIM_UPDATE_SCHEMA=1 cargo test)"
         );
     }
 }
 
 #[test]
-fn every_shipped_sweep_validates_against_the_generated_schema() {
-    let files = yaml_files(&root().join("sweeps"));
-    if files.is_empty() {
-        return;
+fn the_sweep_schema_catches_typos() {
+    let v = validator(&loadsim::schema::sweep());
+    let text = std::fs::read_to_string(root().join("sweeps/blog37.yaml")).unwrap();
+    for (what, bad) in [
+        ("top-level typo", text.replace("grid:", "gird:")),
+        ("table typo", text.replacen("metric:", "metrc:", 1)),
+        (
+            "scenarios not a list",
+            text.replace("scenarios:\n", "scenarios: 3\nx:\n"),
+        ),
+    ] {
+        assert!(
+            !schema_errors(&v, &yaml_as_json(&bad)).is_empty(),
+            "{what}: the schema accepted it"
+        );
     }
-    let schema = loadsim::schema::sweep().expect(
-        "sweeps/ has files but `loadsim schema sweep` is not wired: derive JsonSchema on the sweep \
-         spec types and return their schema from `schema::sweep`",
-    );
-    let v = validator(&schema);
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        let errors = schema_errors(&v, &yaml_as_json(&text));
-        assert!(errors.is_empty(), "{}: {errors:#?}", f.display());
-    }
-}
-
-#[test]
-fn the_committed_schema_is_the_generated_one() {
-    let generated = loadsim::schema::to_text(&loadsim::schema::scenario());
-    let path = root().join(SCHEMA_PATH);
-    if std::env::var_os("LOADSIM_UPDATE_SCHEMA").is_some() {
-        std::fs::write(&path, &generated).unwrap();
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "{SCHEMA_PATH} is out of date; regenerate it with \
-         `cargo run -- schema scenario > {SCHEMA_PATH}` (or LOADSIM_UPDATE_SCHEMA=1 cargo test)"
-    );
 }
 
 #[test]
@@ -129,6 +165,11 @@ fn the_schema_catches_what_the_loader_refuses() {
     assert!(schema_errors(&v, &partial).is_empty());
     let partial_typo = yaml_as_json("extends: base.yaml\nservices:\n  svc_b: { queue_capp: 4 }\n");
     assert!(!schema_errors(&v, &partial_typo).is_empty());
+    // `null` removes a key of the base.
+    let removal = yaml_as_json("extends: base.yaml\nfaults: { slow_b: null }\nseed: ~\n");
+    assert!(schema_errors(&v, &removal).is_empty());
+    let removal_typo = yaml_as_json("extends: base.yaml\nfaults: { slow_b: {kind: slowly} }\n");
+    assert!(!schema_errors(&v, &removal_typo).is_empty());
 }
 
 #[test]
@@ -211,14 +252,14 @@ fn new_writes_a_scenario_that_runs_as_is_and_its_schema() {
 }
 
 #[test]
-fn schema_command_prints_the_schema_and_sweep_says_why_not() {
-    let out = loadsim().args(["schema", "scenario"]).assert().success();
-    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
-    assert_eq!(v, loadsim::schema::scenario());
-    if loadsim::schema::sweep().is_none() {
-        let out = loadsim().args(["schema", "sweep"]).assert().code(2);
-        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-        assert!(err.contains("not available in this build"), "{err}");
+fn schema_command_prints_each_schema() {
+    for (kind, schema) in [
+        ("scenario", loadsim::schema::scenario()),
+        ("sweep", loadsim::schema::sweep()),
+    ] {
+        let out = loadsim().args(["schema", kind]).assert().success();
+        let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        assert_eq!(v, schema);
     }
 }
 
@@ -227,7 +268,9 @@ fn completions_for_each_shell_name_the_subcommands() {
     for shell in ["bash", "zsh", "fish"] {
         let out = loadsim().args(["completions", shell]).assert().success();
         let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-        for word in ["run", "check", "new", "schema", "csv-long"] {
+        for word in [
+            "run", "check", "sweep", "merge", "new", "schema", "csv-long",
+        ] {
             assert!(text.contains(word), "{shell}: no `{word}`");
         }
     }
@@ -235,7 +278,15 @@ fn completions_for_each_shell_name_the_subcommands() {
 
 #[test]
 fn every_subcommand_help_has_a_worked_example() {
-    for sub in ["run", "check", "new", "schema", "completions"] {
+    for sub in [
+        "run",
+        "check",
+        "sweep",
+        "merge",
+        "new",
+        "schema",
+        "completions",
+    ] {
         let out = loadsim().args([sub, "--help"]).assert().success();
         let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
         assert!(text.contains("Examples:"), "{sub} --help: {text}");

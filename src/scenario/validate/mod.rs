@@ -2,20 +2,17 @@
 //! references between services, call cycles, fault windows, distribution parameters — and reports
 //! all problems of a document at once, each at its key path and line.
 
+mod faults;
+mod protections;
+
 use std::collections::HashMap;
 
 use super::error::{ConfigError, Diagnostic};
-use super::raw::{
-    ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, FaultKindRaw, FaultRaw, QueueDisciplineRaw,
-    ScenarioRaw, ServiceRaw,
-};
+use super::raw::{ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
 use super::source::Document;
 use super::suggest::{did_you_mean, explain_serde_message};
-use super::{
-    ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Fault, FaultKind, QueueDiscipline, Scenario,
-    Service, Throttle,
-};
-use crate::time::{SimDuration, SimTime};
+use super::{ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Scenario, Service, Throttle};
+use crate::time::SimDuration;
 
 /// Largest arrival rate accepted (user requests per second).
 pub const MAX_RATE: f64 = 10_000_000.0;
@@ -144,6 +141,7 @@ impl Validator<'_> {
             retries: self.retries("client.retries", raw.client.retries),
             retry_interval: raw.client.retry_interval.map_or(SimDuration::ZERO, |d| d.0),
             propagate_deadline: raw.client.propagate_deadline.unwrap_or(false),
+            cancel_on_abandon: raw.client.cancel_on_abandon.unwrap_or(false),
         };
 
         let mut faults = Vec::new();
@@ -219,13 +217,14 @@ impl Validator<'_> {
             name: name.to_owned(),
             slots: s.slots,
             queue_cap: s.queue_cap,
-            discipline: match s.queue_discipline {
-                None | Some(QueueDisciplineRaw::Fifo) => QueueDiscipline::Fifo,
-                Some(QueueDisciplineRaw::Lifo) => QueueDiscipline::Lifo,
-            },
+            discipline: self.discipline(&key, s),
             drop_expired: s.drop_expired.unwrap_or(false),
             reject_delay: s.reject_delay.map_or(DEFAULT_REJECT_DELAY, |d| d.0),
             service_time,
+            max_queue_time: s.max_queue_time.map(|d| d.0),
+            codel: s.codel.as_ref().map(|c| self.codel(&key, c)),
+            pushback: s.pushback.as_ref().and_then(|p| self.pushback(&key, p)),
+            parallel: s.parallel.unwrap_or(false),
             calls,
         }
     }
@@ -334,6 +333,24 @@ impl Validator<'_> {
             backoff,
             throttle,
             propagate_deadline: c.propagate_deadline.unwrap_or(false),
+            retry_budget: c
+                .retry_budget
+                .as_ref()
+                .and_then(|b| self.retry_budget(key, b)),
+            adaptive_throttle: c
+                .adaptive_throttle
+                .as_ref()
+                .and_then(|t| self.adaptive_throttle(key, t)),
+            cancel_on_abandon: c.cancel_on_abandon.unwrap_or(false),
+            honor_retry_after: c.honor_retry_after.unwrap_or(false),
+            circuit_breaker: c
+                .circuit_breaker
+                .as_ref()
+                .and_then(|b| self.circuit_breaker(key, b)),
+            hedge: c
+                .hedge
+                .as_ref()
+                .and_then(|h| self.hedge(key, h, c.retries.unwrap_or(0))),
         }
     }
 
@@ -358,6 +375,7 @@ impl Validator<'_> {
             DistKindRaw::Constant => &["value"],
             DistKindRaw::Uniform => &["min", "max"],
             DistKindRaw::Lognormal => &["mean", "sigma"],
+            DistKindRaw::Pareto => &["min", "alpha"],
         };
         let given = [
             ("mean", d.mean.is_some()),
@@ -365,6 +383,7 @@ impl Validator<'_> {
             ("min", d.min.is_some()),
             ("max", d.max.is_some()),
             ("sigma", d.sigma.is_some()),
+            ("alpha", d.alpha.is_some()),
         ];
         let kind = format!("{:?}", d.dist).to_lowercase();
         let mut ok = true;
@@ -401,6 +420,21 @@ impl Validator<'_> {
                 }
                 Dist::Uniform { min, max }
             }
+            DistKindRaw::Pareto => {
+                let alpha = d.alpha?;
+                if !(alpha.is_finite() && (0.1..=100.0).contains(&alpha)) {
+                    self.problem(&format!("{key}.alpha"), "must be a number in [0.1, 100]");
+                    return None;
+                }
+                if d.min?.0.is_zero() {
+                    self.problem(&format!("{key}.min"), "must be longer than 0s");
+                    return None;
+                }
+                Dist::Pareto {
+                    min: d.min?.0,
+                    alpha,
+                }
+            }
             DistKindRaw::Lognormal => {
                 let sigma = d.sigma?;
                 if !(sigma.is_finite() && (0.0..=10.0).contains(&sigma)) {
@@ -420,80 +454,6 @@ impl Validator<'_> {
             return None;
         }
         Some(dist)
-    }
-
-    fn fault(
-        &mut self,
-        name: &str,
-        f: &FaultRaw,
-        duration: SimDuration,
-        names: &HashMap<&str, usize>,
-    ) -> Option<Fault> {
-        let key = format!("faults.{name}");
-        let from = SimTime(f.from.0.0);
-        let to = match (f.to, f.duration) {
-            (Some(_), Some(_)) => {
-                self.problem(
-                    &format!("{key}.duration"),
-                    "give either `to` or `duration`, not both",
-                );
-                return None;
-            }
-            (None, None) => {
-                self.problem(
-                    &key,
-                    "needs an end: `to` (an instant) or `duration` (a length)",
-                );
-                return None;
-            }
-            (Some(to), None) => {
-                if to.0 <= f.from.0 {
-                    self.problem(
-                        &format!("{key}.to"),
-                        format!("must be after `from` ({})", f.from.0),
-                    );
-                    return None;
-                }
-                SimTime(to.0.0)
-            }
-            (None, Some(d)) => from + d.0,
-        };
-        if from >= SimTime(duration.0) || to > SimTime(duration.0) {
-            self.problem(
-                &key,
-                format!(
-                    "the window [{}, {}) lies outside the arrival period [0s, {duration})",
-                    SimDuration(from.0),
-                    SimDuration(to.0)
-                ),
-            );
-            return None;
-        }
-        let service = match &f.service {
-            Some(s) => self.service_ref(&format!("{key}.service"), s, names)?,
-            None => {
-                self.problem(&key, "a `slow` fault needs `service`");
-                return None;
-            }
-        };
-        let kind = match f.kind {
-            FaultKindRaw::Slow => {
-                let Some(st) = &f.service_time else {
-                    self.problem(&key, "a `slow` fault needs `service_time`");
-                    return None;
-                };
-                FaultKind::Slow {
-                    service,
-                    service_time: self.dist(&format!("{key}.service_time"), st)?,
-                }
-            }
-        };
-        Some(Fault {
-            name: name.to_owned(),
-            from,
-            to,
-            kind,
-        })
     }
 
     fn check_acyclic(&mut self, sc: &Scenario) {
@@ -554,7 +514,7 @@ impl Validator<'_> {
     }
 }
 
-fn list(items: &[&str]) -> String {
+pub(super) fn list(items: &[&str]) -> String {
     items
         .iter()
         .map(|i| format!("`{i}`"))

@@ -1,0 +1,268 @@
+//! The calls a job makes while it holds its slot. Owns the call state machine: calls in order, or
+//! all at once for a `parallel` service (the job succeeds when every call has); sending an attempt
+//! past the edge's gates (remaining deadline, circuit breaker, adaptive throttling); retries after
+//! a failed attempt (retry count, deadline, A6 tokens, retry budget, retry-after hints, full-jitter
+//! backoff); hedges (another attempt after `hedge.delay` while no reply, first success wins).
+
+use super::policy::backoff::full_jitter;
+use super::policy::timeout::attempt_timeout;
+use super::slab::Handle;
+use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
+use crate::time::{SimDuration, SimTime};
+
+impl Simulation<'_> {
+    /// The retry and hedge state of call `k` of `job`.
+    #[inline]
+    pub(super) fn call_state(&mut self, job: Handle, k: u16) -> &mut CallState {
+        &mut self.call_states[job.index as usize * self.max_calls + k as usize]
+    }
+
+    fn edge_of(&self, job: Handle, k: u16) -> usize {
+        self.sc.services[self.jobs[job].service as usize].calls[k as usize]
+    }
+
+    fn running(&self, job: Handle) -> bool {
+        self.jobs
+            .get(job)
+            .is_some_and(|j| j.state == JobState::Running)
+    }
+
+    /// The job's own work is done: start its calls (or finish if it makes none).
+    pub(super) fn begin_calls(&mut self, job: Handle) {
+        let sc = self.sc;
+        let service = &sc.services[self.jobs[job].service as usize];
+        let n = service.calls.len();
+        if n == 0 {
+            self.finish(job, Outcome::Success);
+            return;
+        }
+        let base = job.index as usize * self.max_calls;
+        self.call_states[base..base + n].fill(CallState::default());
+        if service.parallel {
+            self.jobs[job].pending = n as u16;
+            for k in 0..n as u16 {
+                if !self.running(job) {
+                    break;
+                }
+                self.start_call(job, k);
+            }
+        } else {
+            let j = &mut self.jobs[job];
+            j.call = 0;
+            j.pending = 1;
+            self.start_call(job, 0);
+        }
+    }
+
+    fn start_call(&mut self, job: Handle, k: u16) {
+        self.send_attempt(job, k, false, false);
+        let e = self.edge_of(job, k);
+        if let Some(h) = self.sc.edges[e].hedge
+            && self.running(job)
+            && !self.call_state(job, k).done
+        {
+            self.engine
+                .schedule_in(h.delay, Event::HedgeFire { job, call: k });
+        }
+    }
+
+    /// Sends an attempt on call `k`, unless the deadline is gone, the breaker is open or adaptive
+    /// throttling rejects it locally.
+    fn send_attempt(&mut self, job: Handle, k: u16, retry: bool, hedge: bool) {
+        let now = self.now();
+        let sc = self.sc;
+        let e = self.edge_of(job, k);
+        let edge = &sc.edges[e];
+        let j = self.jobs[job];
+        // Every try counts toward the call's hedges, even one refused below, so a call whose
+        // hedges keep being refused locally cannot loop.
+        self.call_state(job, k).sent += 1;
+        let Some(timeout) = attempt_timeout(edge.attempt_timeout, j.deadline, now) else {
+            self.rec.edges[e].deadline_exhausted += 1;
+            if self.call_state(job, k).outstanding == 0 {
+                self.finish(job, Outcome::Error);
+            }
+            return;
+        };
+        let es = &mut self.edges[e];
+        if let Some(b) = &mut es.breaker
+            && !b.allow(now)
+        {
+            self.rec.edges[e].rejected_circuit_open += 1;
+            if self.call_state(job, k).outstanding == 0 {
+                self.finish(job, Outcome::Error);
+            }
+            return;
+        }
+        if let Some((a, stream)) = &mut es.adaptive {
+            let p = a.on_request(now);
+            if p > 0.0 && stream.unit() < p {
+                self.rec.edges[e].throttled_locally += 1;
+                self.attempt_failed(job, k, 0);
+                return;
+            }
+        }
+        let ec = &mut self.rec.edges[e];
+        ec.attempts += 1;
+        if retry {
+            ec.retries += 1;
+        }
+        if hedge {
+            ec.hedges += 1;
+        }
+        let attempt = self.attempts.insert(Attempt {
+            owner: Owner::Job(job),
+            edge: e as u32,
+            call: k,
+            retry,
+            child: Handle::NONE,
+            next: j.attempts,
+        });
+        self.jobs[job].attempts = attempt;
+        let es = &mut self.edges[e];
+        es.active += 1;
+        if retry {
+            es.active_retries += 1;
+        }
+        self.call_state(job, k).outstanding += 1;
+        self.engine
+            .schedule_in(timeout, Event::AttemptTimeout { attempt });
+        let deadline = if edge.propagate_deadline {
+            now + timeout
+        } else {
+            SimTime::NEVER
+        };
+        let child = self.deliver(edge.callee as u32, attempt, deadline);
+        if let Some(a) = self.attempts.get_mut(attempt) {
+            a.child = child;
+        }
+    }
+
+    /// A backoff elapsed: retry call `k` if the job still wants it.
+    pub(super) fn on_edge_retry(&mut self, job: Handle, k: u16) {
+        if self.running(job) && !self.call_state(job, k).done {
+            self.send_attempt(job, k, true, false);
+        }
+    }
+
+    /// The hedge delay elapsed: send another attempt while the call is open and hedges remain.
+    pub(super) fn on_hedge_fire(&mut self, job: Handle, k: u16) {
+        if !self.running(job) || self.call_state(job, k).done {
+            return;
+        }
+        let e = self.edge_of(job, k);
+        let Some(h) = self.sc.edges[e].hedge else {
+            return;
+        };
+        if self.try_hedge(job, k, e) && self.running(job) {
+            let cs = *self.call_state(job, k);
+            if !cs.done && (cs.sent as u32) < h.max_hedges + 1 {
+                self.engine
+                    .schedule_in(h.delay, Event::HedgeFire { job, call: k });
+            }
+        }
+    }
+
+    /// Sends a hedge on call `k` if hedges remain and the A6 bucket allows; returns whether it
+    /// tried (false: no hedges left or throttled).
+    fn try_hedge(&mut self, job: Handle, k: u16, e: usize) -> bool {
+        let Some(h) = self.sc.edges[e].hedge else {
+            return false;
+        };
+        if self.call_state(job, k).sent as u32 > h.max_hedges
+            || self.now() >= self.jobs[job].deadline
+        {
+            return false;
+        }
+        if self.edges[e].bucket.is_some_and(|b| !b.allows_retry()) {
+            self.rec.edges[e].hedges_throttled += 1;
+            return false;
+        }
+        self.send_attempt(job, k, false, true);
+        true
+    }
+
+    /// Call `k` got a success: the other attempts of the call are abandoned, and the job moves on.
+    pub(super) fn call_succeeded(&mut self, job: Handle, k: u16) {
+        self.call_state(job, k).done = true;
+        self.abandon_attempts(job, Some(k));
+        let sc = self.sc;
+        let service = &sc.services[self.jobs[job].service as usize];
+        let j = &mut self.jobs[job];
+        j.pending -= 1;
+        if service.parallel {
+            if j.pending == 0 {
+                self.finish(job, Outcome::Success);
+            }
+        } else {
+            j.call += 1;
+            if (j.call as usize) < service.calls.len() {
+                j.pending = 1;
+                let next = j.call;
+                self.start_call(job, next);
+            } else {
+                self.finish(job, Outcome::Success);
+            }
+        }
+    }
+
+    /// An attempt of call `k` failed (timeout, reject, error, or rejected locally): hedge again,
+    /// retry, or fail the call and so the job. `pushback_us` is the callee's retry-after hint.
+    pub(super) fn attempt_failed(&mut self, job: Handle, k: u16, pushback_us: u32) {
+        if !self.running(job) || self.call_state(job, k).done {
+            return;
+        }
+        let now = self.now();
+        let e = self.edge_of(job, k);
+        let sc = self.sc;
+        let edge = &sc.edges[e];
+        if edge.hedge.is_some() {
+            // gRFC A6: a failed hedge sends the next one at once.
+            self.try_hedge(job, k, e);
+            if self.running(job)
+                && self.call_state(job, k).outstanding == 0
+                && !self.call_state(job, k).done
+            {
+                self.finish(job, Outcome::Error);
+            }
+            return;
+        }
+        let cs = *self.call_state(job, k);
+        if cs.retries_used as u32 >= edge.retries || now >= self.jobs[job].deadline {
+            self.finish(job, Outcome::Error);
+            return;
+        }
+        if edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY {
+            self.rec.edges[e].pushback_no_retry += 1;
+            self.finish(job, Outcome::Error);
+            return;
+        }
+        if self.edges[e].bucket.is_some_and(|b| !b.allows_retry()) {
+            self.rec.edges[e].retries_throttled += 1;
+            self.finish(job, Outcome::Error);
+            return;
+        }
+        if let Some(budget) = edge.retry_budget {
+            let es = &self.edges[e];
+            let allowed = ((budget.percent / 100.0) * es.active as f64).floor() as u32;
+            if es.active_retries >= allowed.max(budget.min_concurrency) {
+                self.rec.edges[e].retries_budget_denied += 1;
+                self.finish(job, Outcome::Error);
+                return;
+            }
+        }
+        let n = cs.retries_used;
+        self.call_state(job, k).retries_used += 1;
+        let mut wait = full_jitter(&edge.backoff, n as u32, &mut self.edges[e].jitter);
+        if edge.honor_retry_after && pushback_us > 0 {
+            self.rec.edges[e].pushback_honored += 1;
+            wait = wait.max(SimDuration(pushback_us as u64 * 1_000));
+        }
+        if wait.is_zero() {
+            self.send_attempt(job, k, true, false);
+        } else {
+            self.engine
+                .schedule_in(wait, Event::EdgeRetry { job, call: k });
+        }
+    }
+}

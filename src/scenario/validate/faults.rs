@@ -1,0 +1,148 @@
+//! Checks on `faults:`. Owns the window rule (inside `[0, duration]`, `to` after `from`, exactly
+//! one of `to` and `duration`), which keys each kind takes, and their ranges.
+
+use std::collections::HashMap;
+
+use super::super::raw::{FaultKindRaw, FaultRaw};
+use super::super::{Fault, FaultKind};
+use super::{Validator, list};
+use crate::time::{SimDuration, SimTime};
+
+impl Validator<'_> {
+    pub(super) fn fault(
+        &mut self,
+        name: &str,
+        f: &FaultRaw,
+        duration: SimDuration,
+        names: &HashMap<&str, usize>,
+    ) -> Option<Fault> {
+        let key = format!("faults.{name}");
+        let (from, to) = self.fault_window(&key, f, duration)?;
+        let kind_name = format!("{:?}", f.kind).to_lowercase();
+        let allowed: &[&str] = match f.kind {
+            FaultKindRaw::Slow => &["service", "service_time"],
+            FaultKindRaw::Error => &["service", "fraction"],
+            FaultKindRaw::Outage => &["service"],
+            FaultKindRaw::Capacity => &["service", "slots"],
+            FaultKindRaw::Surge => &["factor"],
+        };
+        let given = [
+            ("service", f.service.is_some()),
+            ("service_time", f.service_time.is_some()),
+            ("fraction", f.fraction.is_some()),
+            ("slots", f.slots.is_some()),
+            ("factor", f.factor.is_some()),
+        ];
+        let mut ok = true;
+        for (param, present) in given {
+            let wanted = allowed.contains(&param);
+            if present && !wanted {
+                self.problem(
+                    &format!("{key}.{param}"),
+                    format!(
+                        "is not a key of a `{kind_name}` fault (it takes {})",
+                        list(allowed)
+                    ),
+                );
+                ok = false;
+            } else if !present && wanted {
+                self.problem(&key, format!("a `{kind_name}` fault needs `{param}`"));
+                ok = false;
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let service = match &f.service {
+            Some(s) => Some(self.service_ref(&format!("{key}.service"), s, names)?),
+            None => None,
+        };
+        let kind = match f.kind {
+            FaultKindRaw::Slow => {
+                let st = f.service_time.as_ref()?;
+                FaultKind::Slow {
+                    service: service?,
+                    service_time: self.dist(&format!("{key}.service_time"), st)?,
+                }
+            }
+            FaultKindRaw::Error => {
+                let fraction = f.fraction?;
+                if !(fraction.is_finite() && (0.0..=1.0).contains(&fraction)) {
+                    self.problem(&format!("{key}.fraction"), "must be a share in [0, 1]");
+                    return None;
+                }
+                FaultKind::Error {
+                    service: service?,
+                    fraction,
+                }
+            }
+            FaultKindRaw::Outage => FaultKind::Outage { service: service? },
+            FaultKindRaw::Capacity => FaultKind::Capacity {
+                service: service?,
+                slots: f.slots?,
+            },
+            FaultKindRaw::Surge => {
+                let factor = f.factor?;
+                if !(factor.is_finite() && factor > 0.0 && factor <= 1000.0) {
+                    self.problem(&format!("{key}.factor"), "must be a number in (0, 1000]");
+                    return None;
+                }
+                FaultKind::Surge { factor }
+            }
+        };
+        Some(Fault {
+            name: name.to_owned(),
+            from,
+            to,
+            kind,
+        })
+    }
+
+    fn fault_window(
+        &mut self,
+        key: &str,
+        f: &FaultRaw,
+        duration: SimDuration,
+    ) -> Option<(SimTime, SimTime)> {
+        let from = SimTime(f.from.0.0);
+        let to = match (f.to, f.duration) {
+            (Some(_), Some(_)) => {
+                self.problem(
+                    &format!("{key}.duration"),
+                    "give either `to` or `duration`, not both",
+                );
+                return None;
+            }
+            (None, None) => {
+                self.problem(
+                    key,
+                    "needs an end: `to` (an instant) or `duration` (a length)",
+                );
+                return None;
+            }
+            (Some(to), None) => {
+                if to.0 <= f.from.0 {
+                    self.problem(
+                        &format!("{key}.to"),
+                        format!("must be after `from` ({})", f.from.0),
+                    );
+                    return None;
+                }
+                SimTime(to.0.0)
+            }
+            (None, Some(d)) => from + d.0,
+        };
+        if from >= SimTime(duration.0) || to > SimTime(duration.0) {
+            self.problem(
+                key,
+                format!(
+                    "the window [{}, {}) lies outside the arrival period [0s, {duration})",
+                    SimDuration(from.0),
+                    SimDuration(to.0)
+                ),
+            );
+            return None;
+        }
+        Some((from, to))
+    }
+}

@@ -1,0 +1,347 @@
+//! From finished cells to `results.csv` and `results.md`. Owns the column order of results.csv and
+//! the report tables. Both are pure functions of the sweep spec and the journaled cells, ordered
+//! by cell index: whatever order cells finished in, on however many threads or shards, the bytes
+//! are the same. Wall-clock numbers (`engine.*`) never appear.
+//!
+//! results.csv columns: `scenario`, `seed`, one column per grid key other than `seed` (in the
+//! order of `grid`), then every scalar metric as in `loadsim run --format csv` without `engine.*`:
+//! `metrics.*`, then `services.<name>.*` per service, then `calls.<caller>-><callee>.*` per edge,
+//! in the scenario's order; a cell without a column (another topology) leaves it empty, and so
+//! does an undefined value (`null`, like `recovery_s` when the system never recovers).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use comfy_table::presets::ASCII_MARKDOWN;
+use comfy_table::{CellAlignment, ContentArrangement};
+use indexmap::IndexMap;
+use serde_json::Value;
+
+use super::expand::Cell;
+use super::journal::CellRecord;
+use super::spec::{Fixed, SEED, SweepSpec};
+use crate::metrics::RunSummary;
+use crate::report::flat::{Engine, cell, flatten, union_columns};
+use crate::report::table::Table;
+
+/// The finished cells of a sweep, with the spec and expansion that give them meaning.
+pub struct Results<'a> {
+    pub spec: &'a SweepSpec,
+    /// The full expansion (every cell, present or not).
+    pub cells: &'a [Cell],
+    /// Finished cells by index.
+    pub records: BTreeMap<usize, &'a CellRecord>,
+}
+
+impl<'a> Results<'a> {
+    pub fn new(spec: &'a SweepSpec, cells: &'a [Cell], records: &'a [CellRecord]) -> Self {
+        Results {
+            spec,
+            cells,
+            records: records.iter().map(|r| (r.index, r)).collect(),
+        }
+    }
+
+    /// results.csv.
+    pub fn csv(&self) -> String {
+        let flats: Vec<(usize, Vec<(String, Value)>)> = self
+            .records
+            .values()
+            .map(|r| (r.index, flatten(&r.summary, Engine::Exclude)))
+            .collect();
+        let columns = union_columns(flats.iter().map(|(_, f)| f));
+        let axes: Vec<usize> = (0..self.spec.axes.len())
+            .filter(|&a| self.spec.axes[a].key != SEED)
+            .collect();
+        let mut w = ::csv::Writer::from_writer(Vec::new());
+        let header = ["scenario", "seed"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(axes.iter().map(|&a| self.spec.axes[a].key.clone()))
+            .chain(columns.iter().cloned());
+        w.write_record(header).expect("writing to memory");
+        for (index, flat) in &flats {
+            let c = &self.cells[*index];
+            let r = self.records[index];
+            let map: std::collections::HashMap<&str, &Value> =
+                flat.iter().map(|(k, v)| (k.as_str(), v)).collect();
+            let mut record = vec![
+                self.spec.scenarios[c.scenario].name.clone(),
+                r.summary.seed.to_string(),
+            ];
+            record.extend(
+                axes.iter()
+                    .map(|&a| self.spec.axes[a].values[c.values[a]].text.clone()),
+            );
+            record.extend(
+                columns
+                    .iter()
+                    .map(|k| map.get(k.as_str()).map(|v| cell(v)).unwrap_or_default()),
+            );
+            w.write_record(&record).expect("writing to memory");
+        }
+        String::from_utf8(w.into_inner().expect("flush to memory")).expect("CSV of UTF-8 fields")
+    }
+
+    /// results.md: a short description of the sweep, then the comparison and sensitivity tables.
+    pub fn markdown(&self) -> String {
+        let spec = self.spec;
+        let mut out = String::new();
+        let _ = writeln!(out, "# Sweep `{}`\n", spec.name);
+        if let Some(d) = &spec.description {
+            let _ = writeln!(out, "{}\n", d.trim());
+        }
+        let names: Vec<String> = spec
+            .scenarios
+            .iter()
+            .map(|s| format!("`{}`", s.name))
+            .collect();
+        let _ = writeln!(out, "- Scenarios (table columns): {}.", names.join(", "));
+        for axis in &spec.axes {
+            let values: Vec<&str> = axis.values.iter().map(|v| v.text.as_str()).collect();
+            let _ = writeln!(out, "- `{}`: {}.", axis.key, values.join(", "));
+        }
+        for g in spec.groups.iter().filter(|g| g.len() > 1) {
+            let keys: Vec<String> = g
+                .iter()
+                .map(|&a| format!("`{}`", spec.axes[a].key))
+                .collect();
+            let _ = writeln!(out, "- Varying together: {}.", keys.join(", "));
+        }
+        let total = self.cells.len();
+        let present = self.records.len();
+        if present == total {
+            let _ = writeln!(
+                out,
+                "- Cells: {total}, one row each in `results.csv` (every number below is there)."
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "- Cells: {present} of {total} present (a shard, or an unfinished sweep); one row each in `results.csv`."
+            );
+        }
+        for c in &spec.comparisons {
+            self.comparison(&mut out, c.title.as_deref(), &c.fixed);
+        }
+        for s in &spec.sensitivities {
+            self.sensitivity(&mut out, s);
+        }
+        out
+    }
+
+    /// Axes a table neither fixes nor aggregates nor shows as rows: one table per combination.
+    fn free_axes(&self, fixed: &Fixed, taken: &[usize]) -> Vec<usize> {
+        let mut bound: Vec<usize> = Vec::new();
+        for &a in fixed.iter().map(|(a, _)| a).chain(taken) {
+            bound.extend_from_slice(self.spec.partners(a));
+            bound.push(a);
+        }
+        // An axis with one value splits nothing (the header of results.md lists it).
+        (0..self.spec.axes.len())
+            .filter(|&a| !bound.contains(&a) && self.spec.axes[a].values.len() > 1)
+            .collect()
+    }
+
+    /// Cells matching `fixed`, grouped by their values of `free` (groups in expansion order).
+    fn groups(&self, fixed: &Fixed, free: &[usize]) -> IndexMap<Vec<usize>, Vec<&'a Cell>> {
+        let mut groups: IndexMap<Vec<usize>, Vec<&Cell>> = IndexMap::new();
+        for c in self.cells {
+            if fixed.iter().all(|&(a, v)| c.values[a] == v) {
+                let key: Vec<usize> = free.iter().map(|&a| c.values[a]).collect();
+                groups.entry(key).or_default().push(c);
+            }
+        }
+        groups
+    }
+
+    fn describe(&self, axes: &[usize], values: &[usize]) -> String {
+        axes.iter()
+            .zip(values)
+            .map(|(&a, &v)| {
+                format!(
+                    "`{}` = {}",
+                    self.spec.axes[a].key, self.spec.axes[a].values[v].text
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn fixed_text(&self, fixed: &Fixed) -> String {
+        let (axes, values): (Vec<usize>, Vec<usize>) = fixed.iter().copied().unzip();
+        self.describe(&axes, &values)
+    }
+
+    fn comparison(&self, out: &mut String, title: Option<&str>, fixed: &Fixed) {
+        let free = self.free_axes(fixed, &[]);
+        for (values, cells) in self.groups(fixed, &free) {
+            let runs: Vec<RunSummary> = cells
+                .iter()
+                .filter_map(|c| self.records.get(&c.index))
+                .map(|r| {
+                    let mut s = r.summary.clone();
+                    s.scenario = self.spec.scenarios[self.cells[r.index].scenario]
+                        .name
+                        .clone();
+                    s
+                })
+                .collect();
+            if runs.is_empty() {
+                continue;
+            }
+            let mut heading = title.unwrap_or("Comparison").to_owned();
+            if !free.is_empty() {
+                let _ = write!(heading, " — {}", self.describe(&free, &values));
+            }
+            let _ = writeln!(out, "\n## {heading}\n");
+            if !fixed.is_empty() {
+                let _ = writeln!(out, "With {}.\n", self.fixed_text(fixed));
+            }
+            let _ = writeln!(out, "{}", Table::build(&runs));
+        }
+    }
+
+    fn sensitivity(&self, out: &mut String, s: &super::spec::Sensitivity) {
+        let spec = self.spec;
+        let seed = spec.axis(SEED).filter(|&a| a != s.axis);
+        let mut taken = vec![s.axis];
+        taken.extend(seed);
+        let free = self.free_axes(&s.fixed, &taken);
+        let is_recovery = s.metric.ends_with("recovery_s");
+        let decimals = s.decimals.map_or_else(
+            || {
+                if s.metric.contains("rate") || s.metric.contains("ratio") {
+                    3
+                } else {
+                    2
+                }
+            },
+            usize::from,
+        );
+        let axis = &spec.axes[s.axis];
+        for (values, cells) in self.groups(&s.fixed, &free) {
+            if !cells.iter().any(|c| self.records.contains_key(&c.index)) {
+                continue;
+            }
+            let mut heading = s
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("`{}` by `{}`", s.metric, axis.key));
+            if !free.is_empty() {
+                let _ = write!(heading, " — {}", self.describe(&free, &values));
+            }
+            let _ = writeln!(out, "\n## {heading}\n");
+            let mut note = format!("Rows: `{}`. Cells: `{}`", axis.key, s.metric);
+            match seed {
+                Some(a) if !s.fixed.iter().any(|&(f, _)| f == a) => {
+                    let seeds: Vec<&str> = spec.axes[a]
+                        .values
+                        .iter()
+                        .map(|v| v.text.as_str())
+                        .collect();
+                    let _ = write!(
+                        note,
+                        ", mean over seeds {} with min–max in parentheses",
+                        seeds.join(", ")
+                    );
+                }
+                _ => {}
+            }
+            note.push('.');
+            if !s.fixed.is_empty() {
+                let _ = write!(note, " With {}.", self.fixed_text(&s.fixed));
+            }
+            if is_recovery {
+                note.push_str(
+                    " never: no 3-second span with ≥ 99 % success after the window before arrivals stop.",
+                );
+            }
+            let _ = writeln!(out, "{note}\n");
+            let mut t = comfy_table::Table::new();
+            t.load_style(ASCII_MARKDOWN)
+                .set_content_arrangement(ContentArrangement::Disabled);
+            let mut header = vec![axis.key.clone()];
+            header.extend(spec.scenarios.iter().map(|sc| sc.name.clone()));
+            t.set_header(header);
+            for (v, value) in axis.values.iter().enumerate() {
+                let mut row = vec![value.text.clone()];
+                for sc in 0..spec.scenarios.len() {
+                    let samples: Vec<Option<f64>> = cells
+                        .iter()
+                        .filter(|c| c.scenario == sc && c.values[s.axis] == v)
+                        .filter_map(|c| self.records.get(&c.index))
+                        .filter_map(|r| metric(&r.summary, &s.metric))
+                        .collect();
+                    row.push(summarize(&samples, decimals, is_recovery));
+                }
+                t.add_row(row);
+            }
+            for i in 1..=spec.scenarios.len() {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            let _ = writeln!(out, "{t}");
+        }
+    }
+}
+
+/// A metric of a run by its results.csv column: `None` when the run has no such column,
+/// `Some(None)` when the value is undefined (`null`).
+fn metric(run: &RunSummary, column: &str) -> Option<Option<f64>> {
+    flatten(run, Engine::Exclude)
+        .into_iter()
+        .find(|(k, _)| k == column)
+        .map(|(_, v)| v.as_f64())
+}
+
+/// `mean (min–max)` of the defined samples; undefined ones are counted as `never` for recovery
+/// times and as `undefined` otherwise.
+fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> String {
+    let defined: Vec<f64> = samples.iter().flatten().copied().collect();
+    let missing = samples.len() - defined.len();
+    let word = if is_recovery { "never" } else { "undefined" };
+    if samples.is_empty() {
+        return "—".into();
+    }
+    if defined.is_empty() {
+        return if is_recovery {
+            "never".into()
+        } else {
+            "—".into()
+        };
+    }
+    let mean = defined.iter().sum::<f64>() / defined.len() as f64;
+    let min = defined.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = defined.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let mut s = if defined.len() == 1 {
+        format!("{mean:.decimals$}")
+    } else {
+        format!("{mean:.decimals$} ({min:.decimals$}–{max:.decimals$})")
+    };
+    if missing > 0 {
+        let _ = write!(s, "; {word} in {missing} of {}", samples.len());
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::summarize;
+
+    #[test]
+    fn summaries_show_mean_range_and_never() {
+        assert_eq!(
+            summarize(&[Some(1.0), Some(2.0), Some(6.0)], 2, true),
+            "3.00 (1.00–6.00)"
+        );
+        assert_eq!(summarize(&[None, None], 2, true), "never");
+        assert_eq!(
+            summarize(&[Some(4.0), None], 2, true),
+            "4.00; never in 1 of 2"
+        );
+        assert_eq!(summarize(&[Some(0.5)], 3, false), "0.500");
+        assert_eq!(summarize(&[], 3, false), "—");
+    }
+}

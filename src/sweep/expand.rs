@@ -1,0 +1,274 @@
+//! From a sweep spec to cells. Owns the expansion order (scenarios outermost, then the grid's
+//! groups in the order written, the last varying fastest; a zip group moves as one), the cell key
+//! that names a cell in the journal and across shards, the shard split, and the check of every
+//! cell as a scenario before anything runs — problems point at the sweep file's grid key.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use super::spec::{SweepSpec, nested};
+use crate::metrics::Recorder;
+use crate::report::flat::{Engine, flatten};
+use crate::scenario::source::set_path;
+use crate::scenario::suggest::did_you_mean;
+use crate::scenario::{ConfigError, Diagnostic, Document, Scenario};
+
+/// One point of the sweep: a scenario and one value of every axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cell {
+    /// Position in the full expansion; outputs are ordered by it.
+    pub index: usize,
+    /// Index into [`SweepSpec::scenarios`].
+    pub scenario: usize,
+    /// For each axis, the index of its value.
+    pub values: Vec<usize>,
+    /// `naive|seed=7|faults.slow_b.duration=2s`: the scenario name, then `key=value` per axis.
+    pub key: String,
+}
+
+/// Every cell of `spec`, in output order.
+pub fn expand(spec: &SweepSpec) -> Vec<Cell> {
+    let lens: Vec<usize> = spec
+        .groups
+        .iter()
+        .map(|g| spec.axes[g[0]].values.len())
+        .collect();
+    let per_scenario: usize = lens.iter().product();
+    let mut cells = Vec::with_capacity(spec.scenarios.len() * per_scenario);
+    for s in 0..spec.scenarios.len() {
+        let mut odometer = vec![0usize; lens.len()];
+        for _ in 0..per_scenario {
+            let mut values = vec![0usize; spec.axes.len()];
+            for (g, group) in spec.groups.iter().enumerate() {
+                for &a in group {
+                    values[a] = odometer[g];
+                }
+            }
+            let mut key = spec.scenarios[s].name.clone();
+            for (a, &v) in values.iter().enumerate() {
+                key.push('|');
+                key.push_str(&spec.axes[a].key);
+                key.push('=');
+                key.push_str(&spec.axes[a].values[v].text);
+            }
+            cells.push(Cell {
+                index: cells.len(),
+                scenario: s,
+                values,
+                key,
+            });
+            for g in (0..lens.len()).rev() {
+                odometer[g] += 1;
+                if odometer[g] < lens[g] {
+                    break;
+                }
+                odometer[g] = 0;
+            }
+        }
+    }
+    cells
+}
+
+/// Part `k` of `n` of a sweep (1-based): cells whose index is `k - 1` modulo `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    pub k: usize,
+    pub n: usize,
+}
+
+impl Shard {
+    /// The whole sweep.
+    pub const ALL: Shard = Shard { k: 1, n: 1 };
+
+    /// Whether `cell` belongs to this shard.
+    pub fn contains(&self, cell: &Cell) -> bool {
+        cell.index % self.n == self.k - 1
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// Parses `K/N` with 1 ≤ K ≤ N.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("`{s}` is not K/N with 1 ≤ K ≤ N, like `2/8`");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let k: usize = k.trim().parse().map_err(|_| bad())?;
+        let n: usize = n.trim().parse().map_err(|_| bad())?;
+        if k == 0 || n == 0 || k > n {
+            return Err(bad());
+        }
+        Ok(Shard { k, n })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.k, self.n)
+    }
+}
+
+/// The scenario files a sweep names, loaded once.
+pub struct Sources {
+    pub docs: Vec<Document>,
+}
+
+impl Sources {
+    /// Loads every scenario file (with its `extends` chain); all problems together.
+    pub fn load(spec: &SweepSpec) -> Result<Sources, ConfigError> {
+        let mut docs = Vec::new();
+        let mut problems = Vec::new();
+        for s in &spec.scenarios {
+            match Document::load(&s.path) {
+                Ok(d) => docs.push(d),
+                Err(e) => {
+                    for mut d in e.diagnostics {
+                        d.message = format!("{} (named in `scenarios` of the sweep)", d.message);
+                        problems.push(d);
+                    }
+                }
+            }
+        }
+        if problems.is_empty() {
+            Ok(Sources { docs })
+        } else {
+            Err(ConfigError {
+                diagnostics: problems,
+            })
+        }
+    }
+
+    /// Every input byte: for each scenario, each file of its `extends` chain.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.docs
+            .iter()
+            .flat_map(|d| d.files.iter().map(|f| f.text.as_str()))
+    }
+}
+
+/// Builds and validates the scenario of every cell, and checks that every report metric is a
+/// column; all problems together, each once.
+pub fn prepare(
+    spec: &SweepSpec,
+    sources: &Sources,
+    cells: &[Cell],
+) -> Result<Vec<Scenario>, ConfigError> {
+    let mut problems: Vec<Diagnostic> = Vec::new();
+    let mut scenarios = Vec::with_capacity(cells.len());
+    let mut columns: indexmap::IndexSet<String> = indexmap::IndexSet::new();
+    let mut columns_seen = HashSet::new();
+    for cell in cells {
+        match build(spec, sources, cell) {
+            Ok(sc) => {
+                // Columns depend on the topology only; summarize each topology once.
+                let topology: Vec<&str> = sc
+                    .services
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .chain(sc.edges.iter().map(|e| e.name.as_str()))
+                    .collect();
+                if columns_seen.insert(topology.join(",")) {
+                    columns.extend(metric_columns(&sc));
+                }
+                scenarios.push(sc);
+            }
+            Err(e) => problems.extend(e.diagnostics),
+        }
+    }
+    if problems.is_empty() {
+        for s in &spec.sensitivities {
+            if !columns.contains(&s.metric) {
+                problems.push(spec.diagnostic(
+                    &format!("report.sensitivity[{}].metric", s.position),
+                    format!(
+                        "`{}` is not a column of results.csv{}",
+                        s.metric,
+                        did_you_mean(&s.metric, columns.iter().map(String::as_str))
+                    ),
+                ));
+            }
+        }
+    }
+    let mut seen = HashSet::new();
+    problems.retain(|d| seen.insert(d.to_string()));
+    if problems.is_empty() {
+        Ok(scenarios)
+    } else {
+        Err(ConfigError {
+            diagnostics: problems,
+        })
+    }
+}
+
+/// The scenario of one cell.
+fn build(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, ConfigError> {
+    let sref = &spec.scenarios[cell.scenario];
+    let mut doc = sources.docs[cell.scenario].clone();
+    let mut problems = Vec::new();
+    for (a, &v) in cell.values.iter().enumerate() {
+        let axis = &spec.axes[a];
+        if let Err(m) = set_path(&mut doc.value, &axis.key, axis.values[v].yaml.clone()) {
+            problems.push(spec.diagnostic(
+                &format!("grid.{}", axis.key),
+                format!("not a key of scenario `{}`: {m}", sref.written),
+            ));
+        }
+    }
+    let result = Scenario::from_document(&doc).map_err(|e| {
+        let mapped = e.diagnostics.into_iter().map(|d| {
+            let axis = spec
+                .axes
+                .iter()
+                .zip(&cell.values)
+                .find(|(a, _)| nested(&a.key, &d.key));
+            match axis {
+                Some((a, &v)) => spec.diagnostic(
+                    &format!("grid.{}", a.key),
+                    if d.key == a.key {
+                        format!(
+                            "in scenario `{}` with the value `{}`: {}",
+                            sref.written, a.values[v].text, d.message
+                        )
+                    } else {
+                        format!(
+                            "in scenario `{}` with the value `{}`: `{}`: {}",
+                            sref.written, a.values[v].text, d.key, d.message
+                        )
+                    },
+                ),
+                None => Diagnostic {
+                    message: format!("{} (in the sweep's cell `{}`)", d.message, cell.key),
+                    ..d
+                },
+            }
+        });
+        ConfigError {
+            diagnostics: problems.iter().cloned().chain(mapped).collect(),
+        }
+    });
+    match result {
+        Ok(_) if !problems.is_empty() => Err(ConfigError {
+            diagnostics: problems,
+        }),
+        other => other,
+    }
+}
+
+/// The metric columns of results.csv that a scenario's runs have, in order.
+pub fn metric_columns(sc: &Scenario) -> Vec<String> {
+    let rec = Recorder::new(sc.services.len(), sc.edges.len(), 0);
+    let fin = crate::metrics::summary::FinalState {
+        end: crate::time::SimTime(0),
+        in_flight: vec![0; sc.services.len()],
+        unfinished_users: 0,
+        events: 0,
+        peak_pending: 0,
+        peak_jobs: 0,
+        wall: std::time::Duration::ZERO,
+    };
+    let empty = crate::metrics::summary::summarize(sc, &rec, &fin);
+    flatten(&empty, Engine::Exclude)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}

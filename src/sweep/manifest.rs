@@ -1,0 +1,67 @@
+//! `manifest.json`: what produced an output folder — loadsim's version, the sweep file (its text
+//! too, so `loadsim merge` can render the report without the original files), hashes of the sweep
+//! file and of every input, the cell counts, the shard, the exact command, and the wall time. The
+//! only output that depends on the machine and the invocation; results.csv and results.md do not.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::scenario::ConfigError;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub loadsim_version: String,
+    /// The sweep's `name`.
+    pub sweep: String,
+    /// The sweep file as given on the command line.
+    pub sweep_file: String,
+    /// SHA-256 of the sweep file's bytes.
+    pub sweep_sha256: String,
+    /// SHA-256 of the sweep file and every scenario file it reads (`extends` chains included);
+    /// `--resume` and `loadsim merge` refuse folders whose inputs differ.
+    pub inputs_sha256: String,
+    /// Cells of the whole sweep.
+    pub cells_total: usize,
+    /// Cells in this folder's results.
+    pub cells: usize,
+    /// `K/N` for a shard, `null` for a whole sweep or a merge.
+    pub shard: Option<String>,
+    /// For a merge: the folders merged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merged_from: Vec<String>,
+    /// The command line that wrote this folder.
+    pub command: String,
+    /// Threads used (`--jobs`); `null` for a merge.
+    pub jobs: Option<usize>,
+    /// Wall time of the command, seconds.
+    pub wall_s: f64,
+    /// The sweep file's text.
+    pub sweep_text: String,
+}
+
+impl Manifest {
+    /// As written to disk.
+    pub fn to_text(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("manifests serialize");
+        s.push('\n');
+        s
+    }
+
+    /// Reads the manifest of an output folder.
+    pub fn read(dir: &Path) -> Result<Manifest, ConfigError> {
+        let path = dir.join(super::MANIFEST);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                ConfigError::file(
+                    &path,
+                    "does not exist: this folder holds no finished sweep or shard; finish it with `loadsim sweep … --resume`",
+                )
+            } else {
+                ConfigError::file(&path, format!("cannot read the file: {e}"))
+            }
+        })?;
+        serde_json::from_str(&text)
+            .map_err(|e| ConfigError::file(&path, format!("is not a loadsim sweep manifest: {e}")))
+    }
+}

@@ -1,0 +1,443 @@
+//! The sweep engine end to end: expansion, bad sweep files, and the determinism contract —
+//! results.csv and results.md byte-identical for 1 or 2 threads, for three shards merged, for an
+//! interrupted run resumed — plus a snapshot of a small report and a check that the committed
+//! evidence of `sweeps/blog37.yaml` is exactly what the code produces.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use loadsim::sweep::{SweepSpec, expand};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A small sweep over the repository's scenarios, shortened to 8 s of arrivals with a 1 s or 2 s
+/// slow window from 1 s: 2 scenarios × 2 seeds × 2 windows = 8 cells of a few ms each.
+fn small_sweep(dir: &Path) -> PathBuf {
+    let scenarios = repo().join("scenarios");
+    let text = format!(
+        r#"name: small
+description: A shortened sweep for tests.
+scenarios:
+  - {s}/naive.yaml
+  - {s}/protected.yaml
+grid:
+  duration: [8s]
+  seed: [1, 2]
+  faults.slow_b.duration: [1s, 2s]
+  faults.slow_b.from: [1s]
+report:
+  comparison:
+    - title: Window 2 s
+      where: {{ faults.slow_b.duration: 2s }}
+  sensitivity:
+    - axis: faults.slow_b.duration
+      metric: metrics.success_rate_after
+    - title: Recovery time (s)
+      axis: faults.slow_b.duration
+      metric: metrics.recovery_s
+"#,
+        s = scenarios.display()
+    );
+    let path = dir.join("small.yaml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn sweep(file: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    cargo_bin_cmd!("loadsim")
+        .arg("sweep")
+        .arg(file)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .args(extra)
+        .assert()
+}
+
+/// `assert.stderr_has(text)`: the command's stderr contains `text`.
+trait StderrHas {
+    fn stderr_has(self, text: &str) -> Self;
+}
+
+impl StderrHas for assert_cmd::assert::Assert {
+    fn stderr_has(self, text: &str) -> Self {
+        let err = String::from_utf8_lossy(&self.get_output().stderr).into_owned();
+        assert!(err.contains(text), "want `{text}` in stderr:\n{err}");
+        self
+    }
+}
+
+fn read(dir: &Path, name: &str) -> String {
+    std::fs::read_to_string(dir.join(name))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()))
+}
+
+/// results.csv and results.md of two folders are byte-identical.
+fn assert_same_results(a: &Path, b: &Path) {
+    for name in ["results.csv", "results.md"] {
+        assert!(
+            read(a, name) == read(b, name),
+            "{name} differs between {} and {}",
+            a.display(),
+            b.display()
+        );
+    }
+}
+
+mod expansion {
+    use super::*;
+
+    fn spec(text: &str) -> Result<SweepSpec, String> {
+        SweepSpec::from_text(Path::new("sweeps/t.yaml"), text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn counts_and_orders_cells_scenarios_outermost_last_axis_fastest() {
+        let s = spec(
+            "name: t\nscenarios: [a.yaml, b.yaml]\ngrid:\n  seed: [7, 11]\n  x.y: [1s, 2s, 3s]\n",
+        )
+        .unwrap();
+        let cells = expand(&s);
+        assert_eq!(cells.len(), 2 * 2 * 3);
+        let keys: Vec<&str> = cells.iter().map(|c| c.key.as_str()).collect();
+        assert_eq!(
+            &keys[..4],
+            [
+                "a|seed=7|x.y=1s",
+                "a|seed=7|x.y=2s",
+                "a|seed=7|x.y=3s",
+                "a|seed=11|x.y=1s"
+            ]
+        );
+        assert_eq!(keys[6], "b|seed=7|x.y=1s");
+        assert!(cells.iter().enumerate().all(|(i, c)| c.index == i));
+    }
+
+    #[test]
+    fn zip_groups_vary_together_at_their_first_key() {
+        let s = spec(
+            "name: t\nscenarios: [a.yaml]\ngrid:\n  f.from: [1s, 2s]\n  seed: [1, 2, 3]\n  f.duration: [5s, 6s]\nzip: [[f.from, f.duration]]\n",
+        )
+        .unwrap();
+        let keys: Vec<String> = expand(&s).into_iter().map(|c| c.key).collect();
+        assert_eq!(keys.len(), 2 * 3);
+        assert_eq!(keys[0], "a|f.from=1s|seed=1|f.duration=5s");
+        assert_eq!(keys[3], "a|f.from=2s|seed=1|f.duration=6s");
+    }
+
+    #[test]
+    fn a_sweep_without_grid_has_one_cell_per_scenario() {
+        let s = spec("name: t\nscenarios: [a.yaml, b.yaml, c.yaml]\n").unwrap();
+        assert_eq!(expand(&s).len(), 3);
+    }
+
+    #[test]
+    fn shards_partition_the_cells() {
+        let s =
+            spec("name: t\nscenarios: [a.yaml, b.yaml]\ngrid:\n  seed: [1, 2, 3, 4, 5]\n").unwrap();
+        let cells = expand(&s);
+        let shards: Vec<loadsim::sweep::Shard> =
+            ["1/3", "2/3", "3/3"].map(|t| t.parse().unwrap()).into();
+        for c in &cells {
+            assert_eq!(shards.iter().filter(|s| s.contains(c)).count(), 1);
+        }
+        assert!("0/3".parse::<loadsim::sweep::Shard>().is_err());
+        assert!("4/3".parse::<loadsim::sweep::Shard>().is_err());
+        assert!("x".parse::<loadsim::sweep::Shard>().is_err());
+    }
+
+    /// Bad sweep files and the diagnostic each must produce (a fragment of it).
+    #[test]
+    fn bad_sweep_files_are_refused_with_their_line_and_key() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "name: t\nscenarios: [a.yaml]\nscenarioz: []\n",
+                "t.yaml:3:1: `scenarioz`: unknown key `scenarioz`, did you mean `scenarios`?",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: [1]\n  seed: [2]\n",
+                "duplicate entry with key \"seed\"",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b: [{}]\n  faults.slow_b.from: [1s]\n",
+                "t.yaml:5:3: `grid.faults.slow_b.from`: overlaps the axis `faults.slow_b`",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: [1, 1]\n",
+                "t.yaml:4:3: `grid.seed`: lists the value `1` twice",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2, 3]\nzip: [[a.b, c.d]]\n",
+                "t.yaml:6:1: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2]\nzip: [[a.b, c.d], [c.d, a.b]]\n",
+                "`c.d` is already in zip group 0",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\nzip: [[a.b, a.c]]\n",
+                "`zip[0]`: `a.c` is not a key of `grid`, did you mean `a.b`?",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\nreport:\n  comparison:\n    - where: { a.b: 3 }\n",
+                "t.yaml:7:16: `report.comparison[0].where.a.b`: `3` is not a value of this axis",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\nreport:\n  sensitivity:\n    - { axis: seed, metric: m }\n",
+                "`report.sensitivity[0].axis`: `seed` is not a key of `grid`",
+            ),
+            (
+                "name: ../x\nscenarios: [a.yaml]\n",
+                "`name`: `../x` cannot name the output folder",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml, x/a.yaml]\n",
+                "are both named `a` in reports",
+            ),
+        ];
+        for (text, want) in cases {
+            let got = spec(text).expect_err(text);
+            assert!(got.contains(want), "for\n{text}\nwant `{want}` in\n{got}");
+        }
+    }
+}
+
+mod cli {
+    use super::*;
+
+    #[test]
+    fn grid_paths_missing_from_a_scenario_fail_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = repo().join("scenarios");
+        let file = dir.path().join("bad.yaml");
+        std::fs::write(
+            &file,
+            format!(
+                "name: bad\nscenarios: [{s}/naive.yaml]\ngrid:\n  services.svc_x.slots: [3]\n  faults.slow_b.durration: [1s]\n  services.svc_a.slots: [0]\n",
+                s = s.display()
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join("out");
+        let a = sweep(&file, &out, &[]).code(2);
+        let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+        assert!(
+            err.contains("bad.yaml:4:3: `grid.services.svc_x.slots`")
+                && err.contains("there is no key `svc_x` at `services`"),
+            "{err}"
+        );
+        assert!(
+            err.contains("bad.yaml:5:3: `grid.faults.slow_b.durration`")
+                && err.contains("did you mean `duration`?"),
+            "{err}"
+        );
+        assert!(!out.exists(), "nothing may run or be written");
+    }
+
+    #[test]
+    fn a_cell_invalid_as_a_scenario_points_at_its_grid_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = repo().join("scenarios");
+        let file = dir.path().join("bad.yaml");
+        std::fs::write(
+            &file,
+            format!(
+                "name: bad\nscenarios: [{s}/naive.yaml]\ngrid:\n  services.svc_a.slots: [4, 0]\nreport:\n  sensitivity:\n    - {{ axis: services.svc_a.slots, metric: metrics.sucess_rate }}\n",
+                s = s.display()
+            ),
+        )
+        .unwrap();
+        let a = sweep(&file, &dir.path().join("out"), &["--dry-run"]).code(2);
+        let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+        assert!(
+            err.contains("bad.yaml:4:3: `grid.services.svc_a.slots`: in scenario")
+                && err.contains("with the value `0`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn unknown_report_metrics_are_refused_with_a_suggestion() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = repo().join("scenarios");
+        let file = dir.path().join("bad.yaml");
+        std::fs::write(
+            &file,
+            format!(
+                "name: bad\nscenarios: [{s}/naive.yaml]\ngrid:\n  seed: [1, 2]\nreport:\n  sensitivity:\n    - {{ axis: seed, metric: metrics.sucess_rate }}\n",
+                s = s.display()
+            ),
+        )
+        .unwrap();
+        let a = sweep(&file, &dir.path().join("out"), &["--dry-run"]).code(2);
+        let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+        assert!(
+            err.contains("bad.yaml:7:21: `report.sensitivity[0].metric`")
+                && err.contains("did you mean `metrics.success_rate`?"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn dry_run_prints_cells_and_axes_and_runs_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        let a = sweep(&file, &out, &["--dry-run", "--shard", "2/3"]).success();
+        let text = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+        assert!(text.starts_with("sweep `small`: 8 cells = 2 scenarios × 1 (duration) × 2 (seed) × 2 (faults.slow_b.duration) × 1 (faults.slow_b.from)\n"), "{text}");
+        assert!(text.contains("  seed: 1, 2\n"), "{text}");
+        assert!(text.contains("  shard 2/3: 3 cells\n"), "{text}");
+        assert!(!out.exists());
+    }
+
+    #[test]
+    fn jobs_1_and_2_write_identical_results() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let (one, two) = (dir.path().join("one"), dir.path().join("two"));
+        sweep(&file, &one, &["--jobs", "1"]).success();
+        sweep(&file, &two, &["--jobs", "2"]).success();
+        assert_same_results(&one, &two);
+        let csv = read(&one, "results.csv");
+        assert_eq!(csv.lines().count(), 1 + 8);
+        assert!(csv.starts_with("scenario,seed,duration,faults.slow_b.duration,faults.slow_b.from,metrics.success_rate_before,"));
+        assert!(!csv.contains("engine."), "wall-clock columns must stay out");
+        let manifest: serde_json::Value =
+            serde_json::from_str(&read(&one, "manifest.json")).unwrap();
+        assert_eq!(manifest["cells"], 8);
+        assert_eq!(manifest["sweep"], "small");
+    }
+
+    #[test]
+    fn three_shards_merged_equal_one_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let whole = dir.path().join("whole");
+        sweep(&file, &whole, &[]).success();
+        let mut shards = Vec::new();
+        for k in 1..=3 {
+            let d = dir.path().join(format!("shard{k}"));
+            sweep(&file, &d, &["--shard", &format!("{k}/3")]).success();
+            shards.push(d);
+        }
+        let merged = dir.path().join("merged");
+        cargo_bin_cmd!("loadsim")
+            .arg("merge")
+            .args(&shards)
+            .arg("--out")
+            .arg(&merged)
+            .arg("--quiet")
+            .assert()
+            .success();
+        assert_same_results(&whole, &merged);
+
+        // A missing shard, an overlap and another sweep are refused.
+        cargo_bin_cmd!("loadsim")
+            .arg("merge")
+            .args(&shards[..2])
+            .args(["--out", "x"])
+            .assert()
+            .code(2)
+            .stderr_has("the folders hold 6 of 8 cells");
+        cargo_bin_cmd!("loadsim")
+            .arg("merge")
+            .args(&shards)
+            .arg(&whole)
+            .args(["--out", "x"])
+            .assert()
+            .code(2)
+            .stderr_has("merge each cell once");
+        let other = dir.path().join("other.yaml");
+        std::fs::write(
+            &other,
+            read(dir.path(), "small.yaml").replace("seed: [1, 2]", "seed: [1, 3]"),
+        )
+        .unwrap();
+        let other_out = dir.path().join("other");
+        sweep(&other, &other_out, &["--shard", "1/3"]).success();
+        cargo_bin_cmd!("loadsim")
+            .arg("merge")
+            .arg(&other_out)
+            .args(&shards[1..])
+            .args(["--out", "x"])
+            .assert()
+            .code(2)
+            .stderr_has("merge only shards of one sweep");
+    }
+
+    #[test]
+    fn an_interrupted_run_resumed_equals_one_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let whole = dir.path().join("whole");
+        sweep(&file, &whole, &[]).success();
+
+        let part = dir.path().join("part");
+        sweep(&file, &part, &["--max-cells", "3", "--jobs", "2"])
+            .code(1)
+            .stderr_has("stopped after 3 cells");
+        assert!(!part.join("results.csv").exists());
+        let journal = read(&part, "journal.jsonl");
+        assert_eq!(journal.lines().count(), 1 + 3, "header and three cells");
+        // A crash mid-write leaves a torn last line; resuming drops it.
+        let torn = format!("{journal}{{\"index\":5,\"key\":\"naive|dur");
+        std::fs::write(part.join("journal.jsonl"), torn).unwrap();
+        sweep(&file, &part, &["--resume", "--max-cells", "2"]).code(1);
+        sweep(&file, &part, &["--resume"]).success();
+        assert_same_results(&whole, &part);
+        assert_eq!(read(&part, "journal.jsonl").lines().count(), 1 + 8);
+        // Resuming a finished sweep runs nothing and rewrites the same results.
+        sweep(&file, &part, &["--resume"]).success();
+        assert_same_results(&whole, &part);
+    }
+
+    #[test]
+    fn resume_refuses_a_journal_of_other_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &["--max-cells", "1"]).code(1);
+        std::fs::write(
+            &file,
+            read(dir.path(), "small.yaml").replace("seed: [1, 2]", "seed: [1, 3]"),
+        )
+        .unwrap();
+        sweep(&file, &out, &["--resume"])
+            .code(2)
+            .stderr_has("the sweep file or a scenario file changed");
+        sweep(&file, &out, &["--resume", "--shard", "1/2"])
+            .code(2)
+            .stderr_has("it holds shard 1/1, not 1/2");
+    }
+
+    #[test]
+    fn results_md_of_a_small_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &[]).success();
+        insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
+            insta::assert_snapshot!("sweep_small_results_md", read(&out, "results.md"));
+        });
+    }
+
+    /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now.
+    #[test]
+    fn committed_evidence_is_what_the_code_produces() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["blog37", "timeouts", "protections"] {
+            let out = dir.path().join(name);
+            sweep(&repo().join(format!("sweeps/{name}.yaml")), &out, &[]).success();
+            let evidence = repo().join("evidence").join(name);
+            for file in ["results.md", "results.csv"] {
+                assert!(
+                    read(&out, file) == read(&evidence, file),
+                    "evidence/{name}/{file} is stale: regenerate it with `cargo run --release -- sweep sweeps/{name}.yaml`"
+                );
+            }
+        }
+    }
+}
