@@ -45,7 +45,7 @@ fn main() -> ExitCode {
                 "; run it with `loadsim run {}`",
                 w.scenario.display()
             ));
-            anstream::eprintln!("{note}");
+            note_stderr(&note);
             String::new()
         }),
         Command::Schema(a) => commands::schema::schema(a.kind),
@@ -77,7 +77,7 @@ fn main() -> ExitCode {
         Err(e) => {
             let mut text = String::new();
             let _ = e.write_styled(&mut text, Paint::TERMINAL);
-            anstream::eprintln!("{text}");
+            note_stderr(&text);
             ExitCode::from(e.exit_code() as u8)
         }
     }
@@ -91,6 +91,12 @@ fn command_line() -> String {
         .join(" ")
 }
 
+/// Writes a line to stderr through `anstream`, which drops the ANSI styles unless stderr is a
+/// terminal that wants colour (never with `NO_COLOR`). A closed stderr is ignored, not a panic.
+fn note_stderr(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{text}");
+}
+
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.
 fn print_stdout(text: &str) -> ExitCode {
     let mut out = std::io::stdout().lock();
@@ -99,7 +105,7 @@ fn print_stdout(text: &str) -> ExitCode {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             let l = Paint::TERMINAL.label;
-            anstream::eprintln!("{l}error{l:#}: cannot write to stdout: {e}");
+            note_stderr(&format!("{l}error{l:#}: cannot write to stdout: {e}"));
             ExitCode::from(1)
         }
     }
