@@ -206,6 +206,38 @@ fn each_template_is_its_shipped_scenario_written_out() {
     );
 }
 
+/// The lines after "uncomment to try", with their `# ` removed, as a user would.
+fn uncomment_all(text: &str) -> String {
+    let mut out = String::new();
+    let mut on = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        let indent = &line[..line.len() - trimmed.len()];
+        match trimmed.strip_prefix("# ") {
+            Some(rest) if on => out.push_str(&format!("{indent}{rest}")),
+            _ => {
+                on = trimmed.starts_with('#') && trimmed.contains("uncomment to try");
+                out.push_str(line);
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn the_commented_out_protections_in_templates_are_valid() {
+    let dir = tempfile::tempdir().unwrap();
+    for t in Template::ALL {
+        let text = uncomment_all(&render(t, t.name(), "x.yaml", false));
+        assert!(text.contains("\n        circuit_breaker:"), "{text}");
+        assert!(text.contains("\n    codel:"), "{text}");
+        let file = dir.path().join(format!("{}.yaml", t.name()));
+        std::fs::write(&file, text).unwrap();
+        Scenario::load(&file, &[], None).unwrap_or_else(|e| panic!("{}: {e}", t.name()));
+    }
+}
+
 #[test]
 fn new_writes_a_scenario_that_runs_as_is_and_its_schema() {
     let dir = tempfile::tempdir().unwrap();
