@@ -70,9 +70,10 @@ Examples:
   # Start from the protected policies, in a folder
   loadsim new scenarios/checkout --from protected
 
-Writes NAME.yaml (\".yaml\" is added when missing) and scenario.schema.json in the same folder; the
-scenario's first line points editors that use yaml-language-server (VS Code YAML, Neovim, Helix,
-Zed) at that schema, for completion and checking as you type.";
+Writes NAME.yaml (\".yaml\" is added when missing). Its first line points editors that use
+yaml-language-server (VS Code YAML, Neovim, Helix, Zed) at the scenario schema, for completion and
+checking as you type: the project's schema/scenario.schema.json if the folder or one above it has
+one, else a scenario.schema.json written next to the new file.";
 
 const SCHEMA_EXAMPLES: &str = "\
 Examples:
@@ -236,7 +237,7 @@ pub struct NewArgs {
     /// Overwrite the scenario file if it exists.
     #[arg(long)]
     pub force: bool,
-    /// Do not write scenario.schema.json, nor the modeline that names it.
+    /// No editor schema: no modeline, and no scenario.schema.json written.
     #[arg(long)]
     pub no_schema: bool,
 }

@@ -38,8 +38,10 @@ fn main() -> ExitCode {
         })
         .map(|w| {
             let mut note = format!("wrote {}", w.scenario.display());
-            if let Some(s) = &w.schema {
-                note.push_str(&format!(" and {} (its editor schema)", s.display()));
+            match (&w.schema, &w.modeline) {
+                (Some(s), _) => note.push_str(&format!(" and {} (its editor schema)", s.display())),
+                (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
+                (None, None) => {}
             }
             note.push_str(&format!(
                 "; run it with `loadsim run {}`",

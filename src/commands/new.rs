@@ -2,8 +2,9 @@
 //! starter templates (`templates/*.yaml`, one per article policy). Each template is self-contained
 //! — no `extends`, every key the policy uses written out and commented — because a new user edits
 //! one file, not a chain of them; a test keeps each template equal, once loaded, to the shipped
-//! scenario of the same name. Next to the scenario it writes the editor schema that the file's
-//! first line (a yaml-language-server modeline) points to.
+//! scenario of the same name. The file's first line (a yaml-language-server modeline) points
+//! editors at the scenario schema: the project's `schema/scenario.schema.json` when the folder or
+//! one above it has one (as this repository does), else a copy written next to the scenario.
 
 use std::path::{Path, PathBuf};
 
@@ -70,24 +71,39 @@ pub struct NewRequest {
     pub schema: bool,
 }
 
+/// How many folders up `new` looks for a project's `schema/scenario.schema.json`.
+const SCHEMA_SEARCH_DEPTH: usize = 6;
+
 /// What `new` wrote, for the message on stderr.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Written {
     pub scenario: PathBuf,
+    /// The schema copy written next to the scenario, if one was.
     pub schema: Option<PathBuf>,
+    /// The modeline's target, relative to the scenario's folder, if there is a modeline.
+    pub modeline: Option<String>,
 }
 
-/// The scenario text for `name` (the file stem) written at `file`.
-pub fn render(template: Template, name: &str, file: &str, modeline: bool) -> String {
+/// The scenario text for `name` (the file stem) written at `file`, with a modeline naming
+/// `schema` (relative to the file's folder) if given.
+pub fn render(template: Template, name: &str, file: &str, schema: Option<&str>) -> String {
     let body = template
         .text()
         .replace("__NAME__", name)
         .replace("__FILE__", file);
-    if modeline {
-        format!("# yaml-language-server: $schema={SCHEMA_FILE}\n{body}")
-    } else {
-        body
+    match schema {
+        Some(target) => format!("# yaml-language-server: $schema={target}\n{body}"),
+        None => body,
     }
+}
+
+/// `schema/scenario.schema.json` in `dir` or a folder above it, relative to `dir`.
+fn project_schema(dir: &Path) -> Option<String> {
+    let dir = std::path::absolute(dir).ok()?;
+    dir.ancestors()
+        .take(SCHEMA_SEARCH_DEPTH)
+        .position(|a| a.join("schema").join(SCHEMA_FILE).is_file())
+        .map(|up| format!("{}schema/{SCHEMA_FILE}", "../".repeat(up)))
 }
 
 /// Writes the starter scenario (and the schema next to it).
@@ -118,9 +134,21 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
     if let Some(dir) = dir {
         std::fs::create_dir_all(dir).map_err(|e| output_error(dir, e))?;
     }
-    let text = render(req.from, &stem, &path.display().to_string(), req.schema);
+    let folder = dir.unwrap_or(Path::new("."));
+    let existing = req.schema.then(|| project_schema(folder)).flatten();
+    let modeline = match (&existing, req.schema) {
+        (Some(target), _) => Some(target.clone()),
+        (None, true) => Some(SCHEMA_FILE.to_owned()),
+        (None, false) => None,
+    };
+    let text = render(
+        req.from,
+        &stem,
+        &path.display().to_string(),
+        modeline.as_deref(),
+    );
     std::fs::write(&path, text).map_err(|e| output_error(&path, e))?;
-    let schema = if req.schema {
+    let schema = if req.schema && existing.is_none() {
         let schema_path = dir.unwrap_or(Path::new("")).join(SCHEMA_FILE);
         let text = schema::to_text(&schema::scenario());
         std::fs::write(&schema_path, text).map_err(|e| output_error(&schema_path, e))?;
@@ -131,6 +159,7 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
     Ok(Written {
         scenario: path,
         schema,
+        modeline,
     })
 }
 
@@ -175,7 +204,7 @@ mod tests {
     #[test]
     fn templates_have_no_extends_and_fill_their_placeholders() {
         for t in Template::ALL {
-            let text = render(t, "checkout", "checkout.yaml", true);
+            let text = render(t, "checkout", "checkout.yaml", Some(SCHEMA_FILE));
             assert!(text.starts_with("# yaml-language-server: $schema="));
             assert!(!text.contains("__"), "{}", t.name());
             assert!(!text.contains("\nextends:"), "{}", t.name());

@@ -194,7 +194,7 @@ fn each_template_is_its_shipped_scenario_written_out() {
     let dir = tempfile::tempdir().unwrap();
     for t in Template::ALL {
         let file = dir.path().join(format!("{}.yaml", t.name()));
-        std::fs::write(&file, render(t, t.name(), "x.yaml", true)).unwrap();
+        std::fs::write(&file, render(t, t.name(), "x.yaml", Some("s.json"))).unwrap();
         let written = Scenario::load(&file, &[], None).unwrap_or_else(|e| panic!("{e}"));
         let shipped = Scenario::load(&scenario_path(t.name()), &[], None).unwrap();
         assert_eq!(written, shipped, "template {} drifted", t.name());
@@ -229,7 +229,7 @@ fn uncomment_all(text: &str) -> String {
 fn the_commented_out_protections_in_templates_are_valid() {
     let dir = tempfile::tempdir().unwrap();
     for t in Template::ALL {
-        let text = uncomment_all(&render(t, t.name(), "x.yaml", false));
+        let text = uncomment_all(&render(t, t.name(), "x.yaml", None));
         assert!(text.contains("\n        circuit_breaker:"), "{text}");
         assert!(text.contains("\n    codel:"), "{text}");
         let file = dir.path().join(format!("{}.yaml", t.name()));
@@ -281,6 +281,31 @@ fn new_writes_a_scenario_that_runs_as_is_and_its_schema() {
         .success();
     let text = std::fs::read_to_string(dir.path().join("chains/my_naive.yaml")).unwrap();
     assert!(!text.contains("yaml-language-server"));
+}
+
+#[test]
+fn new_inside_a_project_with_a_schema_folder_points_at_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("schema")).unwrap();
+    std::fs::write(dir.path().join("schema/scenario.schema.json"), "{}").unwrap();
+    loadsim()
+        .current_dir(dir.path())
+        .args(["new", "scenarios/teams/checkout"])
+        .assert()
+        .success();
+    let text = std::fs::read_to_string(dir.path().join("scenarios/teams/checkout.yaml")).unwrap();
+    assert!(
+        text.starts_with("# yaml-language-server: $schema=../../schema/scenario.schema.json\n"),
+        "{text}"
+    );
+    assert!(
+        !dir.path()
+            .join("scenarios/teams/scenario.schema.json")
+            .exists()
+    );
+    // The project's schema is not touched.
+    let kept = std::fs::read_to_string(dir.path().join("schema/scenario.schema.json")).unwrap();
+    assert_eq!(kept, "{}");
 }
 
 #[test]
