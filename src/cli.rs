@@ -9,6 +9,7 @@ use loadsim::commands::new::Template;
 use loadsim::commands::sweep::Shard;
 use loadsim::report::Format;
 use loadsim::schema::SchemaKind;
+use loadsim::time::SimDuration;
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -162,14 +163,40 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     #[command(flatten)]
     pub overrides: Overrides,
-    /// Output format (all on stdout): `table` for reading, `json` one document for jq, `csv` one
+    /// Output format (on stdout, or the --output file): `table` for reading, `json` one document for jq, `csv` one
     /// row per scenario, `csv-long` one row per scenario × metric (columns
     /// scenario,seed,metric,scope,entity,name,value).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Stop a run that exceeds this many events.
+    /// Event limit: refuse a scenario that could need more events than this (rate × duration ×
+    /// worst-case attempts, see `loadsim check`), and stop a run that exceeds it.
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
     pub max_events: u64,
+    /// Write the report to this file instead of stdout (checked before anything runs).
+    #[arg(long, short = 'o', value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub output: Option<PathBuf>,
+    /// Also write each run's time series to FILE.csv, in long format: scenario,t,series,value
+    /// (one row per scenario, bin and series; see docs/plots.md for the series).
+    #[arg(long, value_name = "FILE.csv", value_hint = ValueHint::FilePath)]
+    pub timeseries: Option<PathBuf>,
+    /// Width of a time-series bin, e.g. `1s` or `100ms` (for --timeseries and --plot).
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_resolution)]
+    pub timeseries_resolution: SimDuration,
+    /// Also draw SVG figures into DIR (created if missing): success_rate.svg,
+    /// queue_length.svg and amplification.svg.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub plot: Option<PathBuf>,
+}
+
+/// Parses a bin width: a duration with a unit, at least 1 ms.
+fn parse_resolution(text: &str) -> Result<SimDuration, String> {
+    let d = loadsim::scenario::duration::parse_duration(text)?;
+    if d < SimDuration::from_millis(1) {
+        return Err(format!(
+            "`{text}` is below 1ms; a bin must be at least `1ms` wide"
+        ));
+    }
+    Ok(d)
 }
 
 #[derive(Debug, Args)]

@@ -19,6 +19,9 @@ pub enum Error {
     /// Exit code 1.
     #[error("error: {0}")]
     Stopped(String),
+    /// A figure could not be drawn or written. Exit code 1.
+    #[error("error: {0}")]
+    Plot(#[from] crate::plot::PlotError),
     /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
     #[error("error: cannot write {what}: {source}")]
     Output {
@@ -32,7 +35,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config(_) => 2,
-            Error::Run(_) | Error::Stopped(_) | Error::Output { .. } => 1,
+            Error::Run(_) | Error::Stopped(_) | Error::Plot(_) | Error::Output { .. } => 1,
         }
     }
 

@@ -10,7 +10,9 @@
 //! `scenarios/*.yaml` → [`scenario::source`] (extends, `--set`, key positions) →
 //! [`scenario::raw`] (serde mirror) → [`scenario::Scenario`] (validated) →
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
-//! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV).
+//! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV). On request the recorder also bins
+//! what it counts over time ([`metrics::timeseries`]), for the time-series CSV
+//! ([`report::timeseries`]) and the SVG figures ([`plot`]).
 //!
 //! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`] (cells, all validated first) →
 //! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
@@ -32,13 +34,16 @@
 pub mod commands;
 pub mod engine;
 pub mod error;
+pub mod guard;
 pub mod metrics;
 pub mod model;
+pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod schema;
 pub mod sweep;
+pub mod theory;
 pub mod time;
 
 pub use error::Error;

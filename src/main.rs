@@ -1,7 +1,5 @@
 //! The `loadsim` binary: parse the command line, call the library, print, map errors to exit codes
-//! (0 ok or closed pipe, 1 a run failed, 2 bad input). Data goes to stdout, everything else —
-//! diagnostics, notes about files written — to stderr, coloured only on a terminal and never when
-//! `NO_COLOR` is set (`anstream` strips the styles otherwise).
+//! (0 ok or closed pipe, 1 a run failed, 2 bad input).
 
 mod cli;
 
@@ -11,77 +9,110 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 use cli::{Cli, Command};
-use loadsim::commands;
 use loadsim::model::RunOptions;
 use loadsim::scenario::Paint;
+use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Run(a) => commands::run::run_and_render(
-            &commands::run::RunRequest {
-                files: a.files,
-                sets: a.overrides.sets,
-                seed: a.seed,
-                options: RunOptions {
-                    max_events: a.max_events,
-                },
-            },
-            a.format,
-        ),
-        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets),
-        Command::New(a) => commands::new::new_scenario(&commands::new::NewRequest {
-            name: a.name,
-            from: a.from,
-            force: a.force,
-            schema: !a.no_schema,
-        })
-        .map(|w| {
-            let mut note = format!("wrote {}", w.scenario.display());
-            match (&w.schema, &w.modeline) {
-                (Some(s), _) => note.push_str(&format!(" and {} (its editor schema)", s.display())),
-                (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
-                (None, None) => {}
+    let (result, output) = match cli.command {
+        Command::Run(a) => {
+            let result = match &a.output {
+                Some(path) => guard::check_output_path(path).map_err(Error::from),
+                None => Ok(()),
             }
-            note.push_str(&format!(
-                "; run it with `loadsim run {}`",
-                w.scenario.display()
-            ));
-            note_stderr(&note);
-            String::new()
-        }),
-        Command::Schema(a) => commands::schema::schema(a.kind),
+            .and_then(|()| {
+                commands::run::run_with_outputs(
+                    &commands::run::RunRequest {
+                        files: a.files,
+                        sets: a.overrides.sets,
+                        seed: a.seed,
+                        options: RunOptions {
+                            max_events: a.max_events,
+                        },
+                    },
+                    a.format,
+                    &commands::run::SeriesOutputs {
+                        timeseries: a.timeseries,
+                        plot_dir: a.plot,
+                        resolution: a.timeseries_resolution,
+                    },
+                )
+            })
+            .map(|(text, written)| {
+                for path in written {
+                    let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
+                }
+                text
+            });
+            (result, a.output)
+        }
+        Command::Check(a) => (commands::check::check(&a.files, &a.overrides.sets), None),
+        Command::New(a) => (
+            commands::new::new_scenario(&commands::new::NewRequest {
+                name: a.name,
+                from: a.from,
+                force: a.force,
+                schema: !a.no_schema,
+            })
+            .map(|w| {
+                let mut note = format!("wrote {}", w.scenario.display());
+                match (&w.schema, &w.modeline) {
+                    (Some(s), _) => {
+                        note.push_str(&format!(" and {} (its editor schema)", s.display()))
+                    }
+                    (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
+                    (None, None) => {}
+                }
+                note.push_str(&format!(
+                    "; run it with `loadsim run {}`",
+                    w.scenario.display()
+                ));
+                note_stderr(&note);
+                String::new()
+            }),
+            None,
+        ),
+        Command::Schema(a) => (commands::schema::schema(a.kind), None),
         Command::Completions(a) => {
             let mut out = Vec::new();
             clap_complete::generate(a.shell, &mut Cli::command(), "loadsim", &mut out);
-            Ok(String::from_utf8_lossy(&out).into_owned())
+            (Ok(String::from_utf8_lossy(&out).into_owned()), None)
         }
-        Command::Sweep(a) => commands::sweep::sweep(
-            &a.file,
-            &commands::sweep::SweepOptions {
-                jobs: a.jobs.map(usize::from),
-                out: a.out,
-                resume: a.resume,
-                shard: a.shard,
-                dry_run: a.dry_run,
-                quiet: a.quiet,
-                max_cells: a.max_cells,
-                command: command_line(),
-                run: RunOptions {
-                    max_events: a.max_events,
+        Command::Sweep(a) => (
+            commands::sweep::sweep(
+                &a.file,
+                &commands::sweep::SweepOptions {
+                    jobs: a.jobs.map(usize::from),
+                    out: a.out,
+                    resume: a.resume,
+                    shard: a.shard,
+                    dry_run: a.dry_run,
+                    quiet: a.quiet,
+                    max_cells: a.max_cells,
+                    command: command_line(),
+                    run: RunOptions {
+                        max_events: a.max_events,
+                    },
                 },
-            },
+            ),
+            None,
         ),
-        Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
+        Command::Merge(a) => (
+            commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
+            None,
+        ),
     };
-    match result {
-        Ok(text) => print_stdout(&text),
-        Err(e) => {
-            let mut text = String::new();
-            let _ = e.write_styled(&mut text, Paint::TERMINAL);
-            note_stderr(&text);
-            ExitCode::from(e.exit_code() as u8)
-        }
+    match (result, output) {
+        (Ok(text), None) => print_stdout(&text),
+        (Ok(text), Some(path)) => match std::fs::write(&path, text) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(source) => fail(Error::Output {
+                what: path.display().to_string(),
+                source,
+            }),
+        },
+        (Err(e), _) => fail(e),
     }
 }
 
@@ -93,8 +124,17 @@ fn command_line() -> String {
         .join(" ")
 }
 
+/// Prints `e` on stderr and maps it to its exit code.
+fn fail(e: Error) -> ExitCode {
+    let mut text = String::new();
+    let _ = e.write_styled(&mut text, Paint::TERMINAL);
+    note_stderr(&text);
+    ExitCode::from(e.exit_code() as u8)
+}
+
 /// Writes a line to stderr through `anstream`, which drops the ANSI styles unless stderr is a
-/// terminal that wants colour (never with `NO_COLOR`). A closed stderr is ignored, not a panic.
+/// terminal that wants colour (never with `NO_COLOR`). A closed stderr (`2>&1 | head -1`) must
+/// not turn a diagnostic into a panic, so write errors are ignored.
 fn note_stderr(text: &str) {
     let _ = writeln!(anstream::stderr(), "{text}");
 }

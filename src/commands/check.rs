@@ -23,6 +23,7 @@ fn describe(out: &mut String, sc: &Scenario, file: &std::path::Path) {
     let _ = writeln!(out, "{}: ok — scenario `{}`", file.display(), sc.name);
     let _ = writeln!(out, "  worst-case attempts per user request (R1):");
     let worst = sc.worst_case_attempts();
+    let paths = sc.path_counts();
     for s in sc.topological_order() {
         let chains = sc.attempt_chains(s);
         let products: Vec<String> = chains
@@ -35,6 +36,13 @@ fn describe(out: &mut String, sc: &Scenario, file: &std::path::Path) {
             .collect();
         let how = if products.is_empty() {
             "not reachable from the client".to_owned()
+        } else if (products.len() as u64) < paths[s] {
+            format!(
+                "{} + … ({} call paths in all, the first {} shown)",
+                products.join(" + "),
+                paths[s],
+                products.len()
+            )
         } else {
             products.join(" + ")
         };

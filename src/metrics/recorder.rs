@@ -1,9 +1,11 @@
 //! Live counters of a run. Owns what is counted while events happen: user requests by window and
 //! by arrival second, latency histograms, and per-service and per-edge counters and time
-//! integrals. Everything here is O(1) per update.
+//! integrals; and, when asked for, the time-series bins ([`SeriesRecorder`]) sampled from them.
+//! Everything here is O(1) per update.
 
 use hdrhistogram::Histogram;
 
+use super::timeseries::{SeriesRecorder, ServiceLevel};
 use crate::time::{SimDuration, SimTime};
 
 /// Which part of the run a user request arrived in.
@@ -71,6 +73,26 @@ pub struct ServiceCounters {
     pub busy_area: u128,
     pub queue_area: u128,
     pub last_touch: SimTime,
+    /// Requests admitted during the arrival period, and the sum of their admission instants.
+    pub admitted_in_period: u64,
+    pub admitted_at_sum_ns: u128,
+    /// Requests that left during the arrival period, and the sum of their departure instants.
+    pub departed_in_period: u64,
+    pub departed_at_sum_ns: u128,
+    /// The same integrals over the whole run, unclipped, with the peaks since the last
+    /// time-series sample.
+    pub gauge: Gauge,
+}
+
+/// Levels of a service integrated over the whole run, for per-bin means and maxima.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Gauge {
+    pub last: SimTime,
+    pub busy_area: u128,
+    pub queue_area: u128,
+    /// Highest levels passed to `touch` since the last sample.
+    pub busy_peak: u32,
+    pub queue_peak: u64,
 }
 
 impl ServiceCounters {
@@ -99,13 +121,57 @@ impl ServiceCounters {
             busy_area: 0,
             queue_area: 0,
             last_touch: SimTime::ZERO,
+            admitted_in_period: 0,
+            admitted_at_sum_ns: 0,
+            departed_in_period: 0,
+            departed_at_sum_ns: 0,
+            gauge: Gauge::default(),
         }
     }
 
+    /// A request was admitted at `now`; `until` is the end of arrivals.
+    #[inline]
+    pub fn admit(&mut self, now: SimTime, until: SimTime) {
+        self.admitted += 1;
+        if now < until {
+            self.admitted_in_period += 1;
+            self.admitted_at_sum_ns += now.0 as u128;
+        }
+    }
+
+    /// A request admitted at `admitted_at` left at `now` (completed or dropped).
+    #[inline]
+    pub fn depart(&mut self, now: SimTime, admitted_at: SimTime, until: SimTime) {
+        self.departed += 1;
+        self.sojourn_sum_ns += (now - admitted_at).0 as u128;
+        if now < until {
+            self.departed_in_period += 1;
+            self.departed_at_sum_ns += now.0 as u128;
+        }
+    }
+
+    /// Σ over requests admitted before `until` of the time they spent in the service before
+    /// `until`, in nanoseconds: departures before `until` count up to their departure, the rest up
+    /// to `until`. Equals the integral of the number in system over `[0, until)` (Little's law on a
+    /// finite window that starts empty).
+    pub fn sojourn_in_period_ns(&self, until: SimTime) -> u128 {
+        let still_in = (self.admitted_in_period - self.departed_in_period) as u128;
+        self.departed_at_sum_ns + still_in * until.0 as u128 - self.admitted_at_sum_ns
+    }
+
     /// Accumulates the time integrals up to `now` (clipped to `until`, the end of arrivals), given
-    /// the levels that held since the last touch.
+    /// the levels that held since the last touch. Called before every change of either level.
     #[inline]
     pub fn touch(&mut self, now: SimTime, until: SimTime, busy: u32, queued: usize) {
+        let g = &mut self.gauge;
+        if now > g.last {
+            let dt = (now.0 - g.last.0) as u128;
+            g.busy_area += busy as u128 * dt;
+            g.queue_area += queued as u128 * dt;
+            g.last = now;
+        }
+        g.busy_peak = g.busy_peak.max(busy);
+        g.queue_peak = g.queue_peak.max(queued as u64);
         let t = now.min(until);
         if t > self.last_touch {
             let dt = (t.0 - self.last_touch.0) as u128;
@@ -152,6 +218,8 @@ pub struct Recorder {
     pub users: UserCounters,
     pub services: Vec<ServiceCounters>,
     pub edges: Vec<EdgeCounters>,
+    /// Time-series bins, when the run was asked for them.
+    pub series: Option<SeriesRecorder>,
 }
 
 impl Recorder {
@@ -171,7 +239,26 @@ impl Recorder {
             },
             services: (0..services).map(|_| ServiceCounters::new()).collect(),
             edges: vec![EdgeCounters::default(); edges],
+            series: None,
         }
+    }
+
+    /// Closes every time-series bin that ends at or before `now`, reading the live levels through
+    /// `level` (per service) and `tokens` (per edge). Returns the next boundary to call back at
+    /// (`SimTime::NEVER` without time series).
+    pub fn sample_until(
+        &mut self,
+        now: SimTime,
+        level: &dyn Fn(usize) -> ServiceLevel,
+        tokens: &dyn Fn(usize) -> Option<f64>,
+    ) -> SimTime {
+        let Some(series) = &mut self.series else {
+            return SimTime::NEVER;
+        };
+        while series.next_boundary() <= now {
+            series.sample(&self.users, &mut self.services, &self.edges, level, tokens);
+        }
+        series.next_boundary()
     }
 
     /// A user request arrived at `at` in `window`.
@@ -205,6 +292,9 @@ impl Recorder {
         } else {
             self.users.failed += 1;
             record_micros(&mut self.users.failed_latency, latency);
+        }
+        if let Some(series) = &mut self.series {
+            series.user_ended(arrival, ok);
         }
     }
 }

@@ -6,6 +6,16 @@
 //! resolution and 3 significant digits (the reported value is the upper edge of the bucket holding
 //! the nearest-rank sample, so at most 0.1 % above it). Time averages (`utilization`,
 //! `mean_in_system`, `mean_queue_len`) integrate over the arrival period `[0, duration)`.
+//!
+//! Little's law. Every service starts empty at time 0, so over the window `[0, duration)` it holds
+//! as an identity (not only in the limit) when both sides use that window:
+//! `mean_in_system = admitted_in_period_per_s × sojourn_in_period_mean_s`, where the rate counts
+//! requests admitted in the window and the mean is their time in the service *inside* the window
+//! (a request still queued or in a slot at `duration` counts up to `duration`). The whole-run
+//! `sojourn_mean_s` includes requests admitted during the drain and sojourns past `duration`, so
+//! `admitted / duration × sojourn_mean_s` is only a consistent estimator of `mean_in_system` for a
+//! stationary system, off by end effects; under a fault that never clears it can be far off.
+//! In-system means queued or holding a slot: admitted, not yet completed nor dropped.
 
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -111,6 +121,13 @@ pub struct ServiceMetrics {
     pub mean_queue_len: f64,
     /// Mean time from admission to leaving (completion or drop).
     pub sojourn_mean_s: Option<f64>,
+    /// Requests admitted during the arrival period `[0, duration)` / `duration`, per second:
+    /// Little's λ on that window.
+    pub admitted_in_period_per_s: f64,
+    /// Mean time in the service within `[0, duration)` of the requests admitted in it (cut at
+    /// `duration`): Little's W on that window, so that `mean_in_system` equals
+    /// `admitted_in_period_per_s × sojourn_in_period_mean_s`.
+    pub sojourn_in_period_mean_s: Option<f64>,
 }
 
 /// Per-edge counters.
@@ -249,6 +266,12 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 mean_queue_len: c.queue_area as f64 / period,
                 sojourn_mean_s: (c.departed > 0)
                     .then(|| c.sojourn_sum_ns as f64 / c.departed as f64 / 1e9),
+                admitted_in_period_per_s: c.admitted_in_period as f64 / (period / 1e9),
+                sojourn_in_period_mean_s: (c.admitted_in_period > 0).then(|| {
+                    c.sojourn_in_period_ns(SimTime(sc.duration.0)) as f64
+                        / c.admitted_in_period as f64
+                        / 1e9
+                }),
             };
             (s.name.clone(), m)
         })

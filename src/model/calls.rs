@@ -102,6 +102,11 @@ impl Simulation<'_> {
                 return;
             }
         }
+        debug_assert!(
+            self.call_state(job, k).retries_used as u32 <= edge.retries,
+            "{}: retry beyond the configured maximum",
+            edge.name
+        );
         let ec = &mut self.rec.edges[e];
         ec.attempts += 1;
         if retry {

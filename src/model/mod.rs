@@ -23,7 +23,8 @@ use thiserror::Error;
 
 use crate::engine::Engine;
 use crate::metrics::recorder::Window;
-use crate::metrics::{Recorder, RunSummary};
+use crate::metrics::timeseries::ServiceLevel;
+use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::rng::Stream;
 use crate::scenario::{ArrivalProcess, FaultKind, Scenario};
 use crate::time::{SimDuration, SimTime};
@@ -223,6 +224,15 @@ pub struct Simulation<'a> {
     arrivals_end: SimTime,
     window: Option<(SimTime, SimTime)>,
     options: RunOptions,
+    /// The next time-series bin boundary; `NEVER` when no time series is recorded.
+    next_sample: SimTime,
+}
+
+/// A finished run: its summary and, when asked for, its time series.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    pub summary: RunSummary,
+    pub series: Option<TimeSeries>,
 }
 
 impl<'a> Simulation<'a> {
@@ -285,12 +295,27 @@ impl<'a> Simulation<'a> {
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),
             options,
+            next_sample: SimTime::NEVER,
         }
+    }
+
+    /// Also records time series in bins of `resolution` (positive); see
+    /// [`crate::metrics::timeseries`].
+    pub fn with_series(mut self, resolution: SimDuration) -> Self {
+        let series = SeriesRecorder::new(self.sc, resolution);
+        self.next_sample = series.next_boundary();
+        self.rec.series = Some(series);
+        self
     }
 
     /// Runs to the end (every request ended and nothing pending, or the drain horizon) and
     /// summarizes.
-    pub fn run(mut self) -> Result<RunSummary, RunError> {
+    pub fn run(self) -> Result<RunSummary, RunError> {
+        self.run_output().map(|o| o.summary)
+    }
+
+    /// Runs to the end and returns the summary and the time series (if asked for).
+    pub fn run_output(mut self) -> Result<RunOutput, RunError> {
         let started = Instant::now();
         for f in &self.sc.faults {
             if let FaultKind::Capacity { service, .. } = f.kind {
@@ -305,6 +330,9 @@ impl<'a> Simulation<'a> {
         self.schedule_next_arrival(true);
         let horizon = self.arrivals_end + self.sc.drain;
         while let Some(event) = self.engine.next_before(horizon) {
+            if self.engine.now() >= self.next_sample {
+                self.sample_series(self.engine.now());
+            }
             self.dispatch(event);
             if self.engine.processed() > self.options.max_events {
                 return Err(RunError::TooManyEvents {
@@ -321,6 +349,10 @@ impl<'a> Simulation<'a> {
             self.engine.now()
         };
         self.engine.advance_to(end);
+        if let Some(series) = &self.rec.series {
+            let last = series.bins_for(end) as u64 * series.resolution().0;
+            self.sample_series(SimTime(last));
+        }
         for (s, st) in self.services.iter().enumerate() {
             self.rec.services[s].touch(
                 self.arrivals_end,
@@ -336,11 +368,23 @@ impl<'a> Simulation<'a> {
             }
         }
         let wall = started.elapsed();
-        Ok(crate::metrics::summary::summarize(
-            self.sc,
-            &self.rec,
-            &self.final_state(end, wall),
-        ))
+        let summary =
+            crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
+        let series = self.rec.series.take().map(SeriesRecorder::finish);
+        Ok(RunOutput { summary, series })
+    }
+
+    /// Closes the time-series bins that end at or before `now`.
+    fn sample_series(&mut self, now: SimTime) {
+        let (services, edges) = (&self.services, &self.edges);
+        self.next_sample = self.rec.sample_until(
+            now,
+            &|s| ServiceLevel {
+                busy: services[s].busy,
+                queued: services[s].queue.len() as u64,
+            },
+            &|e| edges[e].bucket.map(|b| b.tokens()),
+        );
     }
 
     fn final_state(
@@ -441,4 +485,17 @@ pub fn run(sc: &Scenario) -> Result<RunSummary, RunError> {
 /// Runs `sc` once with `options`.
 pub fn run_with(sc: &Scenario, options: RunOptions) -> Result<RunSummary, RunError> {
     Simulation::new(sc, options).run()
+}
+
+/// Runs `sc` once with `options`, recording time series in bins of `resolution`.
+pub fn run_with_series(
+    sc: &Scenario,
+    options: RunOptions,
+    resolution: SimDuration,
+) -> Result<(RunSummary, TimeSeries), RunError> {
+    let out = Simulation::new(sc, options)
+        .with_series(resolution)
+        .run_output()?;
+    let series = out.series.expect("series were asked for");
+    Ok((out.summary, series))
 }

@@ -64,7 +64,7 @@ impl Simulation<'_> {
             );
             return Handle::NONE;
         }
-        c.admitted += 1;
+        c.admit(now, self.arrivals_end);
         let job = self.jobs.insert(Job {
             service,
             parent,
@@ -84,6 +84,11 @@ impl Simulation<'_> {
             let st = &mut self.services[s];
             c.touch(now, self.arrivals_end, st.busy, st.queue.len());
             st.queue.push(job);
+            debug_assert!(
+                spec.queue_cap
+                    .is_none_or(|cap| st.queue.len() <= cap as usize),
+                "queue over its cap"
+            );
             c.enqueued += 1;
             c.max_queue = c.max_queue.max(st.queue.len() as u64);
         }
@@ -181,8 +186,7 @@ impl Simulation<'_> {
         c.touch(now, self.arrivals_end, st.busy, st.queue.len());
         st.busy -= 1;
         c.completed += 1;
-        c.departed += 1;
-        c.sojourn_sum_ns += (now - admitted_at).0 as u128;
+        c.depart(now, admitted_at, self.arrivals_end);
         self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
         self.pull_next(s);
     }
@@ -204,8 +208,7 @@ impl Simulation<'_> {
                 c.touch(now, self.arrivals_end, st.busy, st.queue.len());
                 st.queue.mark_stale();
                 c.cancelled += 1;
-                c.departed += 1;
-                c.sojourn_sum_ns += (now - j.admitted_at).0 as u128;
+                c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
             }
             JobState::Running => {
@@ -215,8 +218,7 @@ impl Simulation<'_> {
                 c.touch(now, self.arrivals_end, st.busy, st.queue.len());
                 st.busy -= 1;
                 c.cancelled += 1;
-                c.departed += 1;
-                c.sojourn_sum_ns += (now - j.admitted_at).0 as u128;
+                c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
                 self.pull_next(s);
             }
@@ -277,8 +279,7 @@ impl Simulation<'_> {
                 self.start(job);
                 continue;
             }
-            c.departed += 1;
-            c.sojourn_sum_ns += wait.0 as u128;
+            c.depart(now, j.admitted_at, self.arrivals_end);
             self.jobs[job].state = JobState::Done;
             self.reply_in(SimDuration::ZERO, j.parent, Outcome::Error, job, 0);
         }

@@ -1,14 +1,17 @@
 //! Rendering run summaries. Owns the output formats of `loadsim run`, one file per format: `table`
 //! (metrics as rows, scenarios as columns, like the article's table), `json` (one document, an
 //! array of summaries), `csv` (one row per scenario, flattened dotted column names), `csv-long`
-//! (one row per scenario × metric, for pandas and R). All formats
-//! render the same [`RunSummary`] values; none computes metrics of its own.
+//! (one row per scenario × metric, for pandas and R). All formats render the same [`RunSummary`]
+//! values; none computes metrics of its own. `timeseries` renders the per-bin series of
+//! `--timeseries` (long CSV), outside the [`Render`] trait since it reads
+//! [`crate::metrics::TimeSeries`], not summaries.
 
 pub mod csv;
 pub mod csv_long;
 pub mod flat;
 pub mod json;
 pub mod table;
+pub mod timeseries;
 
 use crate::metrics::RunSummary;
 

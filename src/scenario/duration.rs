@@ -80,6 +80,11 @@ impl<'de> Deserialize<'de> for DurationText {
                 )))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<DurationText, E> {
+                if !v.is_finite() {
+                    return Err(E::custom(format!(
+                        "`{v}` is not a duration; write a finite duration with a unit, like `20ms`"
+                    )));
+                }
                 Err(E::custom(format!(
                     "`{v}` has no unit; write a duration with a unit, like `{v}s`"
                 )))

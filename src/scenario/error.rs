@@ -118,7 +118,7 @@ impl Diagnostic {
         let key = if self.key.is_empty() {
             String::new()
         } else {
-            format!("{k}`{}`{k:#}: ", self.key)
+            format!("{k}`{}`{k:#}: ", super::suggest::shorten(&self.key))
         };
         match &self.origin {
             Origin::File {
@@ -138,7 +138,7 @@ impl Diagnostic {
                 if let (Some(l), Some(text)) = (line, source_line) {
                     let gutter = l.to_string();
                     let pad = " ".repeat(gutter.len());
-                    let caret_at = column.unwrap_or(1).saturating_sub(1);
+                    let (text, caret_at) = excerpt(text, column.unwrap_or(1).saturating_sub(1));
                     write!(
                         f,
                         "\n {g}{pad} |{g:#}\n {g}{gutter} |{g:#} {text}\n {g}{pad} |{g:#} {}{g}^{g:#}",
@@ -158,6 +158,35 @@ impl Diagnostic {
             Origin::Flag { flag } => write!(f, "{loc}{flag}{loc:#}: {key}{}", self.message),
         }
     }
+}
+
+/// Longest source line shown under a diagnostic, in characters.
+const MAX_SHOWN_LINE: usize = 120;
+
+/// A window of at most [`MAX_SHOWN_LINE`] characters of `line` around character `caret`, with `…`
+/// where it was cut, and the caret's position in the window. A one-line file of 200 000 `[` must
+/// not print 200 000 characters twice.
+fn excerpt(line: &str, caret: usize) -> (String, usize) {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= MAX_SHOWN_LINE {
+        return (line.to_owned(), caret);
+    }
+    let start = caret
+        .saturating_sub(MAX_SHOWN_LINE / 2)
+        .min(chars.len() - MAX_SHOWN_LINE);
+    let end = start + MAX_SHOWN_LINE;
+    let mut shown = String::new();
+    let mut caret_at = caret - start.min(caret);
+    if start > 0 {
+        shown.push('…');
+        caret_at += 1;
+    }
+    shown.extend(&chars[start..end]);
+    if end < chars.len() {
+        shown.push('…');
+    }
+    let width = shown.chars().count();
+    (shown, caret_at.min(width))
 }
 
 impl fmt::Display for Diagnostic {
@@ -188,3 +217,25 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_source_lines_are_cut_around_the_caret() {
+        let line = format!("{}X{}", "a".repeat(500), "b".repeat(500));
+        let (shown, caret) = excerpt(&line, 500);
+        assert!(shown.chars().count() <= MAX_SHOWN_LINE + 2, "{shown}");
+        assert_eq!(shown.chars().nth(caret), Some('X'));
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        let (short, c) = excerpt("slots: 1", 7);
+        assert_eq!((short.as_str(), c), ("slots: 1", 7));
+        let (tail, c) = excerpt(&"z".repeat(300), 299);
+        assert_eq!(tail.chars().nth(c), Some('z'));
+        assert!(tail.starts_with('…') && !tail.ends_with('…'));
+        // A caret past the end of the line points just past the window.
+        let (shown, c) = excerpt(&"z".repeat(300), 1000);
+        assert_eq!(c, shown.chars().count());
+    }
+}

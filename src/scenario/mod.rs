@@ -25,6 +25,9 @@ pub type ServiceId = usize;
 /// Index of a call edge in [`Scenario::edges`].
 pub type EdgeId = usize;
 
+/// Most call paths [`Scenario::attempt_chains`] lists for one service.
+pub const MAX_CHAINS: usize = 16;
+
 /// A validated scenario: everything the simulator needs, in integer nanoseconds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scenario {
@@ -365,30 +368,76 @@ impl Scenario {
         attempts
     }
 
-    /// Every call path from the client to `service`, each as its list of (hop name, attempts).
+    /// The number of call paths from the client to each service (saturating).
+    pub fn path_counts(&self) -> Vec<u64> {
+        let mut paths = vec![0u64; self.services.len()];
+        paths[self.client.entry] = 1;
+        for s in self.topological_order() {
+            for &e in &self.services[s].calls {
+                let d = self.edges[e].callee;
+                paths[d] = paths[d].saturating_add(paths[s]);
+            }
+        }
+        paths
+    }
+
+    /// Call paths from the client to `service`, each as its list of (hop name, attempts): all of
+    /// them when there are at most [`MAX_CHAINS`], else the first `MAX_CHAINS` in call order (a
+    /// layered graph has exponentially many; [`Scenario::path_counts`] counts them). Only hops
+    /// that can still reach `service` are followed, so the walk costs at most `MAX_CHAINS`
+    /// paths' worth of steps.
     pub fn attempt_chains(&self, service: ServiceId) -> Vec<Vec<(String, u64)>> {
         fn walk(
             sc: &Scenario,
             at: ServiceId,
             target: ServiceId,
+            reaches: &[bool],
             path: &mut Vec<(String, u64)>,
             out: &mut Vec<Vec<(String, u64)>>,
         ) {
+            if out.len() >= MAX_CHAINS {
+                return;
+            }
             if at == target {
                 out.push(path.clone());
                 return;
             }
             for &e in &sc.services[at].calls {
                 let edge = &sc.edges[e];
+                if !reaches[edge.callee] {
+                    continue;
+                }
                 path.push((edge.name.clone(), edge.max_attempts_per_call()));
-                walk(sc, edge.callee, target, path, out);
+                walk(sc, edge.callee, target, reaches, path, out);
                 path.pop();
             }
+        }
+        // Which services can reach `service` through calls (itself included).
+        let mut reaches = vec![false; self.services.len()];
+        reaches[service] = true;
+        for s in self.topological_order().into_iter().rev() {
+            if self.services[s]
+                .calls
+                .iter()
+                .any(|&e| reaches[self.edges[e].callee])
+            {
+                reaches[s] = true;
+            }
+        }
+        if !reaches[self.client.entry] {
+            return Vec::new();
         }
         let mut out = Vec::new();
         let entry = format!("client->{}", self.services[self.client.entry].name);
         let mut path = vec![(entry, self.client.retries as u64 + 1)];
-        walk(self, self.client.entry, service, &mut path, &mut out);
+        walk(
+            self,
+            self.client.entry,
+            service,
+            &reaches,
+            &mut path,
+            &mut out,
+        );
         out
     }
 }

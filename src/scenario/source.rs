@@ -5,6 +5,7 @@
 //! checks happen in `validate`.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use saphyr_parser::{Event, Parser};
@@ -16,6 +17,12 @@ use super::error::{ConfigError, Diagnostic, Origin};
 const MAX_FILE_BYTES: u64 = 4 << 20;
 /// Deepest `extends` chain followed.
 const MAX_EXTENDS_DEPTH: usize = 16;
+/// Deepest nesting of mappings and sequences accepted; a scenario needs about 5.
+pub const MAX_NESTING: usize = 64;
+/// Most nodes that aliases may stand for in one document, counted expanded.
+pub const MAX_ALIAS_NODES: u64 = 1_000_000;
+/// Longest dotted key path indexed for diagnostics; longer keys are still parsed, only not located.
+const MAX_KEY_PATH: usize = 1024;
 
 /// Line and column (both 1-based) of a key in a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +106,7 @@ impl Document {
             ));
         };
         let key = key.trim();
+        preflight(raw_value).map_err(|(m, _)| err(key, format!("the value {m}")))?;
         let new_value: Value = yaml_serde::from_str(raw_value)
             .map_err(|e| err(key, format!("the value is not valid YAML: {e}")))?;
         set_path(&mut self.value, key, new_value).map_err(|m| err(key, m))?;
@@ -193,13 +201,112 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
             ),
         ));
     }
-    let bytes = std::fs::read(path)
+    // The size in the metadata is 0 for devices and pipes (`/dev/zero` never ends), so the read
+    // itself is bounded too.
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
         .map_err(|e| ConfigError::file(path, format!("cannot read the file: {e}")))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ConfigError::file(
+            path,
+            format!("is longer than {MAX_FILE_BYTES} bytes, the most loadsim reads"),
+        ));
+    }
     String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "is not UTF-8 text"))
+}
+
+/// Walks the YAML events of `text` once, before the typed parse, and refuses two shapes that
+/// would cost it minutes or gigabytes, with the line and column where the text crosses the line:
+/// nesting deeper than [`MAX_NESTING`] (the typed parser takes time quadratic in flow nesting
+/// depth: 100 000 `[` took a minute), and aliases that expand to more than [`MAX_ALIAS_NODES`]
+/// nodes (the typed parser limits how *often* aliases are followed, not how much they copy: one
+/// anchored map of 20 000 keys named 20 000 times took gigabytes). Other syntax errors are left to
+/// the typed parse, which words them.
+pub fn preflight(text: &str) -> Result<(), (String, Option<Pos>)> {
+    let at = |span: saphyr_parser::Span| {
+        Some(Pos {
+            line: span.start.line(),
+            column: span.start.col() + 1,
+        })
+    };
+    let too_deep = || format!("nests mappings and sequences deeper than {MAX_NESTING} levels");
+    // Nodes so far with every alias counted as the nodes it stands for.
+    let mut nodes: u64 = 0;
+    let mut alias_nodes: u64 = 0;
+    // Open collections: (anchor id, 0 for none; `nodes` when it opened).
+    let mut open: Vec<(usize, u64)> = Vec::new();
+    // Anchor id → expanded size of its node.
+    let mut size: HashMap<usize, u64> = HashMap::new();
+    for item in Parser::new_from_str(text) {
+        let (event, span) = match item {
+            Ok(x) => x,
+            Err(e) if e.info().contains("recursion limit") => {
+                let pos = Pos {
+                    line: e.marker().line(),
+                    column: e.marker().col() + 1,
+                };
+                return Err((too_deep(), Some(pos)));
+            }
+            Err(_) => return Ok(()),
+        };
+        match event {
+            Event::MappingStart(anchor, _) | Event::SequenceStart(anchor, _) => {
+                open.push((anchor, nodes));
+                nodes = nodes.saturating_add(1);
+                if open.len() > MAX_NESTING {
+                    return Err((too_deep(), at(span)));
+                }
+            }
+            Event::MappingEnd | Event::SequenceEnd => {
+                if let Some((anchor, from)) = open.pop()
+                    && anchor != 0
+                {
+                    size.insert(anchor, nodes - from);
+                }
+            }
+            Event::Scalar(_, _, anchor, _) => {
+                nodes = nodes.saturating_add(1);
+                if anchor != 0 {
+                    size.insert(anchor, 1);
+                }
+            }
+            Event::Alias(id) => {
+                let n = size.get(&id).copied().unwrap_or(1);
+                nodes = nodes.saturating_add(n);
+                alias_nodes = alias_nodes.saturating_add(n);
+                if alias_nodes > MAX_ALIAS_NODES {
+                    return Err((
+                        format!(
+                            "aliases (`*name`) expand to more than {MAX_ALIAS_NODES} nodes; \
+                             write the values out, or anchor smaller pieces"
+                        ),
+                        at(span),
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Parses YAML text into a value; syntax errors carry their line.
 pub fn parse_yaml(path: &Path, text: &str) -> Result<Value, ConfigError> {
+    preflight(text).map_err(|(message, pos)| {
+        ConfigError::one(Diagnostic {
+            origin: Origin::File {
+                path: path.to_owned(),
+                line: pos.map(|p| p.line),
+                column: pos.map(|p| p.column),
+                source_line: pos
+                    .and_then(|p| text.lines().nth(p.line.saturating_sub(1)))
+                    .map(str::to_owned),
+            },
+            key: String::new(),
+            message,
+        })
+    })?;
     let value: Value = yaml_serde::from_str(text).map_err(|e| {
         let (line, column) = match e.location() {
             Some(l) => (Some(l.line()), Some(l.column())),
@@ -403,8 +510,12 @@ pub fn path_exists(root: &Value, key: &str) -> bool {
 
 /// Walks the YAML events of `text` and records the position of every mapping key by its dotted
 /// path (`a.b.c`, sequence items as `a.b[0]`). Unparsable text gives an empty index (the typed
-/// parse reports the syntax error).
+/// parse reports the syntax error). Paths longer than `MAX_KEY_PATH` bytes are not recorded, nor
+/// anything below them: a hostile file with one huge key over many children would otherwise cost
+/// key length × children bytes.
 pub fn key_positions(text: &str) -> HashMap<String, Pos> {
+    /// Stands for a path too long to record; every path below it is too long as well.
+    const UNRECORDED: &str = "\u{0}";
     enum Frame {
         /// A mapping at `path`; `key` is the key whose value is being read, if any.
         Map { path: String, key: Option<String> },
@@ -416,6 +527,11 @@ pub fn key_positions(text: &str) -> HashMap<String, Pos> {
         match frames.last() {
             None => String::new(),
             Some(Frame::Map { key: Some(k), .. }) => k.clone(),
+            Some(Frame::Map { path, .. } | Frame::Seq { path, .. })
+                if path == UNRECORDED || path.len() >= MAX_KEY_PATH =>
+            {
+                UNRECORDED.to_owned()
+            }
             Some(Frame::Map { path, key: None }) => format!("{path}.?"), // a complex key
             Some(Frame::Seq { path, index }) => format!("{path}[{index}]"),
         }
@@ -426,6 +542,8 @@ pub fn key_positions(text: &str) -> HashMap<String, Pos> {
             Some(Frame::Map { key, path }) => {
                 *key = if key.is_some() {
                     None
+                } else if path == UNRECORDED || path.len() >= MAX_KEY_PATH {
+                    Some(UNRECORDED.to_owned())
                 } else {
                     Some(format!("{path}.?"))
                 };
@@ -460,18 +578,22 @@ pub fn key_positions(text: &str) -> HashMap<String, Pos> {
                     path,
                     key: key @ None,
                 }) => {
-                    let full = if path.is_empty() {
+                    let full = if path == UNRECORDED || path.len() + name.len() >= MAX_KEY_PATH {
+                        UNRECORDED.to_owned()
+                    } else if path.is_empty() {
                         name.to_string()
                     } else {
                         format!("{path}.{name}")
                     };
-                    out.insert(
-                        full.clone(),
-                        Pos {
-                            line: span.start.line(),
-                            column: span.start.col() + 1,
-                        },
-                    );
+                    if full != UNRECORDED {
+                        out.insert(
+                            full.clone(),
+                            Pos {
+                                line: span.start.line(),
+                                column: span.start.col() + 1,
+                            },
+                        );
+                    }
                     *key = Some(full);
                 }
                 _ => node_done(&mut frames),
@@ -496,6 +618,65 @@ mod tests {
         assert_eq!(k["b.d"], Pos { line: 4, column: 3 });
         assert_eq!(k["b.d[0].e"], Pos { line: 5, column: 7 });
         assert_eq!(k["f"], Pos { line: 7, column: 1 });
+    }
+
+    /// The indexer runs after `preflight` in every loader, but must hold on its own: no
+    /// recursion, no quadratic path building, no alias expansion.
+    #[test]
+    fn key_positions_stay_cheap_on_hostile_text() {
+        let start = std::time::Instant::now();
+        // 100 000 nested block sequences on one line: paths would grow quadratically.
+        let deep_seq = format!("a:\n  {}x\n", "- ".repeat(100_000));
+        assert!(key_positions(&deep_seq).len() <= 1);
+        // 100 000 nested flow maps: the parser stops at its own limit.
+        let deep_map = format!("a: {}1{}", "{b: ".repeat(100_000), "}".repeat(100_000));
+        let k = key_positions(&deep_map);
+        assert!(k.len() < 300, "{}", k.len());
+        // Billion laughs: aliases are events, not copies.
+        let mut bomb = vec!["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]".to_owned()];
+        for i in 1..10 {
+            bomb.push(format!(
+                "a{i}: &a{i} [{}]",
+                vec![format!("*a{}", i - 1); 9].join(", ")
+            ));
+        }
+        assert_eq!(key_positions(&bomb.join("\n")).len(), 10);
+        // Nested maps with long keys: nothing recorded past MAX_KEY_PATH bytes.
+        let long = "k".repeat(300);
+        let nested: String = (0..50)
+            .map(|i| format!("{}{long}{i}:\n", " ".repeat(i)))
+            .collect::<String>()
+            + &" ".repeat(50)
+            + "x: 1\n";
+        let k = key_positions(&nested);
+        assert!(k.keys().all(|p| p.len() < MAX_KEY_PATH), "{:?}", k.len());
+        assert_eq!(
+            k.len(),
+            3,
+            "{:?}",
+            k.keys().map(|p| p.len()).collect::<Vec<_>>()
+        );
+        assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn preflight_refuses_depth_and_alias_expansion_with_positions() {
+        let (m, pos) = preflight(&format!("a: {}", "[".repeat(1000))).unwrap_err();
+        assert!(m.contains("deeper than 64"), "{m}");
+        assert_eq!(pos.map(|p| p.line), Some(1));
+        let ok = "a: &x {b: 1}\nc: *x\nd: [*x, *x]\n";
+        assert!(preflight(ok).is_ok());
+        // Exactly at the limit is fine; one level more is not.
+        let at = format!("{}1{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
+        assert!(preflight(&at).is_ok());
+        let over = format!(
+            "{}1{}",
+            "[".repeat(MAX_NESTING + 1),
+            "]".repeat(MAX_NESTING + 1)
+        );
+        assert!(preflight(&over).is_err());
+        // Syntax errors are left to the typed parse.
+        assert!(preflight("a: [1, 2").is_ok());
     }
 
     #[test]

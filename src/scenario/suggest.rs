@@ -2,8 +2,23 @@
 //! key, service or value: the closest candidate by Jaro-Winkler similarity, offered only when it is
 //! close enough to be a plausible typo.
 
+/// Longest word for which a suggestion is looked for, and shown whole in a message.
+pub const MAX_WORD: usize = 100;
+
+/// `word`, or its first [`MAX_WORD`] characters and `…` when it is longer.
+pub fn shorten(word: &str) -> String {
+    match word.char_indices().nth(MAX_WORD) {
+        Some((cut, _)) => format!("{}…", &word[..cut]),
+        None => word.to_owned(),
+    }
+}
+
 /// `", did you mean `x`?"` for the closest candidate, or an empty string.
 pub fn did_you_mean<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    // No typo is this long, and similarity costs time proportional to the length squared.
+    if word.len() > MAX_WORD {
+        return String::new();
+    }
     let best = candidates
         .into_iter()
         .map(|c| (strsim::jaro_winkler(word, c), c))
@@ -37,12 +52,14 @@ pub fn explain_serde_message(message: &str) -> (String, Option<String>) {
             .collect::<Vec<_>>()
             .join(", ");
         let hint = did_you_mean(word, expected.iter().copied());
+        let word_full = word;
+        let word = &shorten(word);
         let sentence = if hint.is_empty() {
             format!("unknown {what} `{word}`; expected one of {list}")
         } else {
             format!("unknown {what} `{word}`{hint} (expected one of {list})")
         };
-        return (sentence, (what == "key").then(|| word.to_owned()));
+        return (sentence, (what == "key").then(|| word_full.to_owned()));
     }
     (message.to_owned(), None)
 }

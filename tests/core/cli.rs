@@ -157,13 +157,15 @@ fn missing_file_exits_2() {
         .code(2);
 }
 
+/// A scenario whose event bound exceeds `--max-events` is refused before it runs (exit 2); the
+/// run-time ceiling behind it (exit 1) is tested in `tests/trust/limits.rs`.
 #[test]
-fn runaway_runs_stop_with_exit_1() {
+fn oversized_runs_are_refused_with_exit_2() {
     let out = loadsim()
         .args(["run", "--max-events", "1000"])
         .arg(scenario_path("naive"))
         .assert()
-        .code(1);
+        .code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("--max-events"), "{err}");
 }

@@ -18,6 +18,10 @@ use crate::time::SimDuration;
 pub const MAX_RATE: f64 = 10_000_000.0;
 /// Largest slot count or queue cap accepted.
 pub const MAX_SLOTS: u32 = 10_000_000;
+/// Most services in one scenario. Requests pass down a call chain by nested calls within one
+/// event, so chain length is stack depth; 1 000 is far beyond any topology we model and well
+/// inside the stack of a worker thread.
+pub const MAX_SERVICES: usize = 1_000;
 /// Largest retry count accepted on any hop.
 pub const MAX_RETRIES: u32 = 100;
 /// Longest arrival period or drain accepted: 30 days.
@@ -63,7 +67,17 @@ pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, 
                 format!("{key}.{word}")
             };
         }
-        let message = message.replace("invalid type: ", "wrong type: ");
+        let message = message
+            .replace("invalid type: ", "wrong type: ")
+            .replace(
+                "expected u32",
+                "expected a whole number from 0 to 4294967295",
+            )
+            .replace(
+                "expected u64",
+                "expected a whole number from 0 to 18446744073709551615",
+            )
+            .replace("expected f64", "expected a number");
         ConfigError::one(doc.diagnostic(&key, message))
     })
 }
@@ -126,6 +140,34 @@ impl Validator<'_> {
             .collect();
         if raw.services.is_empty() {
             self.problem("services", "must name at least one service");
+        } else if raw.services.len() > MAX_SERVICES {
+            self.problem(
+                "services",
+                format!(
+                    "names {} services; loadsim accepts at most {MAX_SERVICES}",
+                    raw.services.len()
+                ),
+            );
+            // Checking each of them would bury that sentence under thousands more.
+            return Scenario {
+                name,
+                seed: 0,
+                duration,
+                drain,
+                rate,
+                process: ArrivalProcess::Poisson,
+                client: ClientPolicy {
+                    entry: 0,
+                    attempt_timeout: SimDuration::ZERO,
+                    retries: 0,
+                    retry_interval: SimDuration::ZERO,
+                    propagate_deadline: false,
+                    cancel_on_abandon: false,
+                },
+                services: Vec::new(),
+                edges: Vec::new(),
+                faults: Vec::new(),
+            };
         }
         let mut services = Vec::with_capacity(raw.services.len());
         let mut edges = Vec::new();
@@ -460,39 +502,41 @@ impl Validator<'_> {
         if sc.topological_order().len() == sc.services.len() {
             return;
         }
-        // Find one cycle to name it: depth-first search with colours.
+        // Find one cycle to name it: depth-first search with colours, on an explicit stack (a
+        // recursive search would follow a chain of a thousand services a thousand frames deep).
         let n = sc.services.len();
         let mut colour = vec![0u8; n];
-        let mut stack: Vec<usize> = Vec::new();
-        fn dfs(
-            sc: &Scenario,
-            s: usize,
-            colour: &mut [u8],
-            stack: &mut Vec<usize>,
-        ) -> Option<Vec<usize>> {
-            colour[s] = 1;
-            stack.push(s);
-            for &e in &sc.services[s].calls {
+        let find_cycle = |root: usize, colour: &mut [u8]| -> Option<Vec<usize>> {
+            // (service, index of the next call to follow)
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            colour[root] = 1;
+            while let Some(&mut (s, ref mut next)) = stack.last_mut() {
+                let Some(&e) = sc.services[s].calls.get(*next) else {
+                    colour[s] = 2;
+                    stack.pop();
+                    continue;
+                };
+                *next += 1;
                 let d = sc.edges[e].callee;
-                if colour[d] == 1 {
-                    let at = stack.iter().position(|&x| x == d).unwrap_or(0);
-                    let mut cycle = stack[at..].to_vec();
-                    cycle.push(d);
-                    return Some(cycle);
-                }
-                if colour[d] == 0
-                    && let Some(c) = dfs(sc, d, colour, stack)
-                {
-                    return Some(c);
+                match colour[d] {
+                    0 => {
+                        colour[d] = 1;
+                        stack.push((d, 0));
+                    }
+                    1 => {
+                        let at = stack.iter().position(|&(x, _)| x == d).unwrap_or(0);
+                        let mut cycle: Vec<usize> = stack[at..].iter().map(|&(x, _)| x).collect();
+                        cycle.push(d);
+                        return Some(cycle);
+                    }
+                    _ => {}
                 }
             }
-            stack.pop();
-            colour[s] = 2;
             None
-        }
+        };
         for s in 0..n {
             if colour[s] == 0
-                && let Some(cycle) = dfs(sc, s, &mut colour, &mut stack)
+                && let Some(cycle) = find_cycle(s, &mut colour)
             {
                 let names: Vec<&str> = cycle
                     .iter()

@@ -1,0 +1,404 @@
+//! Time series of a run: what happened in each bin of simulated time (1 s unless asked otherwise).
+//! Owns [`SeriesRecorder`], the live bins a run fills, and [`TimeSeries`], the finished columns
+//! the CSV report and the plots read. Memory is proportional to bins × series, never to requests.
+//!
+//! How bins are filled without touching the places where things are counted: the run loop calls
+//! [`Recorder::sample_until`](super::Recorder::sample_until) before the first event at or after
+//! each bin boundary, which snapshots every cumulative counter of the [`Recorder`](super::Recorder)
+//! (the bin's count is the difference of two snapshots) and reads the levels that only the
+//! simulation holds (busy slots, queue length, tokens). Queue and slot levels between boundaries
+//! come from the time integrals that [`ServiceCounters::touch`](super::recorder::ServiceCounters)
+//! keeps at every level change. Only what is counted *by arrival time of the user request*
+//! (succeeded and failed) is binned at the moment the request ends.
+//!
+//! Series, by dotted name (a bin `[t, t + resolution)` is labelled by its start `t`):
+//!
+//! | series | per bin |
+//! |---|---|
+//! | `users.arrivals` | user requests arriving in the bin |
+//! | `users.succeeded`, `users.failed` | of those, how many ended in success / failure (by *arrival* bin) |
+//! | `users.success_rate` | `succeeded / arrivals` (absent where no request arrived) |
+//! | `users.client_attempts` | client attempts sent in the bin (first tries and client retries) |
+//! | `services.<s>.arrivals`, `admitted`, `completed`, `completed_abandoned`, `rejected_full`, `dropped_expired` | counted when they happen |
+//! | `services.<s>.queue_mean`, `queue_max` | requests queued: time average over the bin, highest level in it |
+//! | `services.<s>.busy_mean`, `busy_max` | busy slots: time average over the bin, highest level in it |
+//! | `services.<s>.attempts_per_request` | `services.<s>.arrivals / users.arrivals` (amplification; absent where no user request arrived) |
+//! | `calls.<a>-><b>.attempts`, `retries`, `retries_throttled`, `timeouts`, `rejects`, `errors`, `successes`, `deadline_exhausted` | counted when they happen |
+//! | `calls.<a>-><b>.tokens` | gRFC A6 tokens at the end of the bin (edges with a retry throttle only) |
+//!
+//! Bins cover `[0, max(duration, end of run))`, rounded up to whole bins; after the run ends the
+//! levels it ended with are carried to the end of the last bin.
+
+use indexmap::IndexMap;
+
+use super::recorder::{EdgeCounters, ServiceCounters, UserCounters};
+use crate::scenario::Scenario;
+use crate::time::{SimDuration, SimTime};
+
+/// Per-service counters of a bin, in the order of their series names.
+const SERVICE_COUNTS: [&str; 6] = [
+    "arrivals",
+    "admitted",
+    "completed",
+    "completed_abandoned",
+    "rejected_full",
+    "dropped_expired",
+];
+/// Per-service levels of a bin, in the order of their series names.
+const SERVICE_LEVELS: [&str; 4] = ["queue_mean", "queue_max", "busy_mean", "busy_max"];
+/// Per-edge counters of a bin, in the order of their series names.
+const EDGE_COUNTS: [&str; 8] = [
+    "attempts",
+    "retries",
+    "retries_throttled",
+    "timeouts",
+    "rejects",
+    "errors",
+    "successes",
+    "deadline_exhausted",
+];
+
+fn service_counts(c: &ServiceCounters) -> [u64; 6] {
+    [
+        c.arrivals,
+        c.admitted,
+        c.completed,
+        c.completed_abandoned,
+        c.rejected_full,
+        c.dropped_expired,
+    ]
+}
+
+fn edge_counts(c: &EdgeCounters) -> [u64; 8] {
+    [
+        c.attempts,
+        c.retries,
+        c.retries_throttled,
+        c.timeouts,
+        c.rejects,
+        c.errors,
+        c.successes,
+        c.deadline_exhausted,
+    ]
+}
+
+/// Live levels of one service at a bin boundary, read from the simulation.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ServiceLevel {
+    pub busy: u32,
+    pub queued: u64,
+}
+
+/// The bins of a run in progress.
+#[derive(Debug)]
+pub struct SeriesRecorder {
+    resolution: SimDuration,
+    /// End of the next bin to sample.
+    next: SimTime,
+    /// Bins sampled so far.
+    bins: usize,
+    services: Vec<String>,
+    edges: Vec<String>,
+    /// Which edges have a token bucket (and so a `tokens` series).
+    throttled: Vec<bool>,
+    /// Cumulative counters at the last boundary, in sampling order.
+    prev: Vec<u64>,
+    /// Cumulative ∫busy dt and ∫queue dt per service at the last boundary.
+    prev_area: Vec<(u128, u128)>,
+    /// Sampled values, one row of `width` per bin.
+    rows: Vec<f64>,
+    width: usize,
+    succeeded_by_arrival: Vec<u32>,
+    failed_by_arrival: Vec<u32>,
+    arrivals_end: SimTime,
+}
+
+impl SeriesRecorder {
+    /// Bins of `resolution` for a run of `sc` (`resolution` must be positive).
+    pub fn new(sc: &Scenario, resolution: SimDuration) -> Self {
+        assert!(
+            !resolution.is_zero(),
+            "a time-series resolution must be positive"
+        );
+        let services: Vec<String> = sc.services.iter().map(|s| s.name.clone()).collect();
+        let edges: Vec<String> = sc.edges.iter().map(|e| e.name.clone()).collect();
+        let throttled: Vec<bool> = sc.edges.iter().map(|e| e.throttle.is_some()).collect();
+        let counters = 2 + services.len() * SERVICE_COUNTS.len() + edges.len() * EDGE_COUNTS.len();
+        let width = counters
+            + services.len() * SERVICE_LEVELS.len()
+            + throttled.iter().filter(|&&t| t).count();
+        SeriesRecorder {
+            resolution,
+            next: SimTime(resolution.0),
+            bins: 0,
+            prev_area: vec![(0, 0); services.len()],
+            services,
+            edges,
+            throttled,
+            prev: vec![0; counters],
+            rows: Vec::new(),
+            width,
+            succeeded_by_arrival: Vec::new(),
+            failed_by_arrival: Vec::new(),
+            arrivals_end: SimTime(sc.duration.0),
+        }
+    }
+
+    /// The bin width.
+    pub fn resolution(&self) -> SimDuration {
+        self.resolution
+    }
+
+    /// The end of the next bin to sample: the run loop samples before the first event at or
+    /// after it.
+    #[inline]
+    pub fn next_boundary(&self) -> SimTime {
+        self.next
+    }
+
+    /// A user request that arrived at `arrival` ended (`ok`: it succeeded).
+    pub(crate) fn user_ended(&mut self, arrival: SimTime, ok: bool) {
+        let bin = (arrival.0 / self.resolution.0) as usize;
+        let v = if ok {
+            &mut self.succeeded_by_arrival
+        } else {
+            &mut self.failed_by_arrival
+        };
+        if v.len() <= bin {
+            v.resize(bin + 1, 0);
+        }
+        v[bin] += 1;
+    }
+
+    /// Closes the next bin: every counter and level is as it stands at its end boundary.
+    pub(crate) fn sample(
+        &mut self,
+        users: &UserCounters,
+        services: &mut [ServiceCounters],
+        edges: &[EdgeCounters],
+        level: &dyn Fn(usize) -> ServiceLevel,
+        tokens: &dyn Fn(usize) -> Option<f64>,
+    ) {
+        let boundary = self.next;
+        let res = self.resolution.0 as f64;
+        let start = self.rows.len();
+        let mut i = 0;
+        let mut count = |rows: &mut Vec<f64>, cum: u64| {
+            rows.push((cum - self.prev[i]) as f64);
+            self.prev[i] = cum;
+            i += 1;
+        };
+        count(&mut self.rows, users.by_window.iter().sum());
+        count(&mut self.rows, users.client_attempts);
+        for c in services.iter() {
+            for v in service_counts(c) {
+                count(&mut self.rows, v);
+            }
+        }
+        for c in edges {
+            for v in edge_counts(c) {
+                count(&mut self.rows, v);
+            }
+        }
+        for (s, c) in services.iter_mut().enumerate() {
+            let now = level(s);
+            let g = &mut c.gauge;
+            let dt = boundary.saturating_since(g.last).0 as u128;
+            let busy_area = g.busy_area + now.busy as u128 * dt;
+            let queue_area = g.queue_area + now.queued as u128 * dt;
+            let (prev_busy, prev_queue) = self.prev_area[s];
+            self.prev_area[s] = (busy_area, queue_area);
+            self.rows.push((queue_area - prev_queue) as f64 / res);
+            self.rows.push(g.queue_peak.max(now.queued) as f64);
+            self.rows.push((busy_area - prev_busy) as f64 / res);
+            self.rows.push(g.busy_peak.max(now.busy) as f64);
+            g.queue_peak = 0;
+            g.busy_peak = 0;
+        }
+        for (e, &throttled) in self.throttled.iter().enumerate() {
+            if throttled {
+                self.rows.push(tokens(e).unwrap_or(f64::NAN));
+            }
+        }
+        debug_assert_eq!(self.rows.len() - start, self.width);
+        self.bins += 1;
+        self.next = boundary + self.resolution;
+    }
+
+    /// Bins a run that ended at `end` must have: up to the end of the run and at least the whole
+    /// arrival period.
+    pub(crate) fn bins_for(&self, end: SimTime) -> usize {
+        let until = end.max(self.arrivals_end).0;
+        until.div_ceil(self.resolution.0).max(1) as usize
+    }
+
+    /// The finished columns, in the order of the module's table.
+    pub fn finish(self) -> TimeSeries {
+        let bins = self.bins;
+        let col = |j: usize| -> Vec<Option<f64>> {
+            (0..bins)
+                .map(|b| Some(self.rows[b * self.width + j]).filter(|v| v.is_finite()))
+                .collect()
+        };
+        let by_arrival = |v: &[u32]| -> Vec<Option<f64>> {
+            (0..bins)
+                .map(|b| Some(v.get(b).copied().unwrap_or(0) as f64))
+                .collect()
+        };
+        let ratio = |num: &[Option<f64>], den: &[Option<f64>]| -> Vec<Option<f64>> {
+            num.iter()
+                .zip(den)
+                .map(|(n, d)| match (n, d) {
+                    (Some(n), Some(d)) if *d > 0.0 => Some(n / d),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut columns = IndexMap::new();
+        let arrivals = col(0);
+        let succeeded = by_arrival(&self.succeeded_by_arrival);
+        columns.insert("users.arrivals".to_owned(), arrivals.clone());
+        columns.insert("users.succeeded".to_owned(), succeeded.clone());
+        columns.insert(
+            "users.failed".to_owned(),
+            by_arrival(&self.failed_by_arrival),
+        );
+        columns.insert(
+            "users.success_rate".to_owned(),
+            ratio(&succeeded, &arrivals),
+        );
+        columns.insert("users.client_attempts".to_owned(), col(1));
+        let counters = self.prev.len();
+        for (s, name) in self.services.iter().enumerate() {
+            for (k, what) in SERVICE_COUNTS.iter().enumerate() {
+                let j = 2 + s * SERVICE_COUNTS.len() + k;
+                columns.insert(format!("services.{name}.{what}"), col(j));
+            }
+            for (k, what) in SERVICE_LEVELS.iter().enumerate() {
+                let j = counters + s * SERVICE_LEVELS.len() + k;
+                columns.insert(format!("services.{name}.{what}"), col(j));
+            }
+            let service_arrivals = col(2 + s * SERVICE_COUNTS.len());
+            columns.insert(
+                format!("services.{name}.attempts_per_request"),
+                ratio(&service_arrivals, &arrivals),
+            );
+        }
+        let edge_base = 2 + self.services.len() * SERVICE_COUNTS.len();
+        let mut token_col = counters + self.services.len() * SERVICE_LEVELS.len();
+        for (e, name) in self.edges.iter().enumerate() {
+            for (k, what) in EDGE_COUNTS.iter().enumerate() {
+                let j = edge_base + e * EDGE_COUNTS.len() + k;
+                columns.insert(format!("calls.{name}.{what}"), col(j));
+            }
+            if self.throttled[e] {
+                columns.insert(format!("calls.{name}.tokens"), col(token_col));
+                token_col += 1;
+            }
+        }
+        TimeSeries {
+            resolution: self.resolution,
+            bins,
+            services: self.services,
+            arrivals_end_s: self.arrivals_end.as_secs_f64(),
+            columns,
+        }
+    }
+}
+
+/// The finished time series of one run: equal-length columns by dotted series name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimeSeries {
+    resolution: SimDuration,
+    bins: usize,
+    services: Vec<String>,
+    arrivals_end_s: f64,
+    columns: IndexMap<String, Vec<Option<f64>>>,
+}
+
+impl TimeSeries {
+    /// The bin width.
+    pub fn resolution(&self) -> SimDuration {
+        self.resolution
+    }
+
+    /// How many bins every column has.
+    pub fn bins(&self) -> usize {
+        self.bins
+    }
+
+    /// Start of bin `k`, an instant.
+    pub fn bin_start(&self, k: usize) -> SimTime {
+        SimTime(self.resolution.0 * k as u64)
+    }
+
+    /// Start of bin `k`, in seconds (for plots).
+    pub fn bin_start_s(&self, k: usize) -> f64 {
+        self.bin_start(k).as_secs_f64()
+    }
+
+    /// The services, in scenario order.
+    pub fn services(&self) -> &[String] {
+        &self.services
+    }
+
+    /// When arrivals stopped, in seconds.
+    pub fn arrivals_end_s(&self) -> f64 {
+        self.arrivals_end_s
+    }
+
+    /// Series names, in the documented order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.columns.keys().map(String::as_str)
+    }
+
+    /// One column by name: a value per bin, `None` where it is undefined (a ratio over zero).
+    pub fn get(&self, name: &str) -> Option<&[Option<f64>]> {
+        self.columns.get(name).map(Vec::as_slice)
+    }
+
+    /// Every column, in the documented order.
+    pub fn columns(&self) -> impl Iterator<Item = (&str, &[Option<f64>])> {
+        self.columns.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+    }
+
+    /// Sum of a column over all bins (undefined bins count as zero).
+    pub fn total(&self, name: &str) -> Option<f64> {
+        self.get(name).map(|c| c.iter().flatten().sum())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn column_layout_matches_the_sampled_row_width() {
+        let doc = crate::scenario::Document::from_text(
+            std::path::Path::new("t.yaml"),
+            "duration: 2s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
+             services:\n  a:\n    slots: 1\n    calls:\n      b: {attempt_timeout: 1s, retries: 1, \
+             retry_throttle: {max_tokens: 10, token_ratio: 0.1}}\n  b:\n    slots: 1\n    \
+             service_time: {dist: constant, value: 1ms}\n",
+        )
+        .unwrap();
+        let sc = Scenario::from_document(&doc).unwrap();
+        let mut r = SeriesRecorder::new(&sc, SimDuration::from_millis(500));
+        let users = crate::metrics::Recorder::new(2, 1, 2);
+        let mut services = vec![ServiceCounters::new(), ServiceCounters::new()];
+        r.sample(
+            &users.users,
+            &mut services,
+            &users.edges,
+            &|_| ServiceLevel { busy: 1, queued: 3 },
+            &|_| Some(7.5),
+        );
+        let ts = r.finish();
+        assert_eq!(ts.bins(), 1);
+        assert_eq!(ts.get("services.b.queue_mean"), Some(&[Some(3.0)][..]));
+        assert_eq!(ts.get("services.a.busy_max"), Some(&[Some(1.0)][..]));
+        assert_eq!(ts.get("calls.a->b.tokens"), Some(&[Some(7.5)][..]));
+        assert_eq!(ts.get("users.success_rate"), Some(&[None][..]));
+        assert_eq!(ts.names().count(), 5 + 2 * 11 + 9);
+    }
+}

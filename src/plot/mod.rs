@@ -1,0 +1,312 @@
+//! Plots as SVG files, drawn with `plotters`' SVG backend. Owns the figures of `loadsim run --plot
+//! DIR` ([`run`]: success rate, queue length and amplification over time) and the sweep figures
+//! ([`sweep`]: a sensitivity line chart with a min–max band, and a heatmap for two-axis grids).
+//!
+//! Every figure is 800 px wide, with axis labels that carry units, a legend below the plot (never
+//! over the data) and the Okabe–Ito colour-blind-safe palette; lines of different scenarios also
+//! differ by marker shape, so they stay apart in grey print and where they overlap. Text is SVG
+//! `<text>` in the generic `sans-serif` family: no font file is read at build or run time (the
+//! `ttf` feature of plotters is off; its layout uses a fixed width estimate per character).
+//!
+//! Each figure has a `*_svg` function returning the document as a string (what the tests parse)
+//! and a function writing it to a path.
+
+pub mod run;
+pub mod sweep;
+
+use std::path::{Path, PathBuf};
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use thiserror::Error;
+
+pub use run::{amplification_svg, queue_length_svg, run_plots, success_rate_svg};
+pub use sweep::{Line, heatmap, heatmap_svg, sensitivity_chart, sensitivity_svg, viridis};
+
+/// Why a figure could not be made.
+#[derive(Debug, Error)]
+pub enum PlotError {
+    /// The data cannot be drawn as asked (a caller's mistake, e.g. a grid of the wrong shape).
+    #[error("cannot plot {what}: {why}")]
+    Input { what: String, why: String },
+    /// plotters failed while drawing.
+    #[error("cannot draw {what}: {why}")]
+    Draw { what: String, why: String },
+    /// The file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Width of every figure, in pixels.
+pub const WIDTH: u32 = 800;
+/// The font family of every text element (resolved by whatever displays the SVG).
+pub const FONT: &str = "sans-serif";
+
+/// Okabe–Ito colours for scenarios (or sweep lines), in order: vermillion, blue, bluish green,
+/// reddish purple, orange, sky blue, black, yellow.
+pub const SCENARIO_COLORS: [RGBColor; 8] = [
+    RGBColor(0xD5, 0x5E, 0x00),
+    RGBColor(0x00, 0x72, 0xB2),
+    RGBColor(0x00, 0x9E, 0x73),
+    RGBColor(0xCC, 0x79, 0xA7),
+    RGBColor(0xE6, 0x9F, 0x00),
+    RGBColor(0x56, 0xB4, 0xE9),
+    RGBColor(0x00, 0x00, 0x00),
+    RGBColor(0xF0, 0xE4, 0x42),
+];
+
+/// Okabe–Ito colours for services inside one scenario's panel (a different dimension from
+/// scenarios, so a different order): black, orange, sky blue, then the rest.
+pub const SERVICE_COLORS: [RGBColor; 8] = [
+    RGBColor(0x00, 0x00, 0x00),
+    RGBColor(0xE6, 0x9F, 0x00),
+    RGBColor(0x56, 0xB4, 0xE9),
+    RGBColor(0xCC, 0x79, 0xA7),
+    RGBColor(0x00, 0x9E, 0x73),
+    RGBColor(0xD5, 0x5E, 0x00),
+    RGBColor(0x00, 0x72, 0xB2),
+    RGBColor(0xF0, 0xE4, 0x42),
+];
+
+/// The colour of the `i`-th scenario.
+pub fn scenario_color(i: usize) -> RGBColor {
+    SCENARIO_COLORS[i % SCENARIO_COLORS.len()]
+}
+
+/// The colour of the `i`-th service.
+pub fn service_color(i: usize) -> RGBColor {
+    SERVICE_COLORS[i % SERVICE_COLORS.len()]
+}
+
+/// "#rrggbb" of a colour, as the SVG backend writes it (for tests and docs).
+pub fn hex(c: RGBColor) -> String {
+    format!("#{:02X}{:02X}{:02X}", c.0, c.1, c.2)
+}
+
+/// Marker shapes, cycled by series index after the colours.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Marker {
+    Circle,
+    Triangle,
+    Square,
+    Cross,
+}
+
+impl Marker {
+    pub(crate) fn of(i: usize) -> Marker {
+        [
+            Marker::Circle,
+            Marker::Triangle,
+            Marker::Square,
+            Marker::Cross,
+        ][i % 4]
+    }
+}
+
+/// One legend entry: a name, its colour, marker and whether its line is dashed.
+pub(crate) struct Entry<'a> {
+    pub name: &'a str,
+    pub color: RGBColor,
+    pub marker: Option<Marker>,
+    pub dashed: bool,
+}
+
+/// Whether the `i`-th series is dashed: every other one, so that two series that coincide (drawn
+/// with the dashed one on top) both stay visible.
+pub(crate) fn dashed(i: usize) -> bool {
+    i % 2 == 1
+}
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type DrawResult = Result<(), Box<dyn std::error::Error>>;
+
+/// Renders an SVG of `height` px with `draw`, naming the figure `what` in errors.
+pub(crate) fn render(
+    what: &str,
+    height: u32,
+    draw: impl FnOnce(&Area<'_>) -> DrawResult,
+) -> Result<String, PlotError> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let drawn = root
+            .fill(&WHITE)
+            .map_err(|e| e.into())
+            .and_then(|_| draw(&root))
+            .and_then(|_| root.present().map_err(|e| e.into()));
+        drawn.map_err(|e| PlotError::Draw {
+            what: what.to_owned(),
+            why: e.to_string(),
+        })?;
+    }
+    Ok(svg)
+}
+
+/// Writes an SVG document to `path`, creating nothing but the file.
+pub(crate) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
+    std::fs::write(path, svg).map_err(|source| PlotError::Write {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// Text style of `size` px (plotters divides the given size by 1.24 when writing the SVG).
+pub(crate) fn font(size: f64) -> TextStyle<'static> {
+    (FONT, size * 1.24).into_font().color(&BLACK)
+}
+
+/// The line style of a series.
+pub(crate) fn line_style(c: RGBColor) -> ShapeStyle {
+    ShapeStyle {
+        color: c.to_rgba(),
+        filled: false,
+        stroke_width: 2,
+    }
+}
+
+/// Draws a marker centred on pixel `(x, y)` of `area`.
+pub(crate) fn draw_marker_px(
+    area: &Area<'_>,
+    m: Marker,
+    c: RGBColor,
+    (x, y): (i32, i32),
+) -> DrawResult {
+    let filled = c.filled();
+    let stroke = c.stroke_width(2);
+    match m {
+        Marker::Circle => area.draw(&Circle::new((x, y), 4, filled))?,
+        Marker::Triangle => area.draw(&TriangleMarker::new((x, y), 5, filled))?,
+        Marker::Square => area.draw(&Rectangle::new([(x - 4, y - 4), (x + 4, y + 4)], filled))?,
+        Marker::Cross => area.draw(&Cross::new((x, y), 4, stroke))?,
+    }
+    Ok(())
+}
+
+/// Draws a marker centred on the data point `p`.
+pub(crate) fn draw_marker_at<X, Y>(
+    chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<X, Y>>,
+    m: Marker,
+    c: RGBColor,
+    p: (f64, f64),
+) -> DrawResult
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let at = EmptyElement::at(p);
+    let filled = c.filled();
+    match m {
+        Marker::Circle => {
+            chart.draw_series(std::iter::once(at + Circle::new((0, 0), 4, filled)))?
+        }
+        Marker::Triangle => {
+            chart.draw_series(std::iter::once(at + TriangleMarker::new((0, 0), 5, filled)))?
+        }
+        Marker::Square => chart.draw_series(std::iter::once(
+            at + Rectangle::new([(-4, -4), (4, 4)], filled),
+        ))?,
+        Marker::Cross => chart.draw_series(std::iter::once(
+            at + Cross::new((0, 0), 4, c.stroke_width(2)),
+        ))?,
+    };
+    Ok(())
+}
+
+/// A one-row legend filling `area`: a line sample, the marker and the name per entry, centred.
+pub(crate) fn legend_row(area: &Area<'_>, entries: &[Entry<'_>]) -> DrawResult {
+    let style = font(14.0);
+    let (w, h) = area.dim_in_pixel();
+    let widths: Vec<i32> = entries
+        .iter()
+        .map(|e| {
+            34 + area
+                .estimate_text_size(e.name, &style)
+                .map(|s| s.0 as i32)
+                .unwrap_or(80)
+                + 18
+        })
+        .collect();
+    let total: i32 = widths.iter().sum();
+    let mut x = ((w as i32 - total) / 2).max(4);
+    let y = h as i32 / 2;
+    for (e, width) in entries.iter().zip(widths) {
+        if e.dashed {
+            for k in 0..3 {
+                let x0 = x + k * 11;
+                area.draw(&PathElement::new(
+                    vec![(x0, y), (x0 + 6, y)],
+                    line_style(e.color),
+                ))?;
+            }
+        } else {
+            area.draw(&PathElement::new(
+                vec![(x, y), (x + 28, y)],
+                line_style(e.color),
+            ))?;
+        }
+        if let Some(m) = e.marker {
+            draw_marker_px(area, m, e.color, (x + 14, y))?;
+        }
+        area.draw(&Text::new(
+            e.name.to_owned(),
+            (x + 34, y),
+            style.clone().pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+        x += width;
+    }
+    Ok(())
+}
+
+/// Nice upper bound for an axis holding values up to `max` (at least `floor`).
+pub(crate) fn nice_max(max: f64, floor: f64) -> f64 {
+    let m = if max.is_finite() {
+        max.max(floor)
+    } else {
+        floor
+    };
+    let p = 10f64.powf(m.log10().floor());
+    for k in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0] {
+        if k * p >= m * 1.02 {
+            return k * p;
+        }
+    }
+    12.0 * p
+}
+
+/// A number for a label: up to 3 significant digits, no trailing zeros.
+pub fn short_number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return if v.is_nan() {
+            "–".into()
+        } else {
+            format!("{v}")
+        };
+    }
+    let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let s = format!("{v:.digits$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_for_labels_keep_three_significant_digits() {
+        assert_eq!(short_number(0.0), "0");
+        assert_eq!(short_number(1.0), "1");
+        assert_eq!(short_number(12.345), "12.3");
+        assert_eq!(short_number(0.01234), "0.0123");
+        assert_eq!(short_number(15000.0), "15000");
+        assert_eq!(nice_max(0.0, 1.0), 1.2);
+        assert_eq!(nice_max(9909.0, 1.0), 10000.0 * 1.2);
+    }
+}

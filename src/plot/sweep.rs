@@ -1,0 +1,420 @@
+//! Sweep figures, for `loadsim sweep` (beside its `results.md`) and for phase diagrams:
+//!
+//! - [`sensitivity_chart`]: one sensitivity table as a line chart — a metric against the swept
+//!   axis value, one line per scenario (the mean over seeds) with a shaded min–max band over seeds;
+//! - [`heatmap`]: a metric over a two-axis grid, each cell coloured on the viridis scale and
+//!   labelled with its value; a cell without a value (a recovery that never happened) is hatched
+//!   grey and labelled with `never_label`, so it never reads as a small or large number.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::{
+    Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_row, line_style, nice_max,
+    render, scenario_color, short_number, write,
+};
+
+/// One line of a sensitivity chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Line {
+    /// The legend entry (usually the scenario name).
+    pub scenario: String,
+    /// `(x, mean, min, max)` per axis value: the axis value, then the metric's mean, minimum and
+    /// maximum over seeds. Any order (drawn sorted by x). A point whose mean is not finite (no
+    /// value, e.g. a recovery that never happened) breaks the line and the band there.
+    pub points: Vec<(f64, f64, f64, f64)>,
+}
+
+const TITLE_H: u32 = 44;
+const NOTE_H: u32 = 22;
+const LEGEND_H: u32 = 36;
+
+/// Writes [`sensitivity_svg`] to `path`.
+pub fn sensitivity_chart(
+    path: &Path,
+    title: &str,
+    axis_label: &str,
+    metric_label: &str,
+    lines: &[Line],
+) -> Result<(), PlotError> {
+    write(
+        path,
+        &sensitivity_svg(title, axis_label, metric_label, lines)?,
+    )
+}
+
+/// A metric against a swept axis: x is `axis_label` (give the unit, e.g. "arrival rate (req/s)"),
+/// y is `metric_label` (e.g. "recovery time (s)"); one line per entry of `lines` with its min–max
+/// band.
+pub fn sensitivity_svg(
+    title: &str,
+    axis_label: &str,
+    metric_label: &str,
+    lines: &[Line],
+) -> Result<String, PlotError> {
+    let what = format!("sensitivity chart `{title}`");
+    let finite: Vec<(f64, f64, f64, f64)> = lines
+        .iter()
+        .flat_map(|l| l.points.iter().copied())
+        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .collect();
+    if finite.is_empty() {
+        return Err(PlotError::Input {
+            what,
+            why: "no line has a point with a finite axis value and mean".to_owned(),
+        });
+    }
+    let x_lo = finite.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_hi = finite.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    let pad = if x_hi > x_lo {
+        (x_hi - x_lo) * 0.04
+    } else {
+        x_lo.abs().max(1.0) * 0.5
+    };
+    let y_of = |p: &(f64, f64, f64, f64)| [p.1, p.2, p.3].into_iter().filter(|v| v.is_finite());
+    let y_lo = finite.iter().flat_map(y_of).fold(0.0, f64::min);
+    let y_hi = finite
+        .iter()
+        .flat_map(y_of)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let y_top = if y_hi > 0.0 {
+        nice_max(y_hi, 1e-9)
+    } else {
+        1.0
+    };
+    let y_bottom = if y_lo < 0.0 {
+        -nice_max(-y_lo, 1e-9)
+    } else {
+        0.0
+    };
+    let height = 500;
+    render(&what, height, |root| {
+        let (top, rest) = root.split_vertically(TITLE_H);
+        let (note, rest) = rest.split_vertically(NOTE_H);
+        let (body, bottom) = rest.split_vertically(height - TITLE_H - NOTE_H - LEGEND_H);
+        top.draw(&Text::new(
+            title.to_owned(),
+            (14, (TITLE_H / 2) as i32),
+            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+        note.draw(&Text::new(
+            "line: mean over seeds; shaded band: min–max over seeds",
+            (14, (NOTE_H / 2) as i32),
+            font(13.0)
+                .color(&RGBColor(0x55, 0x55, 0x55))
+                .pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+        let mut chart = ChartBuilder::on(&body)
+            .margin_right(24)
+            .margin_left(8)
+            .margin_top(8)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_bottom..y_top)?;
+        chart
+            .configure_mesh()
+            .axis_desc_style(font(14.0))
+            .label_style(font(13.0))
+            .light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
+            .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
+            .x_desc(axis_label)
+            .y_desc(metric_label)
+            .x_label_formatter(&|v| short_number(*v))
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()?;
+        // Last line first, so that a dashed line lies on the solid one it may coincide with.
+        for (i, line) in lines.iter().enumerate().rev() {
+            let color = scenario_color(i);
+            let mut pts: Vec<_> = line
+                .points
+                .iter()
+                .copied()
+                .filter(|p| p.0.is_finite())
+                .collect();
+            pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+            for run in pts.split(|p| !p.1.is_finite()) {
+                if run.is_empty() {
+                    continue;
+                }
+                let band: Vec<(f64, f64)> = run
+                    .iter()
+                    .map(|p| (p.0, finite_or(p.3, p.1)))
+                    .chain(run.iter().rev().map(|p| (p.0, finite_or(p.2, p.1))))
+                    .collect();
+                chart.draw_series(std::iter::once(Polygon::new(
+                    band,
+                    color.mix(0.18).filled(),
+                )))?;
+                let mean = run.iter().map(|p| (p.0, p.1));
+                if dashed(i) {
+                    chart.draw_series(DashedLineSeries::new(mean, 6, 5, line_style(color)))?;
+                } else {
+                    chart.draw_series(LineSeries::new(mean, line_style(color)))?;
+                }
+                for p in run {
+                    draw_marker_at(&mut chart, Marker::of(i), color, (p.0, p.1))?;
+                }
+            }
+        }
+        let entries: Vec<Entry<'_>> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Entry {
+                name: &l.scenario,
+                color: scenario_color(i),
+                marker: Some(Marker::of(i)),
+                dashed: dashed(i),
+            })
+            .collect();
+        legend_row(&bottom, &entries)
+    })
+}
+
+fn finite_or(v: f64, fallback: f64) -> f64 {
+    if v.is_finite() { v } else { fallback }
+}
+
+/// Writes [`heatmap_svg`] to `path`.
+#[allow(clippy::too_many_arguments)]
+pub fn heatmap(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    x_values: &[String],
+    y_label: &str,
+    y_values: &[String],
+    cells: &[Vec<Option<f64>>],
+    never_label: &str,
+) -> Result<(), PlotError> {
+    write(
+        path,
+        &heatmap_svg(
+            title,
+            x_label,
+            x_values,
+            y_label,
+            y_values,
+            cells,
+            never_label,
+        )?,
+    )
+}
+
+/// The viridis colour scale (perceptually uniform, colour-blind safe) at `t` in [0, 1].
+pub fn viridis(t: f64) -> RGBColor {
+    const STOPS: [(f64, f64, f64); 9] = [
+        (68.0, 1.0, 84.0),
+        (71.0, 44.0, 122.0),
+        (59.0, 81.0, 139.0),
+        (44.0, 113.0, 142.0),
+        (33.0, 144.0, 141.0),
+        (39.0, 173.0, 129.0),
+        (92.0, 200.0, 99.0),
+        (170.0, 220.0, 50.0),
+        (253.0, 231.0, 37.0),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let x = t * (STOPS.len() - 1) as f64;
+    let i = (x.floor() as usize).min(STOPS.len() - 2);
+    let f = x - i as f64;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    let mix = |u: f64, v: f64| (u + (v - u) * f).round() as u8;
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+/// A metric over a two-axis grid. `cells[j][i]` is the value at `x_values[i]` (columns, left to
+/// right) and `y_values[j]` (rows, bottom to top); `None` is drawn as a hatched grey cell labelled
+/// `never_label` (e.g. "never" for a recovery that did not happen). The axis values are labels,
+/// already formatted with their units (e.g. "400/s", "20s"); the metric and its unit belong in
+/// `title`.
+#[allow(clippy::too_many_arguments)]
+pub fn heatmap_svg(
+    title: &str,
+    x_label: &str,
+    x_values: &[String],
+    y_label: &str,
+    y_values: &[String],
+    cells: &[Vec<Option<f64>>],
+    never_label: &str,
+) -> Result<String, PlotError> {
+    let what = format!("heatmap `{title}`");
+    let (nx, ny) = (x_values.len(), y_values.len());
+    if nx == 0 || ny == 0 {
+        return Err(PlotError::Input {
+            what,
+            why: "both axes need at least one value".to_owned(),
+        });
+    }
+    if cells.len() != ny || cells.iter().any(|row| row.len() != nx) {
+        return Err(PlotError::Input {
+            what,
+            why: format!(
+                "cells must be {ny} rows (one per y value) of {nx} values (one per x value)"
+            ),
+        });
+    }
+    let values: Vec<f64> = cells
+        .iter()
+        .flatten()
+        .flatten()
+        .copied()
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let any_never = cells
+        .iter()
+        .flatten()
+        .any(|c| !c.is_some_and(f64::is_finite));
+    let scale = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
+    let cell_h = 44u32;
+    let height = (TITLE_H + 70 + cell_h * ny as u32).clamp(360, 900);
+    let longest = y_values
+        .iter()
+        .map(|s| s.chars().count())
+        .max()
+        .unwrap_or(1) as u32;
+    let y_area = (longest * 8 + 40).clamp(60, 220);
+    render(&what, height, |root| {
+        let (top, rest) = root.split_vertically(TITLE_H);
+        let (grid, bar) = rest.split_horizontally(WIDTH_MINUS_BAR);
+        top.draw(&Text::new(
+            title.to_owned(),
+            (14, (TITLE_H / 2) as i32),
+            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+        let mut chart = ChartBuilder::on(&grid)
+            .margin_right(12)
+            .margin_left(8)
+            .margin_top(6)
+            .x_label_area_size(56)
+            .y_label_area_size(y_area)
+            .build_cartesian_2d(0.0..nx as f64, 0.0..ny as f64)?;
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_labels(0)
+            .y_labels(0)
+            .axis_desc_style(font(14.0))
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .draw()?;
+        let label_style = font(13.0);
+        for (i, x) in x_values.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
+            root.draw(&Text::new(
+                x.clone(),
+                (px, py + 6),
+                label_style.clone().pos(Pos::new(HPos::Center, VPos::Top)),
+            ))?;
+        }
+        for (j, y) in y_values.iter().enumerate() {
+            let (px, py) = chart.backend_coord(&(0.0, j as f64 + 0.5));
+            root.draw(&Text::new(
+                y.clone(),
+                (px - 8, py),
+                label_style.clone().pos(Pos::new(HPos::Right, VPos::Center)),
+            ))?;
+        }
+        let never_fill = RGBColor(0xE4, 0xE4, 0xE4);
+        let hatch = RGBColor(0x99, 0x99, 0x99);
+        for (j, row) in cells.iter().enumerate() {
+            for (i, cell) in row.iter().enumerate() {
+                let (x0, y0) = (i as f64, j as f64);
+                let corners = [(x0 + 0.02, y0 + 0.02), (x0 + 0.98, y0 + 0.98)];
+                let centre = (x0 + 0.5, y0 + 0.5);
+                match cell.filter(|v| v.is_finite()) {
+                    Some(v) => {
+                        let t = scale(v);
+                        chart.draw_series(std::iter::once(Rectangle::new(
+                            corners,
+                            viridis(t).filled(),
+                        )))?;
+                        let ink = if t > 0.6 { BLACK } else { WHITE };
+                        chart.draw_series(std::iter::once(Text::new(
+                            short_number(v),
+                            centre,
+                            font(13.0)
+                                .color(&ink)
+                                .pos(Pos::new(HPos::Center, VPos::Center)),
+                        )))?;
+                    }
+                    None => {
+                        chart.draw_series(std::iter::once(Rectangle::new(
+                            corners,
+                            never_fill.filled(),
+                        )))?;
+                        for k in 1..6 {
+                            let f = k as f64 / 6.0 * 0.96;
+                            chart.draw_series(std::iter::once(PathElement::new(
+                                vec![(x0 + 0.02, y0 + 0.02 + f), (x0 + 0.02 + f, y0 + 0.02)],
+                                hatch.stroke_width(1),
+                            )))?;
+                            chart.draw_series(std::iter::once(PathElement::new(
+                                vec![(x0 + 0.02 + f, y0 + 0.98), (x0 + 0.98, y0 + 0.02 + f)],
+                                hatch.stroke_width(1),
+                            )))?;
+                        }
+                        chart.draw_series(std::iter::once(Text::new(
+                            never_label.to_owned(),
+                            centre,
+                            font(13.0).pos(Pos::new(HPos::Center, VPos::Center)),
+                        )))?;
+                    }
+                }
+            }
+        }
+        // Colour bar: low at the bottom, high at the top, then the "never" swatch.
+        let (_, bar_h) = bar.dim_in_pixel();
+        let (bx, by0, by1) = (16, 24, (bar_h as i32 - 110).max(60));
+        let steps = 40;
+        for k in 0..steps {
+            let t0 = k as f64 / steps as f64;
+            let ya = by1 - ((by1 - by0) as f64 * t0) as i32;
+            let yb = by1 - ((by1 - by0) as f64 * (k + 1) as f64 / steps as f64) as i32;
+            bar.draw(&Rectangle::new(
+                [(bx, yb), (bx + 18, ya)],
+                viridis(t0).filled(),
+            ))?;
+        }
+        if !values.is_empty() {
+            for (t, v) in [(0.0, lo), (0.5, (lo + hi) / 2.0), (1.0, hi)] {
+                if hi <= lo && t != 0.5 {
+                    continue;
+                }
+                let y = by1 - ((by1 - by0) as f64 * t) as i32;
+                bar.draw(&Text::new(
+                    short_number(v),
+                    (bx + 24, y),
+                    font(12.0).pos(Pos::new(HPos::Left, VPos::Center)),
+                ))?;
+            }
+        }
+        if any_never {
+            let y = by1 + 20;
+            bar.draw(&Rectangle::new(
+                [(bx, y), (bx + 18, y + 18)],
+                never_fill.filled(),
+            ))?;
+            bar.draw(&PathElement::new(
+                vec![(bx, y + 18), (bx + 18, y)],
+                hatch.stroke_width(1),
+            ))?;
+            bar.draw(&Text::new(
+                never_label.to_owned(),
+                (bx + 24, y + 9),
+                font(12.0).pos(Pos::new(HPos::Left, VPos::Center)),
+            ))?;
+        }
+        Ok(())
+    })
+}
+
+/// Width left for the grid; the colour bar takes the rest.
+const WIDTH_MINUS_BAR: u32 = super::WIDTH - 90;

@@ -1,0 +1,135 @@
+//! The run figures: well-formed SVG, one series per scenario, the labels asked for, the fault
+//! window shaded, text as SVG text (no font needed).
+
+use std::collections::BTreeSet;
+
+use loadsim::metrics::{RunSummary, TimeSeries};
+use loadsim::plot::{
+    self, amplification_svg, hex, queue_length_svg, scenario_color, service_color, success_rate_svg,
+};
+
+use super::common::{POLICIES, short_runs};
+
+fn pairs(runs: &[(RunSummary, TimeSeries)]) -> Vec<(&RunSummary, &TimeSeries)> {
+    runs.iter().map(|(s, t)| (s, t)).collect()
+}
+
+/// Parses `svg` (panics if it is not well-formed XML) and returns every text and the stroke
+/// colours of every polyline.
+pub fn inspect(svg: &str) -> (Vec<String>, BTreeSet<String>) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "svg");
+    assert_eq!(root.attribute("width"), Some("800"), "800 px wide");
+    let texts = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_owned())
+        .collect();
+    let strokes = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("stroke").map(str::to_uppercase))
+        .collect();
+    (texts, strokes)
+}
+
+fn has_text(texts: &[String], needle: &str) -> bool {
+    texts.iter().any(|t| t.contains(needle))
+}
+
+#[test]
+fn success_rate_has_one_line_per_scenario_axis_units_and_the_window() {
+    let runs = short_runs();
+    let svg = success_rate_svg(&pairs(&runs)).unwrap();
+    let (texts, strokes) = inspect(&svg);
+    for (i, policy) in POLICIES.iter().enumerate() {
+        assert_eq!(
+            texts.iter().filter(|t| t == policy).count(),
+            1,
+            "one legend entry for {policy}"
+        );
+        assert!(
+            strokes.contains(&hex(scenario_color(i))),
+            "a line in {policy}'s colour"
+        );
+    }
+    // Black is also the axes' colour; every other palette colour marks a series.
+    let line_colours: BTreeSet<_> = strokes
+        .iter()
+        .filter(|c| *c != "#000000" && (0..8).any(|i| **c == hex(scenario_color(i))))
+        .collect();
+    assert_eq!(
+        line_colours.len(),
+        POLICIES.len(),
+        "one series per scenario"
+    );
+    assert!(has_text(&texts, "arrival time of the user request (s"));
+    assert!(has_text(&texts, "requests that succeeded (%)"));
+    assert!(has_text(&texts, "fault window"));
+    assert!(svg.contains("font-family=\"sans-serif\""));
+    assert!(!svg.contains("<image"), "no embedded bitmaps");
+}
+
+#[test]
+fn queue_length_has_a_panel_per_scenario_and_a_line_per_service() {
+    let runs = short_runs();
+    let svg = queue_length_svg(&pairs(&runs)).unwrap();
+    let (texts, strokes) = inspect(&svg);
+    for policy in POLICIES {
+        assert!(texts.iter().any(|t| t == policy), "a panel titled {policy}");
+    }
+    for (k, s) in ["gateway", "svc_a", "svc_b"].iter().enumerate() {
+        assert!(texts.iter().any(|t| t == s), "legend entry {s}");
+        assert!(strokes.contains(&hex(service_color(k))), "a line for {s}");
+    }
+    assert_eq!(
+        texts.iter().filter(|t| t.starts_with("queued")).count(),
+        POLICIES.len(),
+        "a y label per panel"
+    );
+    assert!(has_text(&texts, "simulated time (s"));
+}
+
+#[test]
+fn amplification_has_a_panel_per_service_and_a_line_per_scenario() {
+    let runs = short_runs();
+    let svg = amplification_svg(&pairs(&runs)).unwrap();
+    let (texts, strokes) = inspect(&svg);
+    for s in ["gateway", "svc_a", "svc_b"] {
+        assert!(texts.iter().any(|t| t == &format!("at {s}")), "panel {s}");
+    }
+    for (i, policy) in POLICIES.iter().enumerate() {
+        assert!(texts.iter().any(|t| t == policy), "legend {policy}");
+        assert!(strokes.contains(&hex(scenario_color(i))), "line {policy}");
+    }
+    assert!(has_text(&texts, "attempts / request"));
+}
+
+#[test]
+fn run_plots_writes_three_files_and_svgs_are_deterministic() {
+    let runs = short_runs();
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("nested/plots");
+    let written = plot::run_plots(&target, &pairs(&runs)).unwrap();
+    let names: Vec<_> = written
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        names,
+        ["success_rate.svg", "queue_length.svg", "amplification.svg"]
+    );
+    for p in &written {
+        inspect(&std::fs::read_to_string(p).unwrap());
+    }
+    let again = short_runs();
+    assert_eq!(
+        success_rate_svg(&pairs(&runs)).unwrap(),
+        success_rate_svg(&pairs(&again)).unwrap()
+    );
+    assert!(matches!(
+        success_rate_svg(&[]),
+        Err(plot::PlotError::Input { .. })
+    ));
+}

@@ -1,0 +1,209 @@
+//! The time series agree with the run's totals, bin by bin summed, for users, every service and
+//! every call edge; levels stay within what the scenario allows; the CSV is snapshotted.
+
+use loadsim::metrics::{RunSummary, TimeSeries};
+use loadsim::model::run;
+use loadsim::report::timeseries::render_long;
+use loadsim::time::SimDuration;
+
+use super::common::{POLICIES, SHORT, load, run as run_series};
+
+fn total(ts: &TimeSeries, name: &str) -> u64 {
+    let t = ts
+        .total(name)
+        .unwrap_or_else(|| panic!("series `{name}` missing"));
+    assert_eq!(t, t.round(), "{name} sums to a whole count");
+    t as u64
+}
+
+fn max(ts: &TimeSeries, name: &str) -> f64 {
+    ts.get(name)
+        .unwrap_or_else(|| panic!("series `{name}` missing"))
+        .iter()
+        .flatten()
+        .copied()
+        .fold(0.0, f64::max)
+}
+
+/// Every counted series sums to the summary's total; peaks and time averages agree too.
+fn assert_consistent(policy: &str, s: &RunSummary, ts: &TimeSeries) {
+    let m = &s.metrics;
+    let ctx = format!("{policy} at {}", ts.resolution());
+    assert_eq!(total(ts, "users.arrivals"), m.requests, "{ctx}");
+    assert_eq!(total(ts, "users.succeeded"), m.succeeded, "{ctx}");
+    assert_eq!(total(ts, "users.failed"), m.failed, "{ctx}");
+    let attempts = total(ts, "users.client_attempts") as f64;
+    let expected = m.client_attempts_per_request.unwrap() * m.requests as f64;
+    assert!((attempts - expected).abs() < 1e-6, "{ctx}: client attempts");
+    for (name, sm) in &s.services {
+        let c = |what: &str| total(ts, &format!("services.{name}.{what}"));
+        assert_eq!(c("arrivals"), sm.arrivals, "{ctx}: {name}.arrivals");
+        assert_eq!(c("admitted"), sm.admitted, "{ctx}: {name}.admitted");
+        assert_eq!(c("completed"), sm.completed, "{ctx}: {name}.completed");
+        assert_eq!(
+            c("completed_abandoned"),
+            sm.completed_abandoned,
+            "{ctx}: {name}"
+        );
+        assert_eq!(
+            c("rejected_full"),
+            sm.rejected_full,
+            "{ctx}: {name}.rejected_full"
+        );
+        assert_eq!(c("dropped_expired"), sm.dropped_expired, "{ctx}: {name}");
+        assert_eq!(
+            max(ts, &format!("services.{name}.queue_max")),
+            sm.max_queue as f64,
+            "{ctx}: {name}: the highest per-bin queue is the run's max_queue"
+        );
+        // Time averages over the arrival period: the bins covering it, weighted by their width.
+        let bins_in_period = (ts.arrivals_end_s() / ts.resolution().as_secs_f64()).round() as usize;
+        let width = ts.resolution().as_secs_f64();
+        let avg = |what: &str| -> f64 {
+            ts.get(&format!("services.{name}.{what}")).unwrap()[..bins_in_period]
+                .iter()
+                .flatten()
+                .sum::<f64>()
+                * width
+                / ts.arrivals_end_s()
+        };
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.abs().max(1.0);
+        assert!(
+            close(avg("queue_mean"), sm.mean_queue_len),
+            "{ctx}: {name}: mean queue {} vs {}",
+            avg("queue_mean"),
+            sm.mean_queue_len
+        );
+        assert!(
+            close(avg("queue_mean") + avg("busy_mean"), sm.mean_in_system),
+            "{ctx}: {name}: mean in system"
+        );
+        for (mean, peak) in [("queue_mean", "queue_max"), ("busy_mean", "busy_max")] {
+            let means = ts.get(&format!("services.{name}.{mean}")).unwrap();
+            let peaks = ts.get(&format!("services.{name}.{peak}")).unwrap();
+            for (a, b) in means.iter().zip(peaks) {
+                assert!(a.unwrap() <= b.unwrap() + 1e-9, "{ctx}: {name}: mean ≤ max");
+            }
+        }
+    }
+    let sc = load(policy, &SHORT);
+    for (e, (name, cm)) in s.calls.iter().enumerate() {
+        let c = |what: &str| total(ts, &format!("calls.{name}.{what}"));
+        assert_eq!(c("attempts"), cm.attempts, "{ctx}: {name}.attempts");
+        assert_eq!(c("retries"), cm.retries, "{ctx}: {name}.retries");
+        assert_eq!(
+            c("retries_throttled"),
+            cm.retries_throttled,
+            "{ctx}: {name}"
+        );
+        assert_eq!(c("timeouts"), cm.timeouts, "{ctx}: {name}.timeouts");
+        assert_eq!(c("rejects"), cm.rejects, "{ctx}: {name}.rejects");
+        assert_eq!(c("errors"), cm.errors, "{ctx}: {name}.errors");
+        assert_eq!(c("successes"), cm.successes, "{ctx}: {name}.successes");
+        assert_eq!(
+            c("deadline_exhausted"),
+            cm.deadline_exhausted,
+            "{ctx}: {name}"
+        );
+        let tokens = ts.get(&format!("calls.{name}.tokens"));
+        match sc.edges[e].throttle {
+            Some(t) => {
+                let max_tokens = t.max_milli as f64 / 1000.0;
+                for v in tokens.expect("a throttled edge has a tokens series") {
+                    let v = v.unwrap();
+                    assert!((0.0..=max_tokens).contains(&v), "{ctx}: {name}.tokens {v}");
+                }
+            }
+            None => assert!(tokens.is_none(), "{ctx}: {name} has no bucket"),
+        }
+    }
+    for (k, s) in ts.services().iter().enumerate() {
+        let slots = sc.services[k].slots as f64;
+        assert!(
+            max(ts, &format!("services.{s}.busy_max")) <= slots,
+            "{ctx}: {s} slots"
+        );
+    }
+}
+
+#[test]
+fn per_bin_sums_agree_with_the_run_totals_for_every_policy_and_resolution() {
+    for policy in POLICIES {
+        for res in [SimDuration::from_secs(1), SimDuration::from_millis(100)] {
+            let (s, ts) = run_series(policy, &SHORT, res);
+            assert_consistent(policy, &s, &ts);
+        }
+    }
+}
+
+#[test]
+fn recording_series_changes_no_metric() {
+    for policy in ["naive", "protected"] {
+        let (with, _) = run_series(policy, &SHORT, SimDuration::from_millis(250));
+        let mut without = run(&load(policy, &SHORT)).unwrap();
+        let mut with = with;
+        for s in [&mut with, &mut without] {
+            s.engine.wall_s = 0.0;
+            s.engine.events_per_s = 0.0;
+        }
+        assert_eq!(with, without, "{policy}");
+    }
+}
+
+#[test]
+fn success_rate_collapses_in_the_window_and_only_naive_stays_down() {
+    for policy in POLICIES {
+        let (_, ts) = run_series(policy, &SHORT, SimDuration::from_secs(1));
+        let rate = ts.get("users.success_rate").unwrap();
+        assert_eq!(rate.len(), ts.bins());
+        assert!(
+            rate[..5].iter().all(|r| r.unwrap() > 0.99),
+            "{policy} before"
+        );
+        assert!(rate[6].unwrap() < 0.5, "{policy} in the window");
+        let last = rate[19].unwrap();
+        if policy == "naive" {
+            assert!(last < 0.01, "naive never comes back: {last}");
+        } else {
+            assert!(last > 0.99, "{policy} comes back: {last}");
+        }
+        // Arrivals stop at 20 s: later bins have no success rate.
+        assert!(rate[20..].iter().all(Option::is_none), "{policy}");
+    }
+}
+
+#[test]
+fn bins_cover_the_run_and_are_labelled_by_their_start() {
+    let (s, ts) = run_series("naive", &SHORT, SimDuration::from_millis(500));
+    // naive drains after arrivals stop at 20 s; bins run to the end of the run.
+    assert!(s.engine.simulated_s > 20.5);
+    assert_eq!(ts.bins(), (s.engine.simulated_s / 0.5).ceil() as usize);
+    assert_eq!(ts.bin_start_s(3), 1.5);
+    let csv = render_long(&[("naive", &ts)]);
+    assert!(csv.starts_with("scenario,t,series,value\nnaive,0,users.arrivals,"));
+    assert!(csv.contains("\nnaive,1.5,services.svc_b.queue_max,"));
+    let (s, ts) = run_series(
+        "protected",
+        &["duration=3500ms", "faults={}"],
+        SimDuration::from_secs(1),
+    );
+    // Bins are whole: the arrival period's last, partial second has a bin of its own.
+    assert_eq!(ts.bins(), s.engine.simulated_s.max(3.5).ceil() as usize);
+    assert!(ts.get("users.arrivals").unwrap()[3].unwrap() > 0.0);
+}
+
+#[test]
+fn timeseries_csv_of_a_short_run() {
+    let sets = [
+        "duration=4s",
+        "drain=2s",
+        "arrivals.rate=40",
+        "faults.slow_b.from=1s",
+        "faults.slow_b.duration=2s",
+    ];
+    let (_, ts) = run_series("protected", &sets, SimDuration::from_secs(1));
+    let csv = render_long(&[("protected", &ts)]);
+    insta::with_settings!({ snapshot_path => "../../snapshots", prepend_module_to_snapshot => false }, {
+        insta::assert_snapshot!("timeseries_short_run", csv);
+    });
+}

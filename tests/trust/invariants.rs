@@ -1,0 +1,440 @@
+//! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
+//! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
+//! timeouts, retries, backoff, A6 throttles, deadline propagation, a slow fault, and a drain
+//! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
+//!
+//! For every run: every user request ends exactly once or is reported unfinished; at each service
+//! arrivals = admitted + rejected_full and admitted = completed + dropped_expired +
+//! in_flight_at_end; the queue never exceeds its cap; retries stay within each edge's maximum and
+//! arrivals within R1; user successes ≤ completions (and edge successes) on the path; Little's
+//! law holds on the arrival period; the guard's event bound holds; the same seed twice gives the
+//! same summary. The model also checks per-job retry counts and queue caps with `debug_assert!`
+//! while these tests run.
+
+use std::fmt::Write;
+
+use loadsim::guard::events_per_user_bound;
+use loadsim::metrics::RunSummary;
+use loadsim::model::run;
+use loadsim::scenario::Scenario;
+use proptest::prelude::*;
+
+use super::common::parse;
+
+/// A service's own work, in milliseconds.
+#[derive(Clone, Debug)]
+enum Work {
+    None,
+    Exponential(u32),
+    Constant(u32),
+    Uniform(u32, u32),
+    LogNormal(u32, f64),
+}
+
+#[derive(Clone, Debug)]
+struct Svc {
+    slots: u32,
+    cap: Option<u32>,
+    lifo: bool,
+    drop_expired: bool,
+    reject_delay_us: u32,
+    work: Work,
+}
+
+#[derive(Clone, Debug)]
+struct Call {
+    timeout_ms: u32,
+    retries: u32,
+    backoff: Option<(u32, Option<u32>)>,
+    throttle: Option<(u32, u32)>,
+    propagate: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Spec {
+    services: Vec<Svc>,
+    /// (caller, callee, policy); kept only when callee < services (callees come after their
+    /// callers, so the graph is acyclic); the first edge between two services wins.
+    edges: Vec<(usize, usize, Call)>,
+    client_timeout_ms: u32,
+    client_retries: u32,
+    client_interval_ms: u32,
+    client_propagate: bool,
+    rate: u32,
+    duration_ms: u32,
+    drain_ms: u32,
+    seed: u64,
+    /// (service, from ms, length ms, mean ms of the slow exponential).
+    fault: Option<(usize, u32, u32, u32)>,
+}
+
+fn work() -> impl Strategy<Value = Work> {
+    prop_oneof![
+        Just(Work::None),
+        (1u32..80).prop_map(Work::Exponential),
+        (0u32..50).prop_map(Work::Constant),
+        (0u32..20, 0u32..60).prop_map(|(a, b)| Work::Uniform(a, a + b)),
+        (1u32..50, 0.0f64..2.0).prop_map(|(m, s)| Work::LogNormal(m, s)),
+    ]
+}
+
+fn svc() -> impl Strategy<Value = Svc> {
+    (
+        1u32..6,
+        prop::option::of(1u32..6),
+        any::<bool>(),
+        any::<bool>(),
+        0u32..2000,
+        work(),
+    )
+        .prop_map(
+            |(slots, cap, lifo, drop_expired, reject_delay_us, work)| Svc {
+                slots,
+                cap,
+                lifo,
+                drop_expired,
+                reject_delay_us,
+                work,
+            },
+        )
+}
+
+fn call() -> impl Strategy<Value = Call> {
+    (
+        1u32..400,
+        0u32..3,
+        prop::option::of((1u32..30, prop::option::of(30u32..100))),
+        prop::option::of((1u32..20, 1u32..10)),
+        any::<bool>(),
+    )
+        .prop_map(|(timeout_ms, retries, backoff, throttle, propagate)| Call {
+            timeout_ms,
+            retries,
+            backoff,
+            throttle,
+            propagate,
+        })
+}
+
+prop_compose! {
+    fn spec()(
+        services in prop::collection::vec(svc(), 1..=6),
+        edges in prop::collection::vec((0usize..5, 0usize..3, call()), 0..16)
+            .prop_map(|v| v.into_iter().map(|(a, d, c)| (a, a + 1 + d, c)).collect::<Vec<_>>()),
+        client_timeout_ms in 1u32..800,
+        client_retries in 0u32..3,
+        client_interval_ms in 0u32..100,
+        client_propagate in any::<bool>(),
+        rate in 5u32..60,
+        duration_ms in 500u32..3000,
+        drain_ms in prop_oneof![Just(0u32), 1u32..3000],
+        seed in any::<u64>(),
+        fault in prop::option::of((0usize..6, 0u32..1000, 1u32..1500, 1u32..300)),
+    ) -> Spec {
+        Spec { services, edges, client_timeout_ms, client_retries, client_interval_ms,
+               client_propagate, rate, duration_ms, drain_ms, seed, fault }
+    }
+}
+
+impl Spec {
+    fn yaml(&self) -> String {
+        let n = self.services.len();
+        let mut y = String::new();
+        let _ = writeln!(
+            y,
+            "duration: {}ms\ndrain: {}ms\nseed: {}\narrivals: {{rate: {}}}",
+            self.duration_ms, self.drain_ms, self.seed, self.rate
+        );
+        let _ = writeln!(
+            y,
+            "client: {{entry: s0, attempt_timeout: {}ms, retries: {}, retry_interval: {}ms, \
+             propagate_deadline: {}}}",
+            self.client_timeout_ms,
+            self.client_retries,
+            self.client_interval_ms,
+            self.client_propagate
+        );
+        y.push_str("services:\n");
+        for (i, s) in self.services.iter().enumerate() {
+            let _ = writeln!(y, "  s{i}:\n    slots: {}", s.slots);
+            if let Some(c) = s.cap {
+                let _ = writeln!(y, "    queue_cap: {c}");
+            }
+            let _ = writeln!(
+                y,
+                "    queue_discipline: {}\n    drop_expired: {}\n    reject_delay: {}us",
+                if s.lifo { "lifo" } else { "fifo" },
+                s.drop_expired,
+                s.reject_delay_us
+            );
+            match s.work {
+                Work::None => {}
+                Work::Exponential(m) => {
+                    let _ = writeln!(y, "    service_time: {{dist: exponential, mean: {m}ms}}");
+                }
+                Work::Constant(v) => {
+                    let _ = writeln!(y, "    service_time: {{dist: constant, value: {v}ms}}");
+                }
+                Work::Uniform(a, b) => {
+                    let _ = writeln!(
+                        y,
+                        "    service_time: {{dist: uniform, min: {a}ms, max: {b}ms}}"
+                    );
+                }
+                Work::LogNormal(m, s) => {
+                    let _ = writeln!(
+                        y,
+                        "    service_time: {{dist: lognormal, mean: {m}ms, sigma: {s}}}"
+                    );
+                }
+            }
+            let mut seen = std::collections::HashSet::new();
+            let calls: Vec<&(usize, usize, Call)> = self
+                .edges
+                .iter()
+                .filter(|(a, b, _)| *a == i && *b > i && *b < n && seen.insert(*b))
+                .collect();
+            if !calls.is_empty() {
+                y.push_str("    calls:\n");
+            }
+            for (_, callee, c) in calls {
+                let _ = write!(
+                    y,
+                    "      s{callee}: {{attempt_timeout: {}ms, retries: {}, propagate_deadline: {}",
+                    c.timeout_ms, c.retries, c.propagate
+                );
+                if let Some((base, cap)) = c.backoff {
+                    let _ = write!(y, ", backoff: {{base: {base}ms");
+                    if let Some(cap) = cap {
+                        let _ = write!(y, ", cap: {cap}ms");
+                    }
+                    y.push('}');
+                }
+                if let Some((max, ratio)) = c.throttle {
+                    let _ = write!(
+                        y,
+                        ", retry_throttle: {{max_tokens: {max}, token_ratio: {}}}",
+                        (ratio as f64 / 10.0).min(max as f64)
+                    );
+                }
+                y.push_str("}\n");
+            }
+        }
+        if let Some((s, from, len, mean)) = self.fault {
+            let from = from.min(self.duration_ms - 1);
+            let len = len.min(self.duration_ms - from);
+            let _ = writeln!(
+                y,
+                "faults:\n  slow:\n    kind: slow\n    service: s{}\n    from: {from}ms\n    \
+                 duration: {len}ms\n    service_time: {{dist: exponential, mean: {mean}ms}}",
+                s % n
+            );
+        }
+        y
+    }
+}
+
+/// The summary without its wall-clock fields.
+fn deterministic_part(mut r: RunSummary) -> RunSummary {
+    r.engine.wall_s = 0.0;
+    r.engine.events_per_s = 0.0;
+    r
+}
+
+/// Services reachable from the client, and edges on those paths.
+fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
+    let mut svc = vec![false; sc.services.len()];
+    let mut edge = vec![false; sc.edges.len()];
+    svc[sc.client.entry] = true;
+    for s in sc.topological_order() {
+        if !svc[s] {
+            continue;
+        }
+        for &e in &sc.services[s].calls {
+            edge[e] = true;
+            svc[sc.edges[e].callee] = true;
+        }
+    }
+    (svc, edge)
+}
+
+/// Every invariant of the module doc, on one run of `sc`.
+pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
+    let m = &r.metrics;
+    let fail = |what: String| Err(what);
+    if m.requests != m.succeeded + m.failed + m.unfinished {
+        return fail(format!(
+            "requests {} != succeeded {} + failed {} + unfinished {}",
+            m.requests, m.succeeded, m.failed, m.unfinished
+        ));
+    }
+    let horizon = (sc.duration.0 + sc.drain.0) as f64 / 1e9;
+    let drained = r.engine.simulated_s < horizon;
+    if drained && m.unfinished != 0 {
+        return fail(format!(
+            "the run ended at {} s before its horizon {horizon} s with {} requests unfinished",
+            r.engine.simulated_s, m.unfinished
+        ));
+    }
+    let client_attempts =
+        (m.client_attempts_per_request.unwrap_or(0.0) * m.requests as f64).round();
+    if client_attempts > (m.requests * (sc.client.retries as u64 + 1)) as f64 {
+        return fail(format!(
+            "{client_attempts} client attempts for {} requests with {} retries",
+            m.requests, sc.client.retries
+        ));
+    }
+    let worst = sc.worst_case_attempts();
+    let (on_path, edge_on_path) = reachable(sc);
+    for (i, s) in sc.services.iter().enumerate() {
+        let x = &r.services[&s.name];
+        let at = |what: &str| format!("service {}: {what}", s.name);
+        // Turned away: a full queue, an outage, an error fault.
+        let refused = x.rejected_full + x.rejected_outage + x.failed_by_fault;
+        if x.arrivals != x.admitted + refused {
+            return fail(at(&format!(
+                "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + failed_by_fault {}",
+                x.arrivals, x.admitted, x.rejected_full, x.rejected_outage, x.failed_by_fault
+            )));
+        }
+        // Left without completing: dropped at dequeue (three reasons) or cancelled.
+        let gone = x.dropped_expired + x.dropped_queue_time + x.dropped_codel + x.cancelled;
+        if x.admitted != x.completed + gone + x.in_flight_at_end {
+            return fail(at(&format!(
+                "admitted {} != completed {} + dropped {} + cancelled {} + in_flight_at_end {}",
+                x.admitted,
+                x.completed,
+                gone - x.cancelled,
+                x.cancelled,
+                x.in_flight_at_end
+            )));
+        }
+        if let Some(cap) = s.queue_cap {
+            if x.max_queue > cap as u64 {
+                return fail(at(&format!("max_queue {} > queue_cap {cap}", x.max_queue)));
+            }
+            if x.in_flight_at_end > (s.slots + cap) as u64 {
+                return fail(at(&format!(
+                    "{} in flight > slots {} + cap {cap}",
+                    x.in_flight_at_end, s.slots
+                )));
+            }
+        } else if x.rejected_full != 0 {
+            return fail(at("rejections without a queue cap"));
+        }
+        if drained && x.in_flight_at_end != 0 {
+            return fail(at("work in flight after a run that drained"));
+        }
+        if x.arrivals > worst[i].saturating_mul(m.requests) {
+            return fail(at(&format!(
+                "arrivals {} above R1 {} × {} requests",
+                x.arrivals, worst[i], m.requests
+            )));
+        }
+        if !on_path[i] && x.arrivals != 0 {
+            return fail(at("arrivals at a service the client cannot reach"));
+        }
+        if on_path[i] && m.succeeded > x.completed {
+            return fail(at(&format!(
+                "{} user successes but only {} completions",
+                m.succeeded, x.completed
+            )));
+        }
+        if x.goodput_ratio.is_some_and(|g| g > 1.0) || x.wasted_ratio.is_some_and(|w| w > 1.0) {
+            return fail(at("a ratio above 1"));
+        }
+        let l = x.mean_in_system;
+        let lw = x.admitted_in_period_per_s * x.sojourn_in_period_mean_s.unwrap_or(0.0);
+        if (l - lw).abs() > 1e-9 * l.max(1.0) {
+            return fail(at(&format!("Little: L = {l} but λW = {lw}")));
+        }
+    }
+    for (e, edge) in sc.edges.iter().enumerate() {
+        let c = &r.calls[&edge.name];
+        let at = |what: &str| format!("edge {}: {what}", edge.name);
+        // First tries of calls: sent ones, plus those refused before sending (adaptive throttling
+        // or an open breaker), which may still be retried.
+        let first =
+            c.attempts - c.retries - c.hedges + c.throttled_locally + c.rejected_circuit_open;
+        if c.hedges > first * edge.hedge.map_or(0, |h| h.max_hedges as u64) {
+            return fail(at(&format!(
+                "{} hedges after {first} first attempts",
+                c.hedges
+            )));
+        }
+        if c.retries > first * edge.retries as u64 {
+            return fail(at(&format!(
+                "{} retries after {first} first attempts with at most {} each",
+                c.retries, edge.retries
+            )));
+        }
+        if c.successes + c.errors + c.rejects + c.timeouts > c.attempts {
+            return fail(at("more attempt outcomes than attempts"));
+        }
+        if edge.throttle.is_none() && c.retries_throttled != 0 {
+            return fail(at("throttled retries without a throttle"));
+        }
+        if edge_on_path[e] && m.succeeded > c.successes {
+            return fail(at(&format!(
+                "{} user successes but {} successful attempts",
+                m.succeeded, c.successes
+            )));
+        }
+    }
+    let bound = m.requests as f64 * events_per_user_bound(sc);
+    if r.engine.events as f64 > bound {
+        return fail(format!(
+            "{} events above the guard's bound {bound}",
+            r.engine.events
+        ));
+    }
+    Ok(())
+}
+
+/// Runs `yaml` twice and checks every invariant and determinism.
+pub fn run_and_check(yaml: &str) -> Result<(), String> {
+    let sc = parse(yaml).map_err(|e| format!("generated an invalid scenario: {e}\n{yaml}"))?;
+    let a = run(&sc).map_err(|e| e.to_string())?;
+    let b = run(&sc).map_err(|e| e.to_string())?;
+    check_invariants(&sc, &a)?;
+    if deterministic_part(a) != deterministic_part(b) {
+        return Err("the same seed gave two different summaries".into());
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 300,
+        max_shrink_iters: 2000,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn invariants_hold_on_random_scenarios(spec in spec()) {
+        let yaml = spec.yaml();
+        if let Err(e) = run_and_check(&yaml) {
+            return Err(TestCaseError::fail(format!("{e}\n--- scenario ---\n{yaml}")));
+        }
+    }
+}
+
+/// The article's four scenarios, shortened, satisfy the same invariants.
+#[test]
+fn invariants_hold_on_the_shipped_scenarios() {
+    for name in ["naive", "deadline", "deadline_budget", "protected"] {
+        let sets: Vec<String> = [
+            "duration=8s",
+            "faults.slow_b.from=2s",
+            "faults.slow_b.duration=4s",
+            "drain=2s",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let sc = Scenario::load(&super::common::scenario_path(name), &sets, Some(3))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let r = run(&sc).unwrap_or_else(|e| panic!("{e}"));
+        check_invariants(&sc, &r).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

@@ -1,0 +1,273 @@
+//! Guards seen from the command line: each bad value, oversized run or unwritable output ends
+//! with a sentence on stderr and exit code 2 before anything runs; a runaway run stops at its
+//! event ceiling (exit 1); a long run stops at its drain horizon and reports what was in flight.
+
+use assert_cmd::Command;
+use loadsim::model::{RunError, RunOptions, run_with};
+
+use super::common::{parse, scenario_path};
+
+fn loadsim() -> Command {
+    Command::cargo_bin("loadsim").unwrap()
+}
+
+/// Runs `loadsim check naive.yaml --set <set>` and returns stderr after checking exit code 2.
+fn refused_set(set: &str) -> String {
+    let out = loadsim()
+        .arg("check")
+        .arg(scenario_path("naive"))
+        .args(["--set", set])
+        .assert()
+        .code(2);
+    String::from_utf8(out.get_output().stderr.clone()).unwrap()
+}
+
+/// (--set, words the message must contain)
+const BAD_VALUES: &[(&str, &str)] = &[
+    ("services.svc_b.slots=1e30", "services.svc_b.slots"),
+    (
+        "services.svc_b.slots=4294967296",
+        "whole number from 0 to 4294967295",
+    ),
+    ("services.svc_b.slots=-1", "services.svc_b.slots"),
+    ("services.svc_b.slots=.nan", "services.svc_b.slots"),
+    ("services.svc_b.slots=20000000", "at most 10000000"),
+    ("services.svc_b.queue_cap=1e30", "services.svc_b.queue_cap"),
+    ("arrivals.rate=1e15", "at most 10000000"),
+    ("arrivals.rate=.nan", "positive number"),
+    ("arrivals.rate=.inf", "positive number"),
+    ("arrivals.rate=-.inf", "positive number"),
+    ("arrivals.rate=0", "positive number"),
+    ("duration=600000years", "longer than loadsim can represent"),
+    ("duration=99999999999999999999999s", "duration"),
+    ("duration=.inf", "not a duration"),
+    ("duration=.nan", "not a duration"),
+    ("duration=1e30", "no unit"),
+    ("duration=31days", "at most"),
+    ("drain=1000000d", "longer than loadsim can represent"),
+    (
+        "services.svc_b.service_time.mean=1000000000000s",
+        "longer than loadsim can represent",
+    ),
+    (
+        "faults.slow_b.from=18446744073s",
+        "outside the arrival period",
+    ),
+    ("seed=-1", "seed"),
+    ("seed=1e30", "seed"),
+    ("client.retries=1000", "at most 100"),
+    (
+        "services.svc_a.calls.svc_b.retry_throttle={max_tokens: .nan, token_ratio: 1}",
+        "max_tokens",
+    ),
+    (
+        "services.svc_a.calls.svc_b.retry_throttle={max_tokens: 10, token_ratio: .inf}",
+        "token_ratio",
+    ),
+    (
+        "services.svc_b.service_time={dist: lognormal, mean: 20ms, sigma: .inf}",
+        "sigma",
+    ),
+];
+
+#[test]
+fn overflowing_and_non_finite_numbers_exit_2_with_their_key() {
+    for (set, words) in BAD_VALUES {
+        let err = refused_set(set);
+        assert!(err.contains(words), "--set {set}: {err}");
+        assert!(err.starts_with("error: "), "--set {set}: {err}");
+        assert!(!err.contains("panicked"), "--set {set}: {err}");
+    }
+}
+
+#[test]
+fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
+    // naive for 1 s: 400 requests × (1 + 4 × 63 attempts) ≈ 101 000 events at most.
+    let short = ["--set", "duration=1s", "--set", "faults={}"];
+    let out = loadsim()
+        .arg("run")
+        .arg(scenario_path("naive"))
+        .args(short)
+        .args(["--max-events", "100000"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("naive.yaml") && err.contains("--max-events"),
+        "{err}"
+    );
+    loadsim()
+        .arg("run")
+        .arg(scenario_path("naive"))
+        .args(short)
+        .args(["--max-events", "110000"])
+        .assert()
+        .success();
+    // Hours of events at the defaults: 10 million requests per second for 30 days.
+    let out = loadsim()
+        .arg("run")
+        .arg(scenario_path("naive"))
+        .args(["--set", "arrivals.rate=1e7", "--set", "duration=30days"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("could take up to"), "{err}");
+}
+
+#[test]
+fn a_runaway_run_stops_at_the_event_ceiling() {
+    let sc = loadsim::Scenario::load(&scenario_path("naive"), &[], None).unwrap();
+    let e = run_with(&sc, RunOptions { max_events: 10_000 }).unwrap_err();
+    let RunError::TooManyEvents { events, limit, .. } = &e;
+    assert_eq!(*limit, 10_000);
+    assert!(*events > 10_000 && *events <= 10_001, "{events}");
+    let shown = loadsim::Error::from(e).to_string();
+    assert!(shown.contains("--max-events"), "{shown}");
+    assert_eq!(
+        loadsim::Error::from(run_with(&sc, RunOptions { max_events: 1 }).unwrap_err()).exit_code(),
+        1
+    );
+}
+
+#[test]
+fn a_run_stops_at_its_drain_horizon_and_reports_work_in_flight() {
+    // One slot, 1 s of work per request, 10 requests per second, no drain: most are still queued.
+    let sc = parse(
+        "duration: 5s\ndrain: 0s\narrivals: {rate: 10}\n\
+         client: {entry: q, attempt_timeout: 1000s}\n\
+         services:\n  q: {slots: 1, service_time: {dist: constant, value: 1s}}\n",
+    )
+    .unwrap();
+    let r = loadsim::model::run(&sc).unwrap();
+    assert_eq!(r.engine.simulated_s, 5.0);
+    let q = &r.services["q"];
+    assert!(q.in_flight_at_end > 30, "{}", q.in_flight_at_end);
+    assert_eq!(q.admitted, q.completed + q.in_flight_at_end);
+    assert_eq!(r.metrics.unfinished, q.in_flight_at_end);
+    assert_eq!(
+        r.metrics.requests,
+        r.metrics.succeeded + r.metrics.failed + r.metrics.unfinished
+    );
+}
+
+#[test]
+fn unwritable_output_paths_exit_2_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/folder/out.json");
+    let mut cases = vec![
+        (missing, "does not exist"),
+        (dir.path().to_owned(), "is a folder"),
+        ("/sys/loadsim-out.json".into(), "cannot create a file"),
+    ];
+    // A read-only folder; root ignores permissions, so only check it as another user.
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let mut perms = std::fs::metadata(&ro).unwrap().permissions();
+    perms.set_readonly(true);
+    std::fs::set_permissions(&ro, perms).unwrap();
+    if std::fs::write(ro.join("probe"), "x").is_err() {
+        cases.push((ro.join("out.json"), "cannot create a file"));
+    }
+    for (path, words) in cases {
+        let out = loadsim()
+            .arg("run")
+            .arg(scenario_path("naive"))
+            .arg("--output")
+            .arg(&path)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(words), "{}: {err}", path.display());
+        assert!(err.contains("--output"), "{err}");
+    }
+    // A writable path gets the report, and stdout stays empty.
+    let ok = dir.path().join("out.csv");
+    let out = loadsim()
+        .args([
+            "run",
+            "--format",
+            "csv",
+            "--set",
+            "duration=2s",
+            "--set",
+            "faults={}",
+        ])
+        .arg(scenario_path("protected"))
+        .arg("-o")
+        .arg(&ok)
+        .assert()
+        .success();
+    assert!(out.get_output().stdout.is_empty());
+    assert!(std::fs::read_to_string(&ok).unwrap().contains("protected"));
+}
+
+#[test]
+fn hostile_files_exit_2_from_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases: Vec<(&str, String, &str)> = vec![
+        (
+            "deep.yaml",
+            format!("a: {}", "[".repeat(100_000)),
+            "deeper than 64",
+        ),
+        (
+            "bomb.yaml",
+            {
+                let mut l =
+                    vec!["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]".to_owned()];
+                for i in 1..10 {
+                    l.push(format!(
+                        "a{i}: &a{i} [{}]",
+                        vec![format!("*a{}", i - 1); 9].join(", ")
+                    ));
+                }
+                l.join("\n")
+            },
+            "aliases",
+        ),
+        ("binary.yaml", "\u{0}\u{1}\u{2}".into(), "error"),
+        ("empty.yaml", String::new(), "is empty"),
+        ("list.yaml", "- 1\n- 2\n".into(), "mapping"),
+        ("unresolved.yaml", "a: *nope\n".into(), "error"),
+    ];
+    for (name, text, words) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = loadsim()
+            .arg("check")
+            .arg(&p)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(words), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+    }
+    // A device whose size reads as 0 and that never ends (was a hang, then out of memory).
+    let out = loadsim()
+        .args(["check", "/dev/zero"])
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("longer than"), "{err}");
+    let big = dir.path().join("big.yaml");
+    std::fs::write(&big, vec![b'#'; 5 << 20]).unwrap();
+    loadsim().arg("check").arg(&big).assert().code(2);
+}
+
+#[test]
+fn a_closed_stderr_does_not_turn_a_diagnostic_into_a_panic() {
+    // `loadsim check bad.yaml 2>&1 | head -0`: the write to stderr fails; the exit code must
+    // still be 2 (it was 101, a panic in `eprintln!`).
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("loadsim"))
+        .args(["check", "does/not/exist.yaml"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    assert_eq!(child.wait().unwrap().code(), Some(2));
+}
