@@ -33,7 +33,10 @@ Examples:
 
   # One JSON document for jq; a tidy CSV for pandas or R
   loadsim run scenarios/naive.yaml --format json | jq '.[0].metrics.recovery_s'
-  loadsim run scenarios/naive.yaml scenarios/protected.yaml --format csv-long > runs.csv";
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --format csv-long > runs.csv
+
+  # Per-second time series (long CSV) and SVG figures next to the report
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --timeseries series.csv --plot figures/";
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:
