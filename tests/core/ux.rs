@@ -333,9 +333,24 @@ fn completions_for_each_shell_name_the_subcommands() {
     }
 }
 
+/// The subcommands listed by `loadsim --help`.
+fn subcommands() -> Vec<String> {
+    let out = loadsim().arg("--help").assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    text.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
 fn every_subcommand_help_has_a_worked_example() {
-    for sub in [
+    let subs = subcommands();
+    for known in [
         "run",
         "check",
         "sweep",
@@ -344,9 +359,19 @@ fn every_subcommand_help_has_a_worked_example() {
         "schema",
         "completions",
     ] {
+        assert!(
+            subs.iter().any(|s| s == known),
+            "{known} missing from {subs:?}"
+        );
+    }
+    for sub in &subs {
         let out = loadsim().args([sub, "--help"]).assert().success();
         let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-        assert!(text.contains("Examples:"), "{sub} --help: {text}");
+        assert!(
+            text.contains("Examples:"),
+            "`loadsim {sub} --help` has no worked example: add an `after_help` with an \
+             \"Examples:\" section to its variant in src/cli.rs"
+        );
         assert!(text.contains(&format!("loadsim {sub}")), "{sub} --help");
     }
     let out = loadsim().arg("--help").assert().success();
