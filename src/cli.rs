@@ -1,17 +1,131 @@
-//! The command line, as clap derive types. Doc comments here are the `--help` text.
+//! The command line, as clap derive types. Doc comments here are the `--help` text; each
+//! subcommand's `after_help` holds worked examples.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueHint};
 
 use loadsim::analysis::boundary::Criterion;
+use loadsim::commands::new::Template;
 use loadsim::commands::sweep::Shard;
 use loadsim::report::Format;
+use loadsim::schema::SchemaKind;
 use loadsim::time::SimDuration;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (also when stdout is closed early, as by `| head`)
+  1  a run failed (e.g. it went over --max-events) or output could not be written
+  2  bad input: a scenario file, a key, a value or a flag
+
+Colour: diagnostics are coloured on a terminal only, never when NO_COLOR is set.
+Docs: docs/cookbook.md (model your own chain, add a protection, sweep, read the report, CI).";
+
+const RUN_EXAMPLES: &str = "\
+Examples:
+  # The article's experiment: four policies on one arrival sequence, side by side
+  loadsim run scenarios/naive.yaml scenarios/deadline.yaml scenarios/deadline_budget.yaml scenarios/protected.yaml
+
+  # Change keys without editing the file (dotted path = YAML value), another seed
+  loadsim run scenarios/protected.yaml --set faults.slow_b.duration=5s --set services.svc_a.queue_cap=32 --seed 11
+
+  # No fault at all
+  loadsim run scenarios/naive.yaml --set 'faults={}'
+
+  # One JSON document for jq; a tidy CSV for pandas or R
+  loadsim run scenarios/naive.yaml --format json | jq '.[0].metrics.recovery_s'
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --format csv-long > runs.csv
+
+  # Per-second time series (long CSV) and SVG figures next to the report
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --timeseries series.csv --plot figures/";
+
+const SWEEP_EXAMPLES: &str = "\
+Examples:
+  # The article's evidence: four policies × three seeds × four window lengths
+  loadsim sweep sweeps/blog37.yaml --jobs 2
+
+  # See the cells and axes without running anything
+  loadsim sweep sweeps/timeouts.yaml --dry-run
+
+  # Interrupted? Run only what is missing
+  loadsim sweep sweeps/blog37.yaml --resume
+
+  # On a cluster: part K of N per job, then merge (see docs/sweeps.md)
+  loadsim sweep sweeps/blog37.yaml --shard 1/3";
+
+const MERGE_EXAMPLES: &str = "\
+Examples:
+  # Merge the shards of a sweep into one result, byte-identical to an unsharded run
+  loadsim merge evidence/blog37/shard-*-of-3 --out evidence/blog37";
+
+const CHECK_EXAMPLES: &str = "\
+Examples:
+  # Validate, and see the worst-case attempts on each service per user request
+  loadsim check scenarios/naive.yaml
+
+  # Validate with an override, as `run` would apply it
+  loadsim check scenarios/protected.yaml --set services.svc_b.queue_cap=8
+
+  # In CI: fail (exit 1) when the linter has warnings
+  loadsim check scenarios/protected.yaml --deny-warnings";
+
+const BOUNDARY_EXAMPLES: &str = "\
+Examples:
+  # The shortest slow window after which naive no longer recovers, per seed
+  loadsim boundary scenarios/naive.yaml --vary faults.slow_b.duration --range 0s..30s --seeds 7,11,13
+
+  # The load at which deadline_budget stops recovering, CSVs into a folder
+  loadsim boundary scenarios/deadline_budget.yaml --vary arrivals.rate --range 200..700 --out boundary/
+
+  # A phase diagram over window length × load (CSV and SVG heatmap with --out)
+  loadsim boundary scenarios/protected.yaml --vary faults.slow_b.duration --range 0s..30s \\
+      --vary arrivals.rate --range 200..700 --steps 11 --out phase/";
+
+const NEW_EXAMPLES: &str = "\
+Examples:
+  # A starter scenario with the naive policies, plus the editor schema next to it
+  loadsim new checkout
+  loadsim run checkout.yaml
+
+  # Start from the protected policies, in a folder
+  loadsim new scenarios/checkout --from protected
+
+Writes NAME.yaml (\".yaml\" is added when missing). Its first line points editors that use
+yaml-language-server (VS Code YAML, Neovim, Helix, Zed) at the scenario schema, for completion and
+checking as you type: the project's schema/scenario.schema.json if the folder or one above it has
+one, else a scenario.schema.json written next to the new file.";
+
+const SCHEMA_EXAMPLES: &str = "\
+Examples:
+  # Save the schema where your editor can find it
+  loadsim schema scenario > scenario.schema.json
+
+  # ...and name it on the first line of each scenario file:
+  # yaml-language-server: $schema=scenario.schema.json
+
+  # Or map it to every scenario in VS Code's settings.json:
+  #   \"yaml.schemas\": { \"./scenario.schema.json\": \"scenarios/*.yaml\" }";
+
+const COMPLETIONS_EXAMPLES: &str = "\
+Examples:
+  # bash (current shell; add the line to ~/.bashrc to keep it)
+  source <(loadsim completions bash)
+
+  # zsh: a file in a folder on $fpath, then restart the shell
+  loadsim completions zsh > ~/.zfunc/_loadsim   # with fpath+=~/.zfunc before compinit in ~/.zshrc
+
+  # fish
+  loadsim completions fish > ~/.config/fish/completions/loadsim.fish";
 
 /// Deterministic simulation of RPC call graphs under slow-downstream faults.
 #[derive(Debug, Parser)]
-#[command(name = "loadsim", version, about, propagate_version = true)]
+#[command(
+    name = "loadsim",
+    version,
+    about,
+    propagate_version = true,
+    after_help = EXIT_CODES
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -21,29 +135,45 @@ pub struct Cli {
 pub enum Command {
     /// Run scenarios and print their metrics side by side.
     ///
-    /// Example: loadsim run scenarios/naive.yaml scenarios/protected.yaml --set faults.slow_b.duration=5s
+    /// Files run in parallel; results print in argument order on stdout, errors on stderr.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
-    /// Validate scenarios without running them and lint their policies: worst-case attempts (R1),
-    /// retry budgets against deadlines, queue waits (§7) and load against capacity, with fixes.
+    /// Validate scenarios and lint their policies, without running them.
     ///
-    /// Example: loadsim check scenarios/naive.yaml --deny-warnings
+    /// The linter prints worst-case attempts (R1), retry budgets against deadlines, queue waits
+    /// (§7) and load against capacity, with suggested fixes.
+    #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
-    /// Run every cell of a sweep file (scenarios × grid) in parallel and write results.csv,
-    /// results.md and manifest.json into the output folder.
+    /// Run every cell of a sweep file in parallel and write its report.
+    ///
+    /// Runs scenarios × grid and writes results.csv, results.md (with figures) and manifest.json
+    /// into the output folder.
     ///
     /// Each finished cell is journaled at once, so Ctrl-C or a crash loses nothing: run again with
-    /// --resume to do only what is missing. Example: loadsim sweep sweeps/blog37.yaml --jobs 2
+    /// --resume to do only what is missing.
+    #[command(after_help = SWEEP_EXAMPLES)]
     Sweep(SweepArgs),
-    /// Merge the folders of a sharded sweep (loadsim sweep --shard K/N) into one result,
-    /// byte-identical to running the sweep whole.
+    /// Merge the folders of a sharded sweep into one result.
     ///
-    /// Example: loadsim merge evidence/blog37/shard-*-of-3 --out evidence/blog37
+    /// Shards come from `loadsim sweep --shard K/N`; the merge is byte-identical to running the
+    /// sweep whole.
+    #[command(after_help = MERGE_EXAMPLES)]
     Merge(MergeArgs),
-    /// Find the smallest value of a key at which a run no longer recovers (scan, then bisection,
-    /// per seed); with a second --vary, the phase diagram over a grid of both keys.
+    /// Find where a system stops recovering, or draw its phase diagram.
     ///
-    /// Example: loadsim boundary scenarios/naive.yaml --vary faults.slow_b.duration --range 0s..30s --seeds 7,11,13
+    /// Finds the smallest value of a key at which a run no longer recovers (scan, then bisection,
+    /// per seed); with a second --vary, the phase diagram over a grid of both keys.
+    #[command(after_help = BOUNDARY_EXAMPLES)]
     Boundary(BoundaryArgs),
+    /// Write a commented starter scenario that runs as is.
+    #[command(after_help = NEW_EXAMPLES)]
+    New(NewArgs),
+    /// Print the JSON Schema of a file format, for editors and other tools.
+    #[command(after_help = SCHEMA_EXAMPLES)]
+    Schema(SchemaArgs),
+    /// Print a shell completion script.
+    #[command(after_help = COMPLETIONS_EXAMPLES)]
+    Completions(CompletionsArgs),
 }
 
 /// Overrides shared by commands that load scenarios.
@@ -58,14 +188,16 @@ pub struct Overrides {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Scenario files (YAML).
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub files: Vec<PathBuf>,
     /// Seed for every random stream (overrides the file's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
     #[command(flatten)]
     pub overrides: Overrides,
-    /// Output format.
+    /// Output format (on stdout, or the --output file): `table` for reading, `json` one document for jq, `csv` one
+    /// row per scenario, `csv-long` one row per scenario × metric (columns
+    /// scenario,seed,metric,scope,entity,name,value).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Event limit: refuse a scenario that could need more events than this (rate × duration ×
@@ -73,18 +205,18 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
     pub max_events: u64,
     /// Write the report to this file instead of stdout (checked before anything runs).
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, short = 'o', value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,
     /// Also write each run's time series to FILE.csv, in long format: scenario,t,series,value
     /// (one row per scenario, bin and series; see docs/plots.md for the series).
-    #[arg(long, value_name = "FILE.csv")]
+    #[arg(long, value_name = "FILE.csv", value_hint = ValueHint::FilePath)]
     pub timeseries: Option<PathBuf>,
     /// Width of a time-series bin, e.g. `1s` or `100ms` (for --timeseries and --plot).
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_resolution)]
     pub timeseries_resolution: SimDuration,
     /// Also draw SVG figures into DIR (created if missing): success_rate.svg,
     /// queue_length.svg and amplification.svg.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub plot: Option<PathBuf>,
 }
 
@@ -102,7 +234,7 @@ fn parse_resolution(text: &str) -> Result<SimDuration, String> {
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Scenario files (YAML).
-    #[arg(required = true, value_name = "FILE")]
+    #[arg(required = true, value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub files: Vec<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
@@ -147,13 +279,13 @@ pub struct BoundaryArgs {
 #[derive(Debug, Args)]
 pub struct SweepArgs {
     /// Sweep file (YAML): name, scenarios, grid, zip, report.
-    #[arg(value_name = "FILE")]
+    #[arg(value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub file: PathBuf,
     /// Cells run at once (default: one per core).
     #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     pub jobs: Option<u16>,
     /// Output folder [default: evidence/<name>/, or evidence/<name>/shard-K-of-N/ with --shard].
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out: Option<PathBuf>,
     /// Keep the cells already journaled in the output folder and run only the missing ones.
     #[arg(long)]
@@ -183,12 +315,42 @@ pub struct SweepArgs {
 #[derive(Debug, Args)]
 pub struct MergeArgs {
     /// Output folders of the shards (each with manifest.json and journal.jsonl).
-    #[arg(required = true, value_name = "DIR")]
+    #[arg(required = true, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub dirs: Vec<PathBuf>,
     /// Folder for the merged results.csv, results.md and manifest.json.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub out: PathBuf,
     /// No notes on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The scenario's name or path, like `checkout` or `scenarios/checkout.yaml`.
+    #[arg(value_name = "NAME", value_hint = ValueHint::FilePath)]
+    pub name: PathBuf,
+    /// The article policy to start from.
+    #[arg(long, value_enum, default_value_t = Template::Naive)]
+    pub from: Template,
+    /// Overwrite the scenario file if it exists.
+    #[arg(long)]
+    pub force: bool,
+    /// No editor schema: no modeline, and no scenario.schema.json written.
+    #[arg(long)]
+    pub no_schema: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which file format.
+    #[arg(value_enum)]
+    pub kind: SchemaKind,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }

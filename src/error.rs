@@ -4,7 +4,7 @@
 use thiserror::Error;
 
 use crate::model::RunError;
-use crate::scenario::ConfigError;
+use crate::scenario::{ConfigError, Paint};
 
 /// Anything a command can fail with.
 #[derive(Debug, Error)]
@@ -52,6 +52,19 @@ impl Error {
         match self {
             Error::Denied { report, .. } => Some(report),
             _ => None,
+        }
+    }
+
+    /// The message as the binary prints it, in `paint` (`error: …` lines).
+    pub fn write_styled(&self, f: &mut impl std::fmt::Write, paint: Paint) -> std::fmt::Result {
+        match self {
+            Error::Config(c) => c.write_styled(f, paint),
+            other => {
+                let l = paint.label;
+                let text = other.to_string();
+                let rest = text.strip_prefix("error: ").unwrap_or(&text);
+                write!(f, "{l}error{l:#}: {rest}")
+            }
         }
     }
 }

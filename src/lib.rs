@@ -46,6 +46,7 @@ pub mod plot;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod schema;
 pub mod sweep;
 pub mod theory;
 pub mod time;

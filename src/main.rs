@@ -6,10 +6,11 @@ mod cli;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, Parser};
 
 use cli::{Cli, Command};
 use loadsim::model::RunOptions;
+use loadsim::scenario::Paint;
 use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
@@ -64,6 +65,37 @@ fn main() -> ExitCode {
             }),
             None,
         ),
+        Command::New(a) => (
+            commands::new::new_scenario(&commands::new::NewRequest {
+                name: a.name,
+                from: a.from,
+                force: a.force,
+                schema: !a.no_schema,
+            })
+            .map(|w| {
+                let mut note = format!("wrote {}", w.scenario.display());
+                match (&w.schema, &w.modeline) {
+                    (Some(s), _) => {
+                        note.push_str(&format!(" and {} (its editor schema)", s.display()))
+                    }
+                    (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
+                    (None, None) => {}
+                }
+                note.push_str(&format!(
+                    "; run it with `loadsim run {}`",
+                    w.scenario.display()
+                ));
+                note_stderr(&note);
+                String::new()
+            }),
+            None,
+        ),
+        Command::Schema(a) => (commands::schema::schema(a.kind), None),
+        Command::Completions(a) => {
+            let mut out = Vec::new();
+            clap_complete::generate(a.shell, &mut Cli::command(), "loadsim", &mut out);
+            (Ok(String::from_utf8_lossy(&out).into_owned()), None)
+        }
         Command::Sweep(a) => (
             commands::sweep::sweep(
                 &a.file,
@@ -111,14 +143,22 @@ fn command_line() -> String {
 }
 
 /// Prints `e` on stderr (after any report it still owes stdout, like a denied check's) and maps
-/// it to its exit code. A closed stderr (`2>&1 | head -1`) must not turn a diagnostic into a
-/// panic, so write errors are ignored.
+/// it to its exit code.
 fn fail(e: Error) -> ExitCode {
     if let Some(report) = e.stdout() {
         print_stdout(report);
     }
-    let _ = writeln!(std::io::stderr().lock(), "{e}");
+    let mut text = String::new();
+    let _ = e.write_styled(&mut text, Paint::TERMINAL);
+    note_stderr(&text);
     ExitCode::from(e.exit_code() as u8)
+}
+
+/// Writes a line to stderr through `anstream`, which drops the ANSI styles unless stderr is a
+/// terminal that wants colour (never with `NO_COLOR`). A closed stderr (`2>&1 | head -1`) must
+/// not turn a diagnostic into a panic, so write errors are ignored.
+fn note_stderr(text: &str) {
+    let _ = writeln!(anstream::stderr(), "{text}");
 }
 
 /// Writes to stdout; a closed pipe (`| head`) is a normal end, not an error.
@@ -128,10 +168,8 @@ fn print_stdout(text: &str) -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(
-                std::io::stderr().lock(),
-                "error: cannot write to stdout: {e}"
-            );
+            let l = Paint::TERMINAL.label;
+            note_stderr(&format!("{l}error{l:#}: cannot write to stdout: {e}"));
             ExitCode::from(1)
         }
     }

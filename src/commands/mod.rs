@@ -3,7 +3,9 @@
 
 pub mod boundary;
 pub mod check;
+pub mod new;
 pub mod run;
+pub mod schema;
 pub mod sweep;
 
 use std::path::PathBuf;

@@ -62,3 +62,68 @@ pub fn union_columns<'a>(rows: impl IntoIterator<Item = &'a Vec<(String, Value)>
     }
     seen.into_iter().collect()
 }
+
+/// One scalar of a summary, with its place split out for long ("tidy") tables.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// `metrics`, `services`, `calls` or `engine`.
+    pub scope: String,
+    /// The service (`svc_b`) or edge (`svc_a->svc_b`) for `services` and `calls`; `None` otherwise.
+    pub entity: Option<String>,
+    /// The metric's own name (`max_queue`).
+    pub name: String,
+    pub value: Value,
+}
+
+impl Cell {
+    /// The dotted name, as in [`flatten`] and the wide CSV's header (`services.svc_b.max_queue`).
+    pub fn dotted(&self) -> String {
+        match &self.entity {
+            Some(e) => format!("{}.{e}.{}", self.scope, self.name),
+            None => format!("{}.{}", self.scope, self.name),
+        }
+    }
+}
+
+/// The same scalars as [`flatten`], in the same order, with scope, entity and name kept apart (a
+/// service name may itself contain dots, so splitting the dotted name would be ambiguous).
+pub fn cells(run: &RunSummary, engine: Engine) -> Vec<Cell> {
+    fn walk(path: &mut Vec<String>, v: Value, out: &mut Vec<Cell>) {
+        match v {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    path.push(k);
+                    walk(path, v, out);
+                    path.pop();
+                }
+            }
+            value => {
+                let scope = path[0].clone();
+                let keyed = matches!(scope.as_str(), "services" | "calls") && path.len() > 2;
+                let (entity, rest) = if keyed {
+                    (Some(path[1].clone()), &path[2..])
+                } else {
+                    (None, &path[1..])
+                };
+                out.push(Cell {
+                    scope,
+                    entity,
+                    name: rest.join("."),
+                    value,
+                });
+            }
+        }
+    }
+    let value = serde_json::to_value(run).expect("summaries serialize");
+    let mut out = Vec::new();
+    if let Value::Object(top) = value {
+        for (k, v) in top {
+            match k.as_str() {
+                "scenario" | "seed" => {}
+                "engine" if engine == Engine::Exclude => {}
+                _ => walk(&mut vec![k], v, &mut out),
+            }
+        }
+    }
+    out
+}

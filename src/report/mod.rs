@@ -1,11 +1,13 @@
 //! Rendering run summaries. Owns the output formats of `loadsim run`, one file per format: `table`
 //! (metrics as rows, scenarios as columns, like the article's table), `json` (one document, an
-//! array of summaries), `csv` (one row per scenario, flattened dotted column names). All formats
-//! render the same [`RunSummary`] values; none computes metrics of its own. `timeseries` renders
-//! the per-bin series of `--timeseries` (long CSV), outside the [`Render`] trait since it reads
+//! array of summaries), `csv` (one row per scenario, flattened dotted column names), `csv-long`
+//! (one row per scenario × metric, for pandas and R). All formats render the same [`RunSummary`]
+//! values; none computes metrics of its own. `timeseries` renders the per-bin series of
+//! `--timeseries` (long CSV), outside the [`Render`] trait since it reads
 //! [`crate::metrics::TimeSeries`], not summaries.
 
 pub mod csv;
+pub mod csv_long;
 pub mod flat;
 pub mod json;
 pub mod table;
@@ -28,6 +30,8 @@ pub enum Format {
     Json,
     /// One CSV row per scenario, dotted column names.
     Csv,
+    /// One CSV row per scenario × metric: scenario,seed,metric,scope,entity,name,value.
+    CsvLong,
 }
 
 impl Format {
@@ -37,6 +41,7 @@ impl Format {
             Format::Table => Box::new(table::Table),
             Format::Json => Box::new(json::Json),
             Format::Csv => Box::new(csv::Csv),
+            Format::CsvLong => Box::new(csv_long::CsvLong),
         }
     }
 }

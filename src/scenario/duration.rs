@@ -2,8 +2,10 @@
 //! duration string into integer nanoseconds, refusing bare numbers (which unit?) and spans beyond
 //! what `u64` nanoseconds hold (about 584 years).
 
+use std::borrow::Cow;
 use std::fmt;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 
@@ -12,6 +14,32 @@ use crate::time::SimDuration;
 /// A duration as written in a file, already parsed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DurationText(pub SimDuration);
+
+/// The JSON Schema pattern of a duration: one or more `<number><unit>` parts, optionally spaced
+/// (`20ms`, `1.5s`, `1m 30s`), with humantime's unit names. It accepts what [`parse_duration`]
+/// accepts apart from oddities nobody writes (digits split by spaces) and refuses bare numbers, as
+/// `parse_duration` does; a test keeps the two in step.
+pub const DURATION_PATTERN: &str = r"^\s*([0-9]+(\.[0-9]+)?\s*(nanos|nsec|ns|usec|us|µs|millis|msec|ms|seconds|second|secs|sec|s|minutes|minute|mins|min|m|hours|hour|hrs|hr|h|days|day|d|weeks|week|wks|wk|w|months|month|M|years|year|yrs|yr|y)\s*)+$";
+
+/// What an editor says about a value that is not a duration.
+const DURATION_HINT: &str = "a duration needs a unit, like `20ms`, `1s` or `1m 30s`";
+
+impl JsonSchema for DurationText {
+    fn schema_name() -> Cow<'static, str> {
+        "Duration".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "string",
+            "pattern": DURATION_PATTERN,
+            "description": "A duration with a unit: `500us`, `20ms`, `1.5s`, `1m 30s`, `0s`.",
+            // Editors show these instead of "does not match the pattern ^\\s*([0-9]+…".
+            "errorMessage": DURATION_HINT,
+            "patternErrorMessage": DURATION_HINT
+        })
+    }
+}
 
 /// Parses `20ms`, `1s`, `1m 30s` into nanoseconds.
 pub fn parse_duration(text: &str) -> Result<SimDuration, String> {

@@ -1,7 +1,8 @@
 //! Configuration diagnostics. Owns the shape of "what is wrong with this input": the file, the
 //! dotted key path, the line and column when the key comes from a YAML file, a sentence that says
-//! what to do, and the offending source line for a caret. Formatting for the terminal lives in
-//! `Display`; the binary adds colour and the exit code (2).
+//! what to do, and the offending source line for a caret. Formatting lives in `Display` (plain) and
+//! `write_styled` (with ANSI styles); the binary decides whether colour reaches the terminal and
+//! maps the error to exit code 2.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -69,12 +70,55 @@ impl ConfigError {
     }
 }
 
-impl fmt::Display for Diagnostic {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+/// The styles of a rendered diagnostic; [`Paint::PLAIN`] for `Display`, [`Paint::TERMINAL`] for
+/// a terminal (the binary writes through `anstream`, which strips the codes again when stderr is
+/// not a terminal or `NO_COLOR` is set).
+#[derive(Clone, Copy, Debug)]
+pub struct Paint {
+    /// The `error:` label.
+    pub label: anstyle::Style,
+    /// `file:line:col`.
+    pub location: anstyle::Style,
+    /// The key path.
+    pub key: anstyle::Style,
+    /// The gutter and the caret under the source line.
+    pub gutter: anstyle::Style,
+}
+
+impl Paint {
+    /// No styling at all.
+    pub const PLAIN: Paint = Paint {
+        label: anstyle::Style::new(),
+        location: anstyle::Style::new(),
+        key: anstyle::Style::new(),
+        gutter: anstyle::Style::new(),
+    };
+    /// rustc's palette: a bold red label, bold locations, bold blue gutter and caret.
+    pub const TERMINAL: Paint = Paint {
+        label: anstyle::Style::new()
+            .bold()
+            .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Red))),
+        location: anstyle::Style::new().bold(),
+        key: anstyle::Style::new().fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Yellow))),
+        gutter: anstyle::Style::new()
+            .bold()
+            .fg_color(Some(anstyle::Color::Ansi(anstyle::AnsiColor::Blue))),
+    };
+}
+
+impl Diagnostic {
+    /// Writes the diagnostic (without the `error:` label) in `paint`.
+    pub fn write_styled(&self, f: &mut impl fmt::Write, paint: Paint) -> fmt::Result {
+        let Paint {
+            location: loc,
+            key: k,
+            gutter: g,
+            ..
+        } = paint;
         let key = if self.key.is_empty() {
             String::new()
         } else {
-            format!("`{}`: ", super::suggest::shorten(&self.key))
+            format!("{k}`{}`{k:#}: ", super::suggest::shorten(&self.key))
         };
         match &self.origin {
             Origin::File {
@@ -83,21 +127,21 @@ impl fmt::Display for Diagnostic {
                 column,
                 source_line,
             } => {
-                write!(f, "{}", path.display())?;
+                write!(f, "{loc}{}", path.display())?;
                 if let Some(l) = line {
                     write!(f, ":{l}")?;
                     if let Some(c) = column {
                         write!(f, ":{c}")?;
                     }
                 }
-                write!(f, ": {key}{}", self.message)?;
+                write!(f, "{loc:#}: {key}{}", self.message)?;
                 if let (Some(l), Some(text)) = (line, source_line) {
                     let gutter = l.to_string();
                     let pad = " ".repeat(gutter.len());
                     let (text, caret_at) = excerpt(text, column.unwrap_or(1).saturating_sub(1));
                     write!(
                         f,
-                        "\n {pad} |\n {gutter} | {text}\n {pad} | {}^",
+                        "\n {g}{pad} |{g:#}\n {g}{gutter} |{g:#} {text}\n {g}{pad} |{g:#} {}{g}^{g:#}",
                         " ".repeat(caret_at)
                     )?;
                 }
@@ -106,12 +150,12 @@ impl fmt::Display for Diagnostic {
             Origin::Set { argument, file } => {
                 write!(
                     f,
-                    "{}: --set {argument}: {key}{}",
+                    "{loc}{}: --set {argument}{loc:#}: {key}{}",
                     file.display(),
                     self.message
                 )
             }
-            Origin::Flag { flag } => write!(f, "{flag}: {key}{}", self.message),
+            Origin::Flag { flag } => write!(f, "{loc}{flag}{loc:#}: {key}{}", self.message),
         }
     }
 }
@@ -145,15 +189,30 @@ fn excerpt(line: &str, caret: usize) -> (String, usize) {
     (shown, caret_at.min(width))
 }
 
-impl fmt::Display for ConfigError {
+impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_styled(f, Paint::PLAIN)
+    }
+}
+
+impl ConfigError {
+    /// Every diagnostic, one `error: …` block each, in `paint`.
+    pub fn write_styled(&self, f: &mut impl fmt::Write, paint: Paint) -> fmt::Result {
+        let l = paint.label;
         for (i, d) in self.diagnostics.iter().enumerate() {
             if i > 0 {
                 writeln!(f)?;
             }
-            write!(f, "error: {d}")?;
+            write!(f, "{l}error{l:#}: ")?;
+            d.write_styled(f, paint)?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write_styled(f, Paint::PLAIN)
     }
 }
 

@@ -15,7 +15,7 @@ pub use validate::deserialize;
 
 use std::path::Path;
 
-pub use error::{ConfigError, Diagnostic, Origin};
+pub use error::{ConfigError, Diagnostic, Origin, Paint};
 pub use source::Document;
 
 use crate::time::{SimDuration, SimTime};

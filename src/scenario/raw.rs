@@ -2,96 +2,127 @@
 //! every field is optional where the file may leave it out, and values keep their written form
 //! (durations as `"20ms"` strings). Whether the values make sense is `validate`'s job, which can
 //! then report every problem of a file at once, with its key path and line.
+//!
+//! These types also generate the editor schema (`loadsim schema scenario`, via `schemars`): the
+//! `///` comments on types and fields become the descriptions an editor shows on hover, so they
+//! state the unit and the default. Every new type here needs `JsonSchema` in its derive list.
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::duration::DurationText;
 
-/// A whole scenario file after `extends` and `--set` have been applied.
-#[derive(Debug, Deserialize)]
+/// A loadsim scenario: the load, the client, the services with their call policies, and the
+/// faults. Durations are strings with a unit (`500us`, `20ms`, `1s`, `1m 30s`).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioRaw {
     /// Free text describing the scenario; not used by the simulation.
     pub description: Option<String>,
-    /// Length of the arrival period.
+    /// Length of the arrival period: user requests arrive in `[0, duration)`. Required.
     pub duration: DurationText,
-    /// How long the simulation may run after arrivals stop (default 30s).
+    /// How long the run may go on after arrivals stop (default `30s`); it ends earlier when every
+    /// request has ended and nothing is pending. What is still in flight is reported.
     pub drain: Option<DurationText>,
-    /// Seed of every random stream (default 1).
+    /// Seed of every random stream (default 1; `--seed` overrides it).
     pub seed: Option<u64>,
+    /// How user requests arrive. Required.
     pub arrivals: ArrivalsRaw,
+    /// The user (or SDK) that sends each user request to the entry service. Required.
     pub client: ClientRaw,
+    /// The services, by name. Each holds a slot through its own work and every downstream call.
     pub services: IndexMap<String, ServiceRaw>,
+    /// Faults by name (default none); each changes a service for a time window.
     #[serde(default)]
     pub faults: IndexMap<String, FaultRaw>,
 }
 
 /// User request arrivals.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArrivalsRaw {
-    /// Mean rate, user requests per second.
+    /// Mean rate, user requests per second. Required.
     pub rate: f64,
-    /// `poisson` (default) or `constant` (evenly spaced, for exact tests).
+    /// `poisson` (default: exponential gaps) or `constant` (exactly 1/rate apart, from 0).
     pub process: Option<ArrivalProcessRaw>,
 }
 
 /// How arrivals are spaced.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum ArrivalProcessRaw {
+    /// Exponential gaps between arrivals (the default).
     Poisson,
+    /// Exactly 1/rate apart, the first at time zero (for exact tests).
     Constant,
 }
 
 /// The client: the user (or SDK) that sends each user request to the entry service.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientRaw {
+    /// The service user requests go to. Required.
     pub entry: String,
+    /// How long the user waits per attempt. Required.
     pub attempt_timeout: DurationText,
+    /// Retries after a failed attempt (timeout, error or reject); default 0.
     pub retries: Option<u32>,
+    /// Fixed wait before each client retry (default `0s`).
     pub retry_interval: Option<DurationText>,
+    /// Whether the attempt's absolute deadline (`now + attempt_timeout`) travels with the request
+    /// (default false).
     pub propagate_deadline: Option<bool>,
     /// When an attempt times out, cancel the entry service's work for it (default false).
     pub cancel_on_abandon: Option<bool>,
 }
 
 /// One service of the topology.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ServiceRaw {
+    /// Concurrent requests; a slot is held through own work and every downstream call. Required.
     pub slots: u32,
+    /// Queued requests beyond which arrivals are rejected (default: unbounded).
     pub queue_cap: Option<u32>,
+    /// Which queued request a freed slot takes: `fifo` (default) or `lifo`.
     pub queue_discipline: Option<QueueDisciplineRaw>,
+    /// At dequeue, drop a request whose deadline has passed and reply `error` at once (default
+    /// false).
     pub drop_expired: Option<bool>,
+    /// A full queue replies `reject` after this delay (default `500us`).
     pub reject_delay: Option<DurationText>,
+    /// Own work before the calls (default none: the service only waits on its calls).
     pub service_time: Option<DistRaw>,
-    /// Adaptive LIFO: serve newest first while the oldest queued request has waited this long.
+    /// With `queue_discipline: adaptive_lifo`: serve newest first while the oldest queued request
+    /// has waited this long (default `100ms`).
     pub lifo_after: Option<DurationText>,
-    /// Drop at dequeue a request that waited longer than this.
+    /// Drop at dequeue a request that waited longer than this (default: no limit).
     pub max_queue_time: Option<DurationText>,
-    /// CoDel shedding at dequeue (RFC 8289 control law).
+    /// CoDel shedding at dequeue, RFC 8289 control law (default off).
     pub codel: Option<CodelRaw>,
-    /// Retry-after hint attached to rejects.
+    /// Retry-after hint attached to this service's rejects (default none).
     pub pushback: Option<PushbackRaw>,
-    /// Start all calls together instead of one after another.
+    /// Start all calls together instead of one after another; succeed when all succeed (default
+    /// false).
     pub parallel: Option<bool>,
+    /// Downstream calls by callee name, made in this order while the slot is held.
     #[serde(default)]
     pub calls: IndexMap<String, CallRaw>,
 }
 
 /// CoDel parameters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CodelRaw {
+    /// Acceptable standing queue delay (default `5ms`).
     pub target: Option<DurationText>,
+    /// Window over which the delay must stay above `target` before shedding (default `100ms`).
     pub interval: Option<DurationText>,
 }
 
 /// A retry-after hint: exactly one of the keys.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PushbackRaw {
     /// A fixed delay.
@@ -103,123 +134,174 @@ pub struct PushbackRaw {
 }
 
 /// Which queued request a freed slot takes.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueDisciplineRaw {
+    /// Oldest first (the default).
     Fifo,
+    /// Newest first.
     Lifo,
+    /// Oldest first, but newest first while the oldest queued request has waited `lifo_after`.
     AdaptiveLifo,
 }
 
 /// A caller's policy on one call edge.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallRaw {
+    /// Per attempt, cut to the time left before the request's deadline; no attempt once it is
+    /// gone. Required.
     pub attempt_timeout: DurationText,
+    /// Retries after a failed attempt, while the deadline allows (default 0).
     pub retries: Option<u32>,
+    /// Full-jitter backoff before each retry (default: retry at once).
     pub backoff: Option<BackoffRaw>,
+    /// gRFC A6 retry throttle on this edge (default none).
     pub retry_throttle: Option<ThrottleRaw>,
+    /// The downstream request carries `now + timeout` as its deadline (default false).
     pub propagate_deadline: Option<bool>,
-    /// Envoy-style retry budget.
+    /// Envoy-style retry budget (default none).
     pub retry_budget: Option<RetryBudgetRaw>,
-    /// Client-side adaptive throttling (Google SRE book).
+    /// Client-side adaptive throttling, as in Google's SRE book (default none).
     pub adaptive_throttle: Option<AdaptiveThrottleRaw>,
-    /// Cancel the callee's work when this caller gives up on an attempt.
+    /// Cancel the callee's work when this caller gives up on an attempt (default false).
     pub cancel_on_abandon: Option<bool>,
-    /// Wait at least the callee's retry-after hint; do not retry when told not to.
+    /// Wait at least the callee's retry-after hint; do not retry when told not to (default false).
     pub honor_retry_after: Option<bool>,
+    /// Circuit breaker on this edge (default none).
     pub circuit_breaker: Option<CircuitBreakerRaw>,
+    /// Hedged requests on this edge (default none; excludes `retries`).
     pub hedge: Option<HedgeRaw>,
 }
 
 /// Envoy retry budget: concurrent retries ≤ max(budget_percent % of active requests,
 /// min_retry_concurrency).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryBudgetRaw {
+    /// Retries in flight as a percentage of attempts in flight (default 20).
     pub budget_percent: Option<f64>,
+    /// Retries in flight always allowed (default 3).
     pub min_retry_concurrency: Option<u32>,
 }
 
 /// Adaptive throttling: reject locally with probability max(0, (requests − k·accepts) /
 /// (requests + 1)) over a trailing window.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdaptiveThrottleRaw {
+    /// The multiplier of accepts (default 2).
     pub k: Option<f64>,
+    /// The trailing window, whole seconds (default `2m`).
     pub window: Option<DurationText>,
 }
 
-/// Circuit breaker.
-#[derive(Debug, Deserialize)]
+/// Circuit breaker: closed → open on the failure share over the window (or a run of failures),
+/// open refuses at once, half-open probes close it.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CircuitBreakerRaw {
+    /// Failure share over `window` that opens the breaker (default 0.5).
     pub failure_rate: Option<f64>,
+    /// The window the failure share is measured over (default `10s`).
     pub window: Option<DurationText>,
+    /// Attempts in the window before the share counts (default 20).
     pub min_requests: Option<u32>,
+    /// A run of this many failures opens the breaker too (default off).
     pub consecutive_failures: Option<u32>,
+    /// How long the breaker stays open before probing (default `5s`).
     pub open_for: Option<DurationText>,
+    /// Successful probes in half-open that close it (default 3).
     pub half_open_probes: Option<u32>,
 }
 
-/// Hedged requests.
-#[derive(Debug, Deserialize)]
+/// Hedged requests: send another attempt after `delay` without a reply; the first success wins.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HedgeRaw {
+    /// Wait this long for a reply before sending a hedge. Required.
     pub delay: DurationText,
+    /// Hedges per call at most (default 1).
     pub max_hedges: Option<u32>,
 }
 
-/// Full-jitter exponential backoff.
-#[derive(Debug, Deserialize)]
+/// Full-jitter exponential backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2ⁿ)].
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffRaw {
+    /// The first retry waits up to this long. Required.
     pub base: DurationText,
+    /// Upper bound of the wait (default none).
     pub cap: Option<DurationText>,
 }
 
-/// gRFC A6 retry throttle.
-#[derive(Debug, Deserialize)]
+/// gRFC A6 retry throttle, one bucket per edge: −1 token per failed attempt, +`token_ratio` per
+/// success, retries allowed only while tokens > `max_tokens / 2`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThrottleRaw {
+    /// Bucket size, and its starting level, in tokens (reference value 10).
     pub max_tokens: f64,
+    /// Tokens returned per successful attempt (reference value 0.1; three decimals at most).
     pub token_ratio: f64,
 }
 
-/// A service-time distribution, flat: `dist` names the shape, the other keys its parameters.
-#[derive(Debug, Deserialize)]
+/// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
+/// `{dist: exponential, mean: 20ms}`, `{dist: constant, value: 5ms}`,
+/// `{dist: uniform, min: 5ms, max: 15ms}`, `{dist: lognormal, mean: 20ms, sigma: 1.0}`,
+/// `{dist: pareto, min: 5ms, alpha: 1.5}`.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DistRaw {
+    /// The shape of the distribution. Required.
     pub dist: DistKindRaw,
+    /// Mean, for `exponential` and `lognormal`.
     pub mean: Option<DurationText>,
+    /// The value, for `constant`.
     pub value: Option<DurationText>,
+    /// Lower bound, for `uniform` and `pareto`.
     pub min: Option<DurationText>,
+    /// Upper bound, for `uniform`.
     pub max: Option<DurationText>,
+    /// σ of the underlying normal, for `lognormal`.
     pub sigma: Option<f64>,
-    /// Pareto shape.
+    /// Shape, for `pareto`.
     pub alpha: Option<f64>,
 }
 
 /// The shapes of service time.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum DistKindRaw {
+    /// Exponential with `mean`.
     Exponential,
+    /// Always `value`.
     Constant,
+    /// Uniform on [`min`, `max`].
     Uniform,
+    /// Log-normal with `mean` and shape `sigma`.
     Lognormal,
+    /// Pareto with scale `min` and shape `alpha`.
     Pareto,
 }
 
-/// A fault, flat: `kind` names it, the other keys its parameters.
-#[derive(Debug, Deserialize)]
+/// A fault, flat: `kind` names it, the other keys its parameters. Its window is `[from, to)` or
+/// `[from, from + duration)` and must lie inside `[0, duration]` of the scenario.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FaultRaw {
+    /// What the fault does. Required.
     pub kind: FaultKindRaw,
+    /// The service it acts on (required for every kind but `surge`).
     pub service: Option<String>,
+    /// Start of the window. Required.
     pub from: DurationText,
+    /// End of the window, an instant (give `to` or `duration`, not both).
     pub to: Option<DurationText>,
+    /// Length of the window (give `to` or `duration`, not both).
     pub duration: Option<DurationText>,
+    /// The distribution in force inside the window, sampled when work starts (required for
+    /// `slow`).
     pub service_time: Option<DistRaw>,
     /// `error`: share of arrivals failed at once.
     pub fraction: Option<f64>,
@@ -230,7 +312,7 @@ pub struct FaultRaw {
 }
 
 /// The kinds of fault.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum FaultKindRaw {
     /// A service's service time follows another distribution inside the window.

@@ -21,6 +21,7 @@
 use std::path::{Path, PathBuf};
 
 use indexmap::IndexMap;
+use schemars::JsonSchema;
 use serde::Deserialize;
 use yaml_serde::Value;
 
@@ -29,46 +30,77 @@ use crate::scenario::{ConfigError, Diagnostic, Document};
 /// The grid key that sets the scenario seed; sensitivity tables aggregate over it.
 pub const SEED: &str = "seed";
 
-/// The serde mirror of a sweep file.
-#[derive(Debug, Deserialize)]
+// The `///` comments on these raw types are the editor schema's descriptions
+// (`loadsim schema sweep`): they say what a key means, its unit and default.
+
+/// A loadsim sweep: scenarios × a grid of overrides, run cell by cell, and the tables of its
+/// report.
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct SweepRaw {
+pub struct SweepRaw {
+    /// The sweep's name: letters, digits, `_`, `-`, `.`; the default output folder is
+    /// `evidence/<name>/`. Required.
     name: String,
+    /// Free text, printed under the title of results.md.
     description: Option<String>,
+    /// Scenario files (with their `extends` chains), relative to this sweep file; their file stems
+    /// name the columns of every table and must differ. Required.
     scenarios: Vec<String>,
+    /// Dotted scenario key (the paths of `--set`, e.g. `services.svc_a.queue_cap`) or `seed` → a
+    /// non-empty list of values; axes are crossed as a cartesian product, in the order written.
     #[serde(default)]
+    #[schemars(with = "IndexMap<String, Vec<serde_json::Value>>")]
     grid: IndexMap<String, Vec<Value>>,
+    /// Groups of at least two grid keys with the same number of values, taken element by element
+    /// instead of crossed.
     #[serde(default)]
     zip: Vec<Vec<String>>,
+    /// The tables of results.md.
     #[serde(default)]
     report: ReportRaw,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// The tables of results.md.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ReportRaw {
+    /// Comparison tables: every metric × scenarios, one table per combination of the axes that
+    /// `where` does not fix.
     #[serde(default)]
     comparison: Vec<ComparisonRaw>,
+    /// Sensitivity tables: the values of one axis as rows × scenarios, a metric as
+    /// `mean (min–max)` over seeds.
     #[serde(default)]
     sensitivity: Vec<SensitivityRaw>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A comparison table (metrics × scenarios).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct ComparisonRaw {
+    /// The table's heading.
     title: Option<String>,
+    /// Fixed axis values: grid key → one of its values.
     #[serde(default, rename = "where")]
+    #[schemars(with = "IndexMap<String, serde_json::Value>")]
     fixed: IndexMap<String, Value>,
 }
 
-#[derive(Debug, Deserialize)]
+/// A sensitivity table (one axis × scenarios, a metric over seeds).
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct SensitivityRaw {
+    /// The table's heading.
     title: Option<String>,
+    /// The grid key whose values are the rows. Required.
     axis: String,
+    /// A results.csv metric column, like `metrics.recovery_s`. Required.
     metric: String,
+    /// Fixed axis values: grid key → one of its values.
     #[serde(default, rename = "where")]
+    #[schemars(with = "IndexMap<String, serde_json::Value>")]
     fixed: IndexMap<String, Value>,
+    /// Decimals shown (default 3 for rates and ratios, else 2).
     decimals: Option<u8>,
 }
 

@@ -10,3 +10,4 @@ mod determinism;
 mod mechanics;
 mod protections;
 mod snapshots;
+mod ux;

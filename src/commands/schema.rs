@@ -1,0 +1,10 @@
+//! `loadsim schema scenario|sweep`: print the JSON Schema of a file format on stdout, for editors
+//! and other tools.
+
+use crate::Error;
+use crate::schema::{self, SchemaKind};
+
+/// The schema of `kind` as text.
+pub fn schema(kind: SchemaKind) -> Result<String, Error> {
+    Ok(schema::to_text(&schema::schema(kind)))
+}
