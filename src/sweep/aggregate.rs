@@ -499,9 +499,7 @@ fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> Str
             "—".into()
         };
     }
-    let mean = defined.iter().sum::<f64>() / defined.len() as f64;
-    let min = defined.iter().copied().fold(f64::INFINITY, f64::min);
-    let max = defined.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let (mean, min, max) = mean_min_max(samples);
     let mut s = if defined.len() == 1 {
         format!("{mean:.decimals$}")
     } else {
