@@ -30,20 +30,11 @@ impl Simulation<'_> {
         if !st.faults.is_empty() {
             if st.faults.outage(now) {
                 c.rejected_outage += 1;
-                let pushback = self.pushback_us(s);
-                self.reply_in(
-                    spec.reject_delay,
-                    parent,
-                    Outcome::Reject,
-                    Handle::NONE,
-                    pushback,
-                );
-                return Handle::NONE;
+                return self.refuse(s, parent, Outcome::Reject);
             }
             if st.faults.error(now) {
                 c.failed_by_fault += 1;
-                self.reply_in(spec.reject_delay, parent, Outcome::Error, Handle::NONE, 0);
-                return Handle::NONE;
+                return self.refuse(s, parent, Outcome::Error);
             }
         }
         let slots = st.faults.slots(now, spec.slots);
@@ -54,15 +45,7 @@ impl Simulation<'_> {
                 .is_some_and(|cap| st.queue.len() >= cap as usize)
         {
             c.rejected_full += 1;
-            let pushback = self.pushback_us(s);
-            self.reply_in(
-                spec.reject_delay,
-                parent,
-                Outcome::Reject,
-                Handle::NONE,
-                pushback,
-            );
-            return Handle::NONE;
+            return self.refuse(s, parent, Outcome::Reject);
         }
         c.admit(now, self.arrivals_end);
         let job = self.jobs.insert(Job {
@@ -93,6 +76,19 @@ impl Simulation<'_> {
             c.max_queue = c.max_queue.max(st.queue.len() as u64);
         }
         job
+    }
+
+    /// Turns a request away without admitting it: the reply (`Reject` with the service's
+    /// retry-after hint, or `Error`) leaves after the service's `reject_delay`.
+    fn refuse(&mut self, s: usize, parent: Handle, outcome: Outcome) -> Handle {
+        let pushback = if outcome == Outcome::Reject {
+            self.pushback_us(s)
+        } else {
+            0
+        };
+        let delay = self.sc.services[s].reject_delay;
+        self.reply_in(delay, parent, outcome, Handle::NONE, pushback);
+        Handle::NONE
     }
 
     /// The retry-after hint this service attaches to a reject now, in microseconds.

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::super::raw::{FaultKindRaw, FaultRaw};
 use super::super::{Fault, FaultKind};
-use super::{Validator, list};
+use super::Validator;
 use crate::time::{SimDuration, SimTime};
 
 impl Validator<'_> {
@@ -33,24 +33,12 @@ impl Validator<'_> {
             ("slots", f.slots.is_some()),
             ("factor", f.factor.is_some()),
         ];
-        let mut ok = true;
-        for (param, present) in given {
-            let wanted = allowed.contains(&param);
-            if present && !wanted {
-                self.problem(
-                    &format!("{key}.{param}"),
-                    format!(
-                        "is not a key of a `{kind_name}` fault (it takes {})",
-                        list(allowed)
-                    ),
-                );
-                ok = false;
-            } else if !present && wanted {
-                self.problem(&key, format!("a `{kind_name}` fault needs `{param}`"));
-                ok = false;
-            }
-        }
-        if !ok {
+        if !self.params_match(
+            &key,
+            ("key", &format!("a `{kind_name}` fault")),
+            allowed,
+            &given,
+        ) {
             return None;
         }
         let service = match &f.service {

@@ -393,6 +393,36 @@ impl Validator<'_> {
         r
     }
 
+    /// Checks that exactly the `allowed` keys of a flat, tagged map (a distribution, a fault) are
+    /// given: every extra key and every missing one is a problem. `what` names the tag in the
+    /// messages (`` `exponential` ``, `` a `slow` fault ``), `noun` what its keys are called.
+    pub(super) fn params_match(
+        &mut self,
+        key: &str,
+        (noun, what): (&str, &str),
+        allowed: &[&str],
+        given: &[(&str, bool)],
+    ) -> bool {
+        let mut ok = true;
+        for &(param, present) in given {
+            let wanted = allowed.contains(&param);
+            if present && !wanted {
+                self.problem(
+                    &format!("{key}.{param}"),
+                    format!("is not a {noun} of {what} (it takes {})", list(allowed)),
+                );
+                ok = false;
+            } else if !present && wanted {
+                self.problem(
+                    key,
+                    format!("{what} needs `{param}` (it takes {})", list(allowed)),
+                );
+                ok = false;
+            }
+        }
+        ok
+    }
+
     fn dist(&mut self, key: &str, d: &DistRaw) -> Option<Dist> {
         let allowed: &[&str] = match d.dist {
             DistKindRaw::Exponential => &["mean"],
@@ -410,27 +440,7 @@ impl Validator<'_> {
             ("alpha", d.alpha.is_some()),
         ];
         let kind = format!("{:?}", d.dist).to_lowercase();
-        let mut ok = true;
-        for (param, present) in given {
-            let wanted = allowed.contains(&param);
-            if present && !wanted {
-                self.problem(
-                    &format!("{key}.{param}"),
-                    format!(
-                        "is not a parameter of `{kind}` (it takes {})",
-                        list(allowed)
-                    ),
-                );
-                ok = false;
-            } else if !present && wanted {
-                self.problem(
-                    key,
-                    format!("`{kind}` needs `{param}` (it takes {})", list(allowed)),
-                );
-                ok = false;
-            }
-        }
-        if !ok {
+        if !self.params_match(key, ("parameter", &format!("`{kind}`")), allowed, &given) {
             return None;
         }
         let dist = match d.dist {
