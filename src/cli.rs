@@ -15,8 +15,8 @@ use loadsim::time::SimDuration;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (also when stdout is closed early, as by `| head`)
-  1  a run failed (e.g. it went over --max-events) or output could not be written
-  2  bad input: a scenario file, a key, a value or a flag
+  1  a run failed or output could not be written
+  2  bad input: a scenario file, a key, a value or a flag (also a run over --max-events)
 
 Colour: diagnostics are coloured on a terminal only, never when NO_COLOR is set.
 Docs: docs/cookbook.md (model your own chain, add a protection, sweep, read the report, CI).";

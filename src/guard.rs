@@ -33,9 +33,19 @@ pub fn events_per_user_bound(sc: &Scenario) -> f64 {
 }
 
 /// Most events a run of `sc` can cause with its expected number of user requests
-/// (`rate × duration`).
+/// (`rate × duration`, times the surge factors).
 pub fn event_bound(sc: &Scenario) -> f64 {
-    sc.rate * sc.duration.as_secs_f64() * events_per_user_bound(sc) + sc.faults.len() as f64
+    // Surge faults raise the arrival rate inside their windows; the product of their factors is
+    // an upper bound on the rate at any instant.
+    let surge: f64 = sc
+        .faults
+        .iter()
+        .map(|f| match f.kind {
+            crate::scenario::FaultKind::Surge { factor } => factor.max(1.0),
+            _ => 1.0,
+        })
+        .product();
+    sc.rate * surge * sc.duration.as_secs_f64() * events_per_user_bound(sc) + sc.faults.len() as f64
 }
 
 /// Refuses a scenario whose event bound exceeds `max_events` (the `--max-events` limit); `file`
