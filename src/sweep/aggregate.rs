@@ -32,6 +32,8 @@ pub struct Results<'a> {
     pub cells: &'a [Cell],
     /// Finished cells by index.
     pub records: BTreeMap<usize, &'a CellRecord>,
+    /// Each finished cell's metrics flattened to results.csv columns, computed once.
+    flat: BTreeMap<usize, Vec<(String, Value)>>,
 }
 
 impl<'a> Results<'a> {
@@ -40,17 +42,16 @@ impl<'a> Results<'a> {
             spec,
             cells,
             records: records.iter().map(|r| (r.index, r)).collect(),
+            flat: records
+                .iter()
+                .map(|r| (r.index, flatten(&r.summary, Engine::Exclude)))
+                .collect(),
         }
     }
 
     /// results.csv.
     pub fn csv(&self) -> String {
-        let flats: Vec<(usize, Vec<(String, Value)>)> = self
-            .records
-            .values()
-            .map(|r| (r.index, flatten(&r.summary, Engine::Exclude)))
-            .collect();
-        let columns = union_columns(flats.iter().map(|(_, f)| f));
+        let columns = union_columns(self.flat.values());
         let axes: Vec<usize> = (0..self.spec.axes.len())
             .filter(|&a| self.spec.axes[a].key != SEED)
             .collect();
@@ -61,7 +62,7 @@ impl<'a> Results<'a> {
             .chain(axes.iter().map(|&a| self.spec.axes[a].key.clone()))
             .chain(columns.iter().cloned());
         w.write_record(header).expect("writing to memory");
-        for (index, flat) in &flats {
+        for (index, flat) in &self.flat {
             let c = &self.cells[*index];
             let r = self.records[index];
             let map: std::collections::HashMap<&str, &Value> =
@@ -82,6 +83,15 @@ impl<'a> Results<'a> {
             w.write_record(&record).expect("writing to memory");
         }
         String::from_utf8(w.into_inner().expect("flush to memory")).expect("CSV of UTF-8 fields")
+    }
+
+    /// A metric of a finished cell by its results.csv column: `None` when the run has no such
+    /// column, `Some(None)` when the value is undefined (`null`).
+    fn metric(&self, index: usize, column: &str) -> Option<Option<f64>> {
+        self.flat[&index]
+            .iter()
+            .find(|(k, _)| k == column)
+            .map(|(_, v)| v.as_f64())
     }
 
     /// results.md: a short description of the sweep, then the comparison and sensitivity tables.
@@ -293,7 +303,7 @@ impl<'a> Results<'a> {
                         .iter()
                         .filter(|c| c.scenario == sc && c.values[s.axis] == v)
                         .filter_map(|c| self.records.get(&c.index))
-                        .filter_map(|r| metric(&r.summary, &s.metric))
+                        .filter_map(|r| self.metric(r.index, &s.metric))
                         .collect();
                     row.push(summarize(&samples, decimals, is_recovery));
                     let (mean, min, max) = mean_min_max(&samples);
@@ -472,15 +482,6 @@ fn mean_min_max(samples: &[Option<f64>]) -> (f64, f64, f64) {
     let min = defined.iter().copied().fold(f64::INFINITY, f64::min);
     let max = defined.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     (mean, min, max)
-}
-
-/// A metric of a run by its results.csv column: `None` when the run has no such column,
-/// `Some(None)` when the value is undefined (`null`).
-fn metric(run: &RunSummary, column: &str) -> Option<Option<f64>> {
-    flatten(run, Engine::Exclude)
-        .into_iter()
-        .find(|(k, _)| k == column)
-        .map(|(_, v)| v.as_f64())
 }
 
 /// `mean (min–max)` of the defined samples; undefined ones are counted as `never` for recovery
