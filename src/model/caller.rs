@@ -137,6 +137,9 @@ impl Simulation<'_> {
     /// settled without a result, and its callee's work is cancelled where the edge says so.
     pub(super) fn abandon_attempts(&mut self, job: Handle, only_call: Option<u16>) {
         let mut cur = self.jobs[job].attempts;
+        if cur.is_none() {
+            return;
+        }
         let mut kept = Handle::NONE;
         while !cur.is_none() {
             let a = self.attempts[cur];
