@@ -36,18 +36,23 @@ use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 
 /// Per-service counters of a bin, in the order of their series names.
-const SERVICE_COUNTS: [&str; 6] = [
+const SERVICE_COUNTS: [&str; 11] = [
     "arrivals",
     "admitted",
     "completed",
     "completed_abandoned",
     "rejected_full",
     "dropped_expired",
+    "rejected_outage",
+    "failed_by_fault",
+    "dropped_queue_time",
+    "dropped_codel",
+    "cancelled",
 ];
 /// Per-service levels of a bin, in the order of their series names.
 const SERVICE_LEVELS: [&str; 4] = ["queue_mean", "queue_max", "busy_mean", "busy_max"];
 /// Per-edge counters of a bin, in the order of their series names.
-const EDGE_COUNTS: [&str; 8] = [
+const EDGE_COUNTS: [&str; 16] = [
     "attempts",
     "retries",
     "retries_throttled",
@@ -56,9 +61,17 @@ const EDGE_COUNTS: [&str; 8] = [
     "errors",
     "successes",
     "deadline_exhausted",
+    "retries_budget_denied",
+    "throttled_locally",
+    "rejected_circuit_open",
+    "hedges",
+    "hedges_throttled",
+    "cancels_sent",
+    "pushback_honored",
+    "pushback_no_retry",
 ];
 
-fn service_counts(c: &ServiceCounters) -> [u64; 6] {
+fn service_counts(c: &ServiceCounters) -> [u64; 11] {
     [
         c.arrivals,
         c.admitted,
@@ -66,10 +79,15 @@ fn service_counts(c: &ServiceCounters) -> [u64; 6] {
         c.completed_abandoned,
         c.rejected_full,
         c.dropped_expired,
+        c.rejected_outage,
+        c.failed_by_fault,
+        c.dropped_queue_time,
+        c.dropped_codel,
+        c.cancelled,
     ]
 }
 
-fn edge_counts(c: &EdgeCounters) -> [u64; 8] {
+fn edge_counts(c: &EdgeCounters) -> [u64; 16] {
     [
         c.attempts,
         c.retries,
@@ -79,6 +97,14 @@ fn edge_counts(c: &EdgeCounters) -> [u64; 8] {
         c.errors,
         c.successes,
         c.deadline_exhausted,
+        c.retries_budget_denied,
+        c.throttled_locally,
+        c.rejected_circuit_open,
+        c.hedges,
+        c.hedges_throttled,
+        c.cancels_sent,
+        c.pushback_honored,
+        c.pushback_no_retry,
     ]
 }
 

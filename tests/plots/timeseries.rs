@@ -207,3 +207,75 @@ fn timeseries_csv_of_a_short_run() {
         insta::assert_snapshot!("timeseries_short_run", csv);
     });
 }
+
+/// The protections' decisions are binned too (rejects and drops by reason, cancellations, hedges,
+/// local throttling, breaker refusals, pushback): every such series sums to the run's total.
+#[test]
+fn protection_series_sum_to_the_run_totals() {
+    let service_counts = [
+        "rejected_outage",
+        "failed_by_fault",
+        "dropped_queue_time",
+        "dropped_codel",
+        "cancelled",
+    ];
+    let edge_counts = [
+        "retries_budget_denied",
+        "throttled_locally",
+        "rejected_circuit_open",
+        "hedges",
+        "hedges_throttled",
+        "cancels_sent",
+        "pushback_honored",
+        "pushback_no_retry",
+    ];
+    let cases: [(&str, &[&str]); 10] = [
+        ("protections/cancellation", &SHORT),
+        ("protections/codel", &SHORT),
+        ("protections/queue_time", &SHORT),
+        ("protections/circuit_breaker", &[]),
+        ("protections/hedging", &SHORT),
+        ("protections/retry_budget", &SHORT),
+        ("protections/adaptive_throttle", &SHORT),
+        ("protections/pushback", &SHORT),
+        ("faults/outage", &[]),
+        ("faults/error", &[]),
+    ];
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, sets) in cases {
+        let (s, ts) = run_series(name, sets, SimDuration::from_secs(1));
+        let json = serde_json::to_value(&s).unwrap();
+        for (svc, m) in json["services"].as_object().unwrap() {
+            for what in service_counts {
+                let want = m[what].as_u64().unwrap();
+                assert_eq!(
+                    total(&ts, &format!("services.{svc}.{what}")),
+                    want,
+                    "{name}: {svc}.{what}"
+                );
+                if want > 0 {
+                    seen.insert(what);
+                }
+            }
+        }
+        for (edge, m) in json["calls"].as_object().unwrap() {
+            for what in edge_counts {
+                let want = m[what].as_u64().unwrap();
+                assert_eq!(
+                    total(&ts, &format!("calls.{edge}.{what}")),
+                    want,
+                    "{name}: {edge}.{what}"
+                );
+                if want > 0 {
+                    seen.insert(what);
+                }
+            }
+        }
+    }
+    // The cases exercise every counter at least once, so the sums above are not all 0 = 0.
+    for what in service_counts.iter().chain(&edge_counts) {
+        if *what != "pushback_no_retry" {
+            assert!(seen.contains(what), "no case made `{what}` non-zero");
+        }
+    }
+}
