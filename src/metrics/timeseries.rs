@@ -425,6 +425,7 @@ mod tests {
         assert_eq!(ts.get("services.a.busy_max"), Some(&[Some(1.0)][..]));
         assert_eq!(ts.get("calls.a->b.tokens"), Some(&[Some(7.5)][..]));
         assert_eq!(ts.get("users.success_rate"), Some(&[None][..]));
-        assert_eq!(ts.names().count(), 5 + 2 * 11 + 9);
+        // users: 5; per service 11 counts + 4 levels + attempts_per_request; per edge 16 counts + tokens.
+        assert_eq!(ts.names().count(), 5 + 2 * 16 + 17);
     }
 }
