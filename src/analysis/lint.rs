@@ -208,6 +208,21 @@ pub fn regime_name(sc: &Scenario, r: Regime) -> String {
     }
 }
 
+/// The slots of `s` in regime `r`: fewer inside a `capacity` fault on it.
+fn slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
+    let slots = sc.services[s].slots;
+    match r {
+        Regime::Fault(i) => match sc.faults[i].kind {
+            FaultKind::Capacity {
+                service,
+                slots: reduced,
+            } if service == s => slots.min(reduced),
+            _ => slots,
+        },
+        Regime::Normal => slots,
+    }
+}
+
 /// The mean own work of `s` in regime `r`, in seconds (zero without own work).
 fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
     // Only a slow fault changes the mean own work; the other kinds act on admission, slots or
@@ -431,7 +446,8 @@ pub fn lint(sc: &Scenario) -> Lint {
         let svc = &sc.services[s];
         let bound_s = svc.queue_cap.map(|cap| {
             mean.iter()
-                .map(|m| cap as f64 * m[s] / svc.slots as f64)
+                .zip(&regimes)
+                .map(|(m, &r)| cap as f64 * m[s] / slots_in(sc, s, r) as f64)
                 .collect::<Vec<f64>>()
         });
         queue_findings(
@@ -460,7 +476,8 @@ pub fn lint(sc: &Scenario) -> Lint {
             service: s,
             capacity: mean
                 .iter()
-                .map(|m| capacity(sc.services[s].slots, m[s]))
+                .zip(&regimes)
+                .map(|(m, &r)| capacity(slots_in(sc, s, r), m[s]))
                 .collect(),
             timeout_hold_s: hold,
             timeout_capacity: hold.and_then(|h| capacity(sc.services[s].slots, h)),
@@ -1133,6 +1150,26 @@ mod tests {
             f.message
         );
         assert!(f.fix.as_deref().unwrap().contains("above 5"));
+    }
+
+    #[test]
+    fn a_capacity_fault_cuts_capacity_in_its_window() {
+        // 8 slots × 1 / 50 ms = 160/s normally; the fault leaves 2 slots: 2 / 50 ms = 40/s.
+        let sc = scenario(
+            "duration: 10s\narrivals: { rate: 100 }\n\
+             client: { entry: a, attempt_timeout: 1s }\n\
+             services:\n  a:\n    slots: 8\n    queue_cap: 4\n    service_time: { dist: constant, value: 50ms }\n\
+             faults:\n  cut: { kind: capacity, service: a, slots: 2, from: 1s, duration: 2s }\n",
+        );
+        let l = lint(&sc);
+        let load = l.loads.iter().find(|x| x.service == 0).unwrap();
+        assert_eq!(load.capacity, vec![Some(160.0), Some(40.0)]);
+        let f = l.findings.iter().find(|f| f.check == Check::Load).unwrap();
+        assert!(
+            f.message.contains("cut") && f.message.contains("40/s"),
+            "{}",
+            f.message
+        );
     }
 
     #[test]
