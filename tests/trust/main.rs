@@ -6,5 +6,4 @@ mod common;
 mod hostile;
 mod invariants;
 mod limits;
-mod protections;
 mod theory;
