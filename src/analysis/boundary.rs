@@ -148,7 +148,7 @@ impl Axis {
         match self.kind {
             Kind::Duration => crate::analysis::lint::show_secs(v),
             Kind::Integer => format!("{}", v as i64),
-            Kind::Real => trim_number(v, 4),
+            Kind::Real => crate::report::number::trimmed(v, 4),
         }
     }
 
@@ -193,21 +193,6 @@ impl Axis {
     /// The default tolerance: a hundredth of the range, at least the resolution.
     pub fn default_tolerance(&self) -> f64 {
         ((self.high - self.low) / 100.0).max(self.resolution())
-    }
-}
-
-/// At most `decimals` decimals, no trailing zeros.
-fn trim_number(x: f64, decimals: usize) -> String {
-    let s = format!("{x:.decimals$}");
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        &s
-    };
-    if s == "-0" {
-        "0".to_owned()
-    } else {
-        s.to_owned()
     }
 }
 

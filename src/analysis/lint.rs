@@ -864,8 +864,7 @@ pub fn show_secs(s: f64) -> String {
 
 /// A rate: `800/s`, `1320/s`, `12.5/s`.
 pub fn show_rate(r: f64) -> String {
-    let s = format!("{r:.1}");
-    format!("{}/s", s.trim_end_matches('0').trim_end_matches('.'))
+    format!("{}/s", crate::report::number::trimmed(r, 1))
 }
 
 /// An amplification factor: `48`, `3.3`.
@@ -875,13 +874,7 @@ pub fn show_factor(f: f64) -> String {
 
 /// At most three decimals, no trailing zeros.
 fn trim(x: f64) -> String {
-    let s = format!("{x:.3}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_owned()
-    } else {
-        s.to_owned()
-    }
+    crate::report::number::trimmed(x, 3)
 }
 
 #[cfg(test)]

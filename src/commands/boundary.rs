@@ -314,10 +314,7 @@ fn right_align(t: &mut Table, from: usize) {
 /// A recovery time in seconds, or `never`.
 fn show_outcome(o: Outcome) -> String {
     match o {
-        Some(s) => {
-            let t = format!("{s:.2}");
-            t.trim_end_matches('0').trim_end_matches('.').to_owned()
-        }
+        Some(s) => crate::report::number::trimmed(s, 2),
         None => "never".to_owned(),
     }
 }

@@ -287,12 +287,7 @@ pub fn short_number(v: f64) -> String {
         };
     }
     let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
-    let s = format!("{v:.digits$}");
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
+    crate::report::number::trimmed(v, digits)
 }
 
 #[cfg(test)]

@@ -47,13 +47,7 @@ pub fn value(v: f64) -> String {
     if v == v.trunc() && v.abs() < 9.0e15 {
         return format!("{}", v as i64);
     }
-    let s = format!("{v:.6}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_owned()
-    } else {
-        s.to_owned()
-    }
+    super::number::trimmed(v, 6)
 }
 
 #[cfg(test)]
