@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use loadsim::analysis::boundary::Criterion;
+use loadsim::color::ColorWhen;
 use loadsim::commands::new::Template;
 use loadsim::commands::sweep::Shard;
 use loadsim::report::Format;
@@ -18,7 +19,8 @@ Exit codes:
   1  a run failed or output could not be written
   2  bad input: a scenario file, a key, a value or a flag (also a run over --max-events)
 
-Colour: diagnostics are coloured on a terminal only, never when NO_COLOR is set.
+Colour: --color auto (default) colours diagnostics on a terminal, never when NO_COLOR is set, and
+also through a pipe when CLICOLOR_FORCE is set; --color always/never override both.
 Docs: docs/cookbook.md (model your own chain, add a protection, sweep, read the report, CI).";
 
 const RUN_EXAMPLES: &str = "\
@@ -129,6 +131,10 @@ Examples:
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// When to colour diagnostics on stderr: `auto` (a terminal, unless NO_COLOR is set; a pipe
+    /// too with CLICOLOR_FORCE), `always` or `never` (both override the environment).
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
+    pub color: ColorWhen,
 }
 
 #[derive(Debug, Subcommand)]
@@ -174,6 +180,11 @@ pub enum Command {
     /// Print a shell completion script.
     #[command(after_help = COMPLETIONS_EXAMPLES)]
     Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write every page into a folder.
+    ///
+    /// `loadsim man | man -l -` reads it; `--out DIR` writes loadsim.1 and loadsim-<command>.1
+    /// for each command (the repository keeps them in docs/man/).
+    Man(ManArgs),
 }
 
 /// Overrides shared by commands that load scenarios.
@@ -218,6 +229,10 @@ pub struct RunArgs {
     /// queue_length.svg and amplification.svg.
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub plot: Option<PathBuf>,
+    /// Also write a self-contained HTML report to FILE: the table, the figures, the scenario
+    /// sources (with `extends` merged), the command and the version; no network requests.
+    #[arg(long, value_name = "FILE.html", value_hint = ValueHint::FilePath)]
+    pub html: Option<PathBuf>,
 }
 
 /// Parses a bin width: a duration with a unit, at least 1 ms.
@@ -346,6 +361,13 @@ pub struct SchemaArgs {
     /// Which file format.
     #[arg(value_enum)]
     pub kind: SchemaKind,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write loadsim.1 and one page per command into DIR instead of printing loadsim.1.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

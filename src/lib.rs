@@ -36,6 +36,7 @@
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
 pub mod analysis;
+pub mod color;
 pub mod commands;
 pub mod engine;
 pub mod error;

@@ -15,36 +15,40 @@ use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    cli.color.apply();
     let (result, output) = match cli.command {
         Command::Run(a) => {
-            let result = match &a.output {
-                Some(path) => guard::check_output_path(path).map_err(Error::from),
-                None => Ok(()),
-            }
-            .and_then(|()| {
-                commands::run::run_with_outputs(
-                    &commands::run::RunRequest {
-                        files: a.files,
-                        sets: a.overrides.sets,
-                        seed: a.seed,
-                        options: RunOptions {
-                            max_events: a.max_events,
+            let checked = [&a.output, &a.html]
+                .into_iter()
+                .flatten()
+                .try_for_each(|path| guard::check_output_path(path).map_err(Error::from));
+            let result = checked
+                .and_then(|()| {
+                    commands::run::run_with_outputs(
+                        &commands::run::RunRequest {
+                            files: a.files,
+                            sets: a.overrides.sets,
+                            seed: a.seed,
+                            options: RunOptions {
+                                max_events: a.max_events,
+                            },
                         },
-                    },
-                    a.format,
-                    &commands::run::SeriesOutputs {
-                        timeseries: a.timeseries,
-                        plot_dir: a.plot,
-                        resolution: a.timeseries_resolution,
-                    },
-                )
-            })
-            .map(|(text, written)| {
-                for path in written {
-                    let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
-                }
-                text
-            });
+                        a.format,
+                        &commands::run::SeriesOutputs {
+                            timeseries: a.timeseries,
+                            plot_dir: a.plot,
+                            resolution: a.timeseries_resolution,
+                            html: a.html,
+                            command: command_line(),
+                        },
+                    )
+                })
+                .map(|(text, written)| {
+                    for path in written {
+                        let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
+                    }
+                    text
+                });
             (result, a.output)
         }
         Command::Check(a) => (
@@ -91,6 +95,18 @@ fn main() -> ExitCode {
             None,
         ),
         Command::Schema(a) => (commands::schema::schema(a.kind), None),
+        Command::Man(a) => match a.out {
+            None => (commands::man::page(Cli::command()), None),
+            Some(dir) => (
+                commands::man::write_all(Cli::command(), &dir).map(|written| {
+                    for path in written {
+                        note_stderr(&format!("wrote {}", path.display()));
+                    }
+                    String::new()
+                }),
+                None,
+            ),
+        },
         Command::Completions(a) => {
             let mut out = Vec::new();
             clap_complete::generate(a.shell, &mut Cli::command(), "loadsim", &mut out);

@@ -193,7 +193,7 @@ compared=()
 for f in "$tmp"/single/*; do
     name=$(basename "$f")
     case $name in
-        manifest.json | journal.jsonl) continue ;; # below / holds wall-clock numbers
+        manifest.json | journal.jsonl | report.html) continue ;; # below / holds wall-clock numbers
     esac
     [ -f "$tmp/merged/$name" ] || fail "the merged folder has no $name"
     cmp "$f" "$tmp/merged/$name" || fail "$name differs between the merge and the one-machine sweep"
@@ -214,5 +214,12 @@ strip_invocation() {
 cmp <(strip_invocation "$tmp/single/manifest.json") <(strip_invocation "$tmp/merged/manifest.json") ||
     fail "manifest.json differs beyond command, jobs, merged_from and wall_s"
 compared+=("manifest.json (without command, jobs, merged_from, wall_s)")
+# report.html shows the command that wrote it at its foot, on a line of its own.
+if [ -f "$tmp/single/report.html" ]; then
+    cmp <(grep -v '^<pre id="command">' "$tmp/single/report.html") \
+        <(grep -v '^<pre id="command">' "$tmp/merged/report.html") ||
+        fail "report.html differs beyond the command line"
+    compared+=("report.html (without the command line)")
+fi
 say "merged == one-machine sweep, byte for byte: ${compared[*]}"
 say "PASSED: cluster up, jobs run, merged and compared in $((SECONDS - started))s"

@@ -3,6 +3,7 @@
 
 pub mod boundary;
 pub mod check;
+pub mod man;
 pub mod new;
 pub mod run;
 pub mod schema;

@@ -1,6 +1,6 @@
 //! `loadsim run`: load scenarios, run each (in parallel, results in argument order), render; on
 //! request also bin each run over time and write the time-series CSV (`--timeseries`) and the SVG
-//! figures (`--plot`).
+//! figures (`--plot`) and the HTML report (`--html`).
 
 use std::path::PathBuf;
 
@@ -33,6 +33,10 @@ pub struct SeriesOutputs {
     pub plot_dir: Option<PathBuf>,
     /// `--timeseries-resolution`: the bin width (default 1 s).
     pub resolution: SimDuration,
+    /// `--html FILE`: the self-contained HTML report ([`crate::report::html`]).
+    pub html: Option<PathBuf>,
+    /// The command line, shown at the foot of the HTML report.
+    pub command: String,
 }
 
 impl Default for SeriesOutputs {
@@ -41,6 +45,8 @@ impl Default for SeriesOutputs {
             timeseries: None,
             plot_dir: None,
             resolution: SimDuration::from_secs(1),
+            html: None,
+            command: String::new(),
         }
     }
 }
@@ -48,7 +54,7 @@ impl Default for SeriesOutputs {
 impl SeriesOutputs {
     /// Whether any output needs the time series.
     pub fn wanted(&self) -> bool {
-        self.timeseries.is_some() || self.plot_dir.is_some()
+        self.timeseries.is_some() || self.plot_dir.is_some() || self.html.is_some()
     }
 }
 
@@ -163,6 +169,12 @@ pub fn run_with_outputs(
     if let Some(dir) = &outputs.plot_dir {
         let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
         written.extend(crate::plot::run_plots(dir, &pairs)?);
+    }
+    if let Some(path) = &outputs.html {
+        let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
+        let docs = crate::report::html::load_sources(&req.files, &req.sets)?;
+        crate::report::html::run_page(&pairs, &docs, &outputs.command)?.write(path)?;
+        written.push(path.clone());
     }
     let summaries: Vec<RunSummary> = runs.into_iter().map(|(s, _)| s).collect();
     Ok((format.renderer().render(&summaries), written))

@@ -4,11 +4,13 @@
 //! (one row per scenario × metric, for pandas and R). All formats render the same [`RunSummary`]
 //! values; none computes metrics of its own. `timeseries` renders the per-bin series of
 //! `--timeseries` (long CSV), outside the [`Render`] trait since it reads
-//! [`crate::metrics::TimeSeries`], not summaries.
+//! [`crate::metrics::TimeSeries`], not summaries. `html` renders a whole page (tables, figures,
+//! sources) for `run --html` and a sweep's report.html.
 
 pub mod csv;
 pub mod csv_long;
 pub mod flat;
+pub mod html;
 pub mod json;
 pub mod number;
 pub mod table;

@@ -221,7 +221,7 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
     Ok(String::new())
 }
 
-/// Writes results.csv, results.md and manifest.json into `out`, each atomically.
+/// Writes results.csv, results.md, report.html and manifest.json into `out`, each atomically.
 pub fn write_outputs(
     out: &Path,
     spec: &SweepSpec,
@@ -237,11 +237,13 @@ pub fn write_outputs(
     }
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
-        (super::RESULTS_MD, markdown),
+        (super::RESULTS_MD, markdown.clone()),
     ] {
         let path = out.join(name);
         super::write_atomically(&path, text.as_bytes()).map_err(|e| output_error(&path, e))?;
     }
+    let html = crate::report::html::sweep_page(out, spec, &markdown, &manifest);
+    html.write(&out.join(crate::report::html::REPORT_HTML))?;
     manifest.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
     let path = out.join(super::MANIFEST);
     super::write_atomically(&path, manifest.to_text().as_bytes())

@@ -19,7 +19,7 @@ fn manifest(name: &str) -> Value {
 }
 
 fn validator() -> jsonschema::Validator {
-    let path = repo().join("tests/contrib/kubernetes.schema.json");
+    let path = repo().join("tests/outputs/kubernetes.schema.json");
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     jsonschema::draft7::new(&schema).expect("a valid draft-7 schema")
 }

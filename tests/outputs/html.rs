@@ -1,0 +1,244 @@
+//! The HTML report of `loadsim sweep` (report.html) and `loadsim run --html`: one page with no
+//! network reference outside `<a href>` links, every figure inline, the scenario sources with
+//! `extends` merged, the command and the version.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn loadsim(args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_loadsim"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "loadsim {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The page with every `<a href="…">` attribute removed: what is left may hold no URL.
+fn without_links(page: &str) -> String {
+    let mut rest = page;
+    let mut out = String::new();
+    while let Some(i) = rest.find("<a href=\"") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + "<a href=\"".len()..];
+        let end = after.find('"').expect("a closed href");
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+fn assert_self_contained(page: &str) {
+    let bare = without_links(page);
+    for forbidden in [
+        "http://", "https://", "//cdn", "<script", "<link", "<img", "<iframe", "@import", "url(",
+        " src=",
+    ] {
+        if let Some(i) = bare.find(forbidden) {
+            let around: String = bare[i.saturating_sub(100)..].chars().take(300).collect();
+            panic!("the page holds `{forbidden}` outside a link: …{around}…");
+        }
+    }
+    assert!(page.starts_with("<!DOCTYPE html>\n") && page.ends_with("</html>\n"));
+    assert!(page.contains("<style>"), "inline CSS");
+    let xml = page.trim_start_matches("<!DOCTYPE html>\n");
+    roxmltree::Document::parse(xml).expect("the page is well-formed (XHTML-compatible) markup");
+}
+
+/// An SVG file as the page inlines it.
+fn inlined(svg: &str) -> String {
+    svg.trim_end()
+        .replacen(" xmlns=\"http://www.w3.org/2000/svg\"", "", 1)
+        .replacen("<svg ", "<svg role=\"img\" ", 1)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn a_sweep_report_is_self_contained_with_every_figure_and_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("blog37");
+    // The description of blog37 shows a figure of plots/ beside results.md, as in evidence/.
+    copy_dir(&repo().join("evidence/blog37/plots"), &out.join("plots"));
+    loadsim(&[
+        "sweep",
+        "sweeps/blog37.yaml",
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_self_contained(&page);
+
+    // Every image of results.md is on the page, as the SVG file it names.
+    let md = std::fs::read_to_string(out.join("results.md")).unwrap();
+    let images: Vec<PathBuf> = md
+        .lines()
+        .filter_map(|l| l.strip_prefix("!["))
+        .filter_map(|l| {
+            l.rsplit_once("](")
+                .map(|(_, f)| out.join(f.trim_end_matches(')')))
+        })
+        .collect();
+    assert_eq!(
+        images.len(),
+        5,
+        "one description figure and four sensitivity charts"
+    );
+    for image in &images {
+        let svg = std::fs::read_to_string(image).unwrap();
+        assert!(
+            page.contains(&inlined(&svg)),
+            "{} is not on the page",
+            image.display()
+        );
+    }
+    assert_eq!(page.matches("<figure>").count(), images.len());
+    assert_eq!(page.matches("<svg ").count(), images.len());
+    assert!(!page.contains("class=\"missing\""));
+
+    // Tables: 3 comparisons (one per seed) and 4 sensitivity tables.
+    assert_eq!(page.matches("<table>").count(), md.matches("\n|--").count());
+    assert_eq!(page.matches("<table>").count(), 7);
+    // The sources: the sweep file, and each scenario with its extends chain merged (the base's
+    // keys are there though naive.yaml itself only names base.yaml).
+    assert!(page.contains("<code>sweeps/blog37.yaml</code>"));
+    for name in ["naive", "deadline", "deadline_budget", "protected"] {
+        let label = format!("<code>sweeps/../scenarios/{name}.yaml (extends ");
+        let line = page.lines().find(|l| l.contains(&label)).expect(&label);
+        assert!(
+            line.ends_with("sweeps/../scenarios/base.yaml)</code></summary>"),
+            "{line}"
+        );
+    }
+    assert!(
+        !page.contains("extends: base.yaml"),
+        "extends is resolved, not shown"
+    );
+    assert!(page.contains("arrivals:"));
+    // The command and the version.
+    assert!(page.contains(&format!(
+        "<pre id=\"command\">loadsim sweep sweeps/blog37.yaml --out {} --quiet</pre>",
+        out.display()
+    )));
+    assert!(page.contains(&format!("Made by loadsim {}", env!("CARGO_PKG_VERSION"))));
+}
+
+#[test]
+fn a_merged_sweep_writes_the_same_report_but_for_the_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let whole = d.join("whole");
+    loadsim(&[
+        "sweep",
+        "sweeps/blog37.yaml",
+        "--out",
+        whole.to_str().unwrap(),
+        "--quiet",
+    ]);
+    let mut shards = Vec::new();
+    for k in 1..=2 {
+        let s = d.join(format!("s{k}"));
+        loadsim(&[
+            "sweep",
+            "sweeps/blog37.yaml",
+            "--shard",
+            &format!("{k}/2"),
+            "--out",
+            s.to_str().unwrap(),
+            "--quiet",
+        ]);
+        shards.push(s.to_str().unwrap().to_owned());
+    }
+    let merged = d.join("merged");
+    let mut args = vec!["merge"];
+    args.extend(shards.iter().map(String::as_str));
+    args.extend(["--out", merged.to_str().unwrap(), "--quiet"]);
+    loadsim(&args);
+    let strip = |p: &Path| -> String {
+        std::fs::read_to_string(p.join("report.html"))
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with("<pre id=\"command\">"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let (a, b) = (strip(&whole), strip(&merged));
+    assert!(a.len() > 10_000);
+    assert!(
+        a == b,
+        "report.html of the merge differs from the whole sweep's beyond the command"
+    );
+}
+
+#[test]
+fn run_html_holds_the_table_the_three_figures_and_the_sources() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.html");
+    loadsim(&[
+        "run",
+        "scenarios/naive.yaml",
+        "scenarios/protected.yaml",
+        "--set",
+        "faults.slow_b.duration=5s",
+        "--html",
+        file.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&file).unwrap();
+    assert_self_contained(&page);
+    assert_eq!(page.matches("<figure>").count(), 3);
+    assert_eq!(page.matches("<svg ").count(), 3);
+    for caption in [
+        "Share of user requests that succeeded",
+        "Queue length per service",
+        "Attempts per user request",
+    ] {
+        assert!(
+            page.contains(&format!("<figcaption>{caption}")),
+            "{caption}"
+        );
+    }
+    assert_eq!(page.matches("<table>").count(), 1);
+    assert!(page.contains("<th>metric</th><th>naive</th><th>protected</th>"));
+    assert!(page.contains("<code>scenarios/naive.yaml (extends scenarios/base.yaml) --set faults.slow_b.duration=5s</code>"));
+    assert!(
+        page.contains("duration: 5s"),
+        "the override is applied in the source shown"
+    );
+    assert!(page.contains("--html"), "the command is shown");
+}
+
+#[test]
+fn run_html_refuses_a_folder_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_loadsim"))
+        .args([
+            "run",
+            "scenarios/naive.yaml",
+            "--html",
+            dir.path().to_str().unwrap(),
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
