@@ -39,7 +39,10 @@ Examples:
   loadsim run scenarios/naive.yaml scenarios/protected.yaml --format csv-long > runs.csv
 
   # Per-second time series (long CSV) and SVG figures next to the report
-  loadsim run scenarios/naive.yaml scenarios/protected.yaml --timeseries series.csv --plot figures/";
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --timeseries series.csv --plot figures/
+
+  # One self-contained HTML page (table, figures, sources) to open or attach anywhere
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --html report.html";
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:
@@ -107,6 +110,14 @@ Examples:
 
   # Or map it to every scenario in VS Code's settings.json:
   #   \"yaml.schemas\": { \"./scenario.schema.json\": \"scenarios/*.yaml\" }";
+
+const MAN_EXAMPLES: &str = "\
+Examples:
+  # Read the manual page
+  loadsim man | man -l -
+
+  # Install every page (loadsim.1 and loadsim-<command>.1) where man finds them
+  loadsim man --out ~/.local/share/man/man1";
 
 const COMPLETIONS_EXAMPLES: &str = "\
 Examples:
@@ -184,6 +195,7 @@ pub enum Command {
     ///
     /// `loadsim man | man -l -` reads it; `--out DIR` writes loadsim.1 and loadsim-<command>.1
     /// for each command (the repository keeps them in docs/man/).
+    #[command(after_help = MAN_EXAMPLES)]
     Man(ManArgs),
 }
 

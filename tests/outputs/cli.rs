@@ -21,6 +21,9 @@ fn loadsim(args: &[&str], env: &[(&str, &str)]) -> Output {
 
 const ESC: &str = "\x1b[";
 
+/// `--color` (or none), the environment, whether stderr is coloured.
+type Case<'a> = (Option<&'a str>, &'a [(&'a str, &'a str)], bool);
+
 #[test]
 fn color_flag_overrides_the_environment_and_auto_follows_it() {
     // A diagnostic: the file does not exist (exit 2).
@@ -38,7 +41,7 @@ fn color_flag_overrides_the_environment_and_auto_follows_it() {
         plain.contains("no-such-scenario.yaml") && !plain.contains(ESC),
         "{plain:?}"
     );
-    let cases: [(Option<&str>, &[(&str, &str)], bool); 7] = [
+    let cases: [Case; 7] = [
         (Some("always"), &[], true),
         (Some("always"), &[("NO_COLOR", "1")], true),
         (Some("never"), &[("CLICOLOR_FORCE", "1")], false),

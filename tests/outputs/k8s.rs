@@ -24,6 +24,9 @@ fn validator() -> jsonschema::Validator {
     jsonschema::draft7::new(&schema).expect("a valid draft-7 schema")
 }
 
+/// What is broken, and how.
+type Broken = (&'static str, fn(&mut Value));
+
 fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
     v.iter_errors(doc)
         .map(|e| format!("{e} at {}", e.instance_path()))
@@ -56,7 +59,7 @@ fn every_manifest_validates_against_the_kubernetes_schema() {
 fn the_schema_refuses_what_the_api_server_would() {
     let v = validator();
     let job = manifest("sweep-job.yaml");
-    let broken: [(&str, fn(&mut Value)); 6] = [
+    let broken: [Broken; 6] = [
         ("lower-case completion mode", |j| {
             j["spec"]["completionMode"] = "indexed".into()
         }),
