@@ -99,10 +99,15 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
 /// Refuses an output file that cannot be written: its folder is missing or not writable, or the
 /// path is a folder or a read-only file. Leaves no file behind.
 pub fn check_output_path(path: &Path) -> Result<(), ConfigError> {
+    check_output_flag("--output", path)
+}
+
+/// [`check_output_path`] for the file of another flag (`--html`), named in the diagnostic.
+pub fn check_output_flag(flag: &str, path: &Path) -> Result<(), ConfigError> {
     let refuse = |message: String| {
         ConfigError::one(Diagnostic {
             origin: Origin::Flag {
-                flag: format!("--output {}", path.display()),
+                flag: format!("{flag} {}", path.display()),
             },
             key: String::new(),
             message,

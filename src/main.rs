@@ -18,11 +18,12 @@ fn main() -> ExitCode {
     cli.color.apply();
     let (result, output) = match cli.command {
         Command::Run(a) => {
-            let checked = [&a.output, &a.html]
+            let checked = [("--output", &a.output), ("--html", &a.html)]
                 .into_iter()
-                .flatten()
-                .try_for_each(|path| guard::check_output_path(path).map_err(Error::from));
+                .filter_map(|(flag, path)| Some((flag, path.as_ref()?)))
+                .try_for_each(|(flag, path)| guard::check_output_flag(flag, path));
             let result = checked
+                .map_err(Error::from)
                 .and_then(|()| {
                     commands::run::run_with_outputs(
                         &commands::run::RunRequest {

@@ -235,10 +235,10 @@ fn run_html_refuses_a_folder_before_running() {
         .current_dir(repo())
         .output()
         .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--html ") && stderr.contains("is a folder"),
+        "{stderr}"
     );
 }
