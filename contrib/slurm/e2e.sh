@@ -3,7 +3,9 @@
 # slurmctld and slurmd run directly, config and state in a temporary folder), submit
 # sweeps/blog37.yaml as a 4-task job array with submit.sh (sweep.sbatch, then merge.sbatch once
 # every task has succeeded), wait, and compare the merged folder byte for byte with the same sweep
-# run on this machine in one piece. Stops the daemons and removes the folder on exit.
+# run on this machine in one piece; then requeues one finished task and checks that it resumes
+# from its journal (--resume) instead of running again. Stops the daemons and removes the folder
+# on exit.
 #
 #   sudo contrib/slurm/e2e.sh        # from anywhere; CI runs it from .ci/run
 #
@@ -222,4 +224,27 @@ if [ -f "$tmp/single/report.html" ]; then
     compared+=("report.html (without the command line)")
 fi
 say "merged == one-machine sweep, byte for byte: ${compared[*]}"
+
+# 5. A requeued task resumes from its journal: requeue task 0 (finished) and wait for its second
+# run, which must find all its cells journaled, run none, and write the same results.
+shard1=$tmp/shards/shard-1-of-$tasks
+cp "$shard1/results.csv" "$tmp/shard1-before.csv"
+scontrol requeue "${array_id}_0"
+# Slurm holds a requeued job back for about two minutes (its begin time); start it now.
+pending() { [[ $(scontrol -o show job "${array_id}_0" 2>/dev/null) == *"JobState=PENDING"* ]]; }
+wait_for "the requeued task ${array_id}_0 to be pending" pending
+scontrol update JobId="${array_id}_0" StartTime=now
+rerun_done() {
+    local info
+    info=$(scontrol -o show job "${array_id}_0" 2>/dev/null) || return 1
+    [[ $info == *"JobState=COMPLETED"* && $info == *"Restarts=1"* ]]
+}
+wait_for "the requeued task ${array_id}_0 to finish again" rerun_done
+task_log=$tmp/logs/loadsim-sweep-${array_id}_0.out
+grep -q "resuming: 12 of 12 cells already in" "$task_log" ||
+    fail "the requeued task did not resume from its journal: $(tail -n 3 "$task_log")"
+grep -q "(0 run now, 12 from the journal)" "$task_log" ||
+    fail "the requeued task ran cells again: $(tail -n 3 "$task_log")"
+cmp "$tmp/shard1-before.csv" "$shard1/results.csv" || fail "the requeued task changed its results.csv"
+say "requeued task ${array_id}_0 resumed from its journal (its log: \"resuming: 12 of 12 cells already in …\", \"0 run now, 12 from the journal\"); same results.csv"
 say "PASSED: cluster up, jobs run, merged and compared in $((SECONDS - started))s"
