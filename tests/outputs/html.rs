@@ -136,6 +136,21 @@ fn a_sweep_report_is_self_contained_with_every_figure_and_source() {
         out.display()
     )));
     assert!(page.contains(&format!("Made by loadsim {}", env!("CARGO_PKG_VERSION"))));
+
+    // The committed evidence/blog37/report.html (the README's screenshot) is this page.
+    let committed = std::fs::read_to_string(repo().join("evidence/blog37/report.html")).unwrap();
+    assert!(
+        without_command(&committed) == without_command(&page),
+        "evidence/blog37/report.html is stale: regenerate it with `cargo run --release -- sweep sweeps/blog37.yaml`"
+    );
+}
+
+/// A report without its command line (the one line that depends on how it was invoked).
+fn without_command(page: &str) -> String {
+    page.lines()
+        .filter(|l| !l.starts_with("<pre id=\"command\">"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]
@@ -169,14 +184,8 @@ fn a_merged_sweep_writes_the_same_report_but_for_the_command() {
     args.extend(shards.iter().map(String::as_str));
     args.extend(["--out", merged.to_str().unwrap(), "--quiet"]);
     loadsim(&args);
-    let strip = |p: &Path| -> String {
-        std::fs::read_to_string(p.join("report.html"))
-            .unwrap()
-            .lines()
-            .filter(|l| !l.starts_with("<pre id=\"command\">"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
+    let strip =
+        |p: &Path| without_command(&std::fs::read_to_string(p.join("report.html")).unwrap());
     let (a, b) = (strip(&whole), strip(&merged));
     assert!(a.len() > 10_000);
     assert!(
