@@ -15,8 +15,12 @@
 //! ([`report::timeseries`]) and the SVG figures ([`plot`]).
 //!
 //! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`](mod@sweep::expand) (cells, all validated first) →
-//! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
+//! [`sweep::run`] (journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
+//!
+//! `loadsim run`, `loadsim sweep` and `loadsim boundary` share one grid runner, [`runner`]:
+//! loading with `--set` overrides, the order-preserving parallel map and its progress bar, and
+//! writing outputs (checked before anything runs, atomically, with a lock on a sweep's folder).
 //!
 //! Around single runs, [`analysis`]: [`analysis::lint`] reads a `Scenario`'s policies against the
 //! article's budget rules without running it (`loadsim check`), and [`analysis::boundary`] runs a
@@ -45,6 +49,7 @@ pub mod model;
 pub mod plot;
 pub mod report;
 pub mod rng;
+pub mod runner;
 pub mod scenario;
 pub mod schema;
 pub mod sweep;

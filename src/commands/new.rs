@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Error;
+use crate::runner::output_error;
 use crate::scenario::ConfigError;
 use crate::schema;
 
@@ -171,13 +172,6 @@ fn with_yaml_extension(name: &Path) -> PathBuf {
             s.push(".yaml");
             PathBuf::from(s)
         }
-    }
-}
-
-fn output_error(path: &Path, source: std::io::Error) -> Error {
-    Error::Output {
-        what: path.display().to_string(),
-        source,
     }
 }
 

@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use rayon::prelude::*;
-
-use super::load_all;
 use crate::Error;
 use crate::guard;
 use crate::metrics::{RunSummary, TimeSeries};
-use crate::model::{RunOptions, run_with, run_with_series};
+use crate::model::{RunError, RunOptions, run_with, run_with_series};
 use crate::report::Format;
+use crate::runner::{
+    OutputPlan, Progress, Runner, Subject, collect_all, load_scenarios, write_output,
+};
 use crate::scenario::{ConfigError, Scenario};
 use crate::time::SimDuration;
 
@@ -58,51 +58,36 @@ pub const MAX_BINS: u64 = 1_000_000;
 
 /// Loads every scenario of `req` and refuses, before running any, those whose event bound
 /// exceeds `req.options.max_events` ([`guard::check_event_budget`]).
-fn load_checked(req: &RunRequest) -> Result<Vec<Scenario>, Error> {
-    let scenarios = load_all(&req.files, &req.sets, req.seed)?;
-    let mut too_big = Vec::new();
-    for (sc, file) in scenarios.iter().zip(&req.files) {
-        if let Err(e) = guard::check_event_budget(sc, file, req.options.max_events) {
-            too_big.extend(e.diagnostics);
-        }
-    }
-    if !too_big.is_empty() {
-        return Err(ConfigError {
-            diagnostics: too_big,
-        }
-        .into());
-    }
-    Ok(scenarios)
+fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>, Error> {
+    let loaded = load_scenarios(&req.files, &req.sets, req.seed)?;
+    collect_all(loaded.into_iter().map(|(subject, sc)| {
+        guard::check_event_budget(&sc, &subject.file, req.options.max_events)?;
+        Ok((subject, sc))
+    }))
+    .map_err(Error::from)
+}
+
+/// Runs `run` on every scenario on the grid runner; results in argument order.
+fn run_each<R: Send>(
+    loaded: &[(Subject, Scenario)],
+    run: impl Fn(&Scenario) -> Result<R, RunError> + Sync + Send,
+) -> Result<Vec<R>, Error> {
+    let runner = Runner::new(None)?;
+    let progress = Progress::new(Some(loaded.len() as u64), "runs", loaded.len() < 2);
+    runner
+        .map(loaded, |(_, sc)| {
+            let r = run(sc);
+            progress.inc();
+            r
+        })
+        .into_iter()
+        .map(|r| r.map_err(Error::from))
+        .collect()
 }
 
 /// Runs every scenario of `req`, in argument order.
 pub fn run_all(req: &RunRequest) -> Result<Vec<RunSummary>, Error> {
-    let scenarios = load_checked(req)?;
-    let results: Vec<_> = scenarios
-        .par_iter()
-        .map(|s| run_with(s, req.options))
-        .collect();
-    results
-        .into_iter()
-        .map(|r| r.map_err(Error::from))
-        .collect()
-}
-
-/// Runs every scenario of `req` with time series in bins of `resolution`, in argument order.
-pub fn run_all_series(
-    req: &RunRequest,
-    resolution: SimDuration,
-) -> Result<Vec<(RunSummary, TimeSeries)>, Error> {
-    let scenarios = load_checked(req)?;
-    check_resolution(&scenarios, resolution)?;
-    let results: Vec<_> = scenarios
-        .par_iter()
-        .map(|s| run_with_series(s, req.options, resolution))
-        .collect();
-    results
-        .into_iter()
-        .map(|r| r.map_err(Error::from))
-        .collect()
+    run_each(&load_checked(req)?, |sc| run_with(sc, req.options))
 }
 
 /// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario.
@@ -139,7 +124,8 @@ pub fn run_and_render(req: &RunRequest, format: Format) -> Result<String, Error>
 }
 
 /// Runs, writes the time-series CSV and figures `outputs` asks for, and renders the report in
-/// `format`. Returns the report and the files written.
+/// `format`. Every output path is checked (and its folder created) before anything runs. Returns
+/// the report and the files written.
 pub fn run_with_outputs(
     req: &RunRequest,
     format: Format,
@@ -148,16 +134,25 @@ pub fn run_with_outputs(
     if !outputs.wanted() {
         return Ok((run_and_render(req, format)?, Vec::new()));
     }
-    let runs = run_all_series(req, outputs.resolution)?;
+    let loaded = load_checked(req)?;
+    let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
+    if let Some(path) = &outputs.timeseries {
+        plan.file("--timeseries", path)?;
+    }
+    if let Some(dir) = &outputs.plot_dir {
+        plan.folder("--plot", dir, |n| crate::plot::run::FIGURES.contains(&n))?;
+    }
+    let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
+    check_resolution(&scenarios, outputs.resolution)?;
+    let runs = run_each(&loaded, |sc| {
+        run_with_series(sc, req.options, outputs.resolution)
+    })?;
     let mut written = Vec::new();
     if let Some(path) = &outputs.timeseries {
         let pairs: Vec<(&str, &TimeSeries)> =
             runs.iter().map(|(s, t)| (s.scenario.as_str(), t)).collect();
         let csv = crate::report::timeseries::render_long(&pairs);
-        std::fs::write(path, csv).map_err(|source| Error::Output {
-            what: path.display().to_string(),
-            source,
-        })?;
+        write_output(path, csv.as_bytes())?;
         written.push(path.clone());
     }
     if let Some(dir) = &outputs.plot_dir {

@@ -146,9 +146,10 @@ pub(crate) fn render(
     Ok(svg)
 }
 
-/// Writes an SVG document to `path`, creating nothing but the file.
+/// Writes an SVG document to `path` atomically (a full disk leaves the old file or none, never a
+/// truncated figure), creating nothing but the file.
 pub(crate) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
-    std::fs::write(path, svg).map_err(|source| PlotError::Write {
+    crate::runner::write_atomically(path, svg.as_bytes()).map_err(|source| PlotError::Write {
         path: path.to_owned(),
         source,
     })

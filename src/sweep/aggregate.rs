@@ -12,8 +12,6 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement};
 use indexmap::IndexMap;
 use serde_json::Value;
 
@@ -23,6 +21,7 @@ use super::spec::{Fixed, SEED, SweepSpec};
 use crate::metrics::RunSummary;
 use crate::plot::Line;
 use crate::report::flat::{Engine, cell, flatten, union_columns};
+use crate::report::markdown::MarkdownTable;
 use crate::report::table::Table;
 
 /// The finished cells of a sweep, with the spec and expansion that give them meaning.
@@ -281,12 +280,9 @@ impl<'a> Results<'a> {
                 );
             }
             let _ = writeln!(out, "{note}\n");
-            let mut t = comfy_table::Table::new();
-            t.load_style(ASCII_MARKDOWN)
-                .set_content_arrangement(ContentArrangement::Disabled);
             let mut header = vec![axis.key.clone()];
             header.extend(spec.scenarios.iter().map(|sc| sc.name.clone()));
-            t.set_header(header);
+            let mut t = MarkdownTable::new(header);
             let xs = axis_numbers(axis);
             let mut lines: Vec<Line> = spec
                 .scenarios
@@ -309,13 +305,9 @@ impl<'a> Results<'a> {
                     let (mean, min, max) = mean_min_max(&samples);
                     line.points.push((xs.values[v], mean, min, max));
                 }
-                t.add_row(row);
+                t.row(row);
             }
-            for i in 1..=spec.scenarios.len() {
-                if let Some(c) = t.column_mut(i) {
-                    c.set_cell_alignment(CellAlignment::Right);
-                }
-            }
+            t.right_from(1);
             let _ = writeln!(out, "{t}");
             let file = format!("figure_{}.svg", figures.len() + 1);
             let _ = writeln!(out, "\n![{heading}]({file})");

@@ -62,7 +62,7 @@ impl Journal {
         for r in records {
             text.push_str(&line(r));
         }
-        super::write_atomically(path, text.as_bytes())?;
+        crate::runner::write_atomically(path, text.as_bytes())?;
         let file = OpenOptions::new().append(true).open(path)?;
         Ok(Journal {
             file: Mutex::new(file),

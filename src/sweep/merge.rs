@@ -10,9 +10,10 @@ use std::time::Instant;
 use super::expand::expand;
 use super::journal::{self, CellRecord, Header, Journal};
 use super::manifest::Manifest;
-use super::run::{output_error, write_outputs};
+use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
+use crate::runner::output_error;
 use crate::scenario::ConfigError;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).

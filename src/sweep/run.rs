@@ -1,15 +1,12 @@
-//! `loadsim sweep`: check every cell, then run the missing ones on a rayon pool, journal each as
-//! it finishes, and write results.csv, results.md and manifest.json atomically. Progress goes to
-//! stderr (an indicatif bar when stderr is a terminal), data to the output folder.
+//! `loadsim sweep`: check every cell, then run the missing ones on the grid runner
+//! ([`crate::runner`]), journal each as it finishes, and write results.csv, results.md and
+//! manifest.json atomically. Progress goes to stderr (a bar when stderr is a terminal), data to
+//! the output folder.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 
 use super::aggregate::Results;
 use super::expand::{Cell, Shard, Sources, cell_count, expand, prepare};
@@ -19,6 +16,7 @@ use super::spec::SweepSpec;
 use crate::Error;
 use crate::guard;
 use crate::model::{RunOptions, run_with};
+use crate::runner::{Progress, Runner, output_error, write_output};
 use crate::scenario::{ConfigError, source::read_text};
 
 /// Everything `loadsim sweep` takes besides the file.
@@ -151,30 +149,22 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
         .collect();
     let to_run = &pending[..o.max_cells.unwrap_or(usize::MAX).min(pending.len())];
 
-    let bar = progress_bar(o, to_run.len() as u64);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(o.jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| ConfigError::flag("--jobs", format!("cannot start the threads: {e}")))?;
-    let results: Vec<Result<CellRecord, Error>> = pool.install(|| {
-        to_run
-            .par_iter()
-            .map(|&i| {
-                let summary = run_with(&scenarios[i], o.run)?;
-                let record = CellRecord {
-                    index: i,
-                    key: cells[i].key.clone(),
-                    summary,
-                };
-                let record = journal
-                    .append(&record)
-                    .map_err(|e| output_error(journal.path(), e))?;
-                bar.inc(1);
-                Ok(record)
-            })
-            .collect()
+    let runner = Runner::new(o.jobs)?;
+    let progress = Progress::new(Some(to_run.len() as u64), "cells", o.quiet);
+    let results: Vec<Result<CellRecord, Error>> = runner.map(to_run, |&i| {
+        let summary = run_with(&scenarios[i], o.run)?;
+        let record = CellRecord {
+            index: i,
+            key: cells[i].key.clone(),
+            summary,
+        };
+        let record = journal
+            .append(&record)
+            .map_err(|e| output_error(journal.path(), e))?;
+        progress.inc();
+        Ok(record)
     });
-    bar.finish_and_clear();
+    drop(progress);
     let mut records = done;
     for r in results {
         records.push(r?);
@@ -201,7 +191,7 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
         shard: o.shard.map(|s| s.to_string()),
         merged_from: Vec::new(),
         command: o.command.clone(),
-        jobs: Some(pool.current_num_threads()),
+        jobs: Some(runner.threads()),
         wall_s: 0.0,
         sweep_text: text,
     };
@@ -239,13 +229,10 @@ pub fn write_outputs(
         (super::RESULTS_CSV, results.csv()),
         (super::RESULTS_MD, markdown),
     ] {
-        let path = out.join(name);
-        super::write_atomically(&path, text.as_bytes()).map_err(|e| output_error(&path, e))?;
+        write_output(&out.join(name), text.as_bytes())?;
     }
     manifest.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    let path = out.join(super::MANIFEST);
-    super::write_atomically(&path, manifest.to_text().as_bytes())
-        .map_err(|e| output_error(&path, e))
+    write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())
 }
 
 /// `evidence/<name>/`, or `evidence/<name>/shard-K-of-N/` for a shard.
@@ -254,13 +241,6 @@ pub fn default_out(spec: &SweepSpec, shard: Option<Shard>) -> PathBuf {
     match shard {
         Some(s) => base.join(format!("shard-{}-of-{}", s.k, s.n)),
         None => base,
-    }
-}
-
-pub(crate) fn output_error(path: &Path, source: std::io::Error) -> Error {
-    Error::Output {
-        what: path.display().to_string(),
-        source,
     }
 }
 
@@ -285,24 +265,6 @@ fn note(o: &SweepOptions, message: String) {
     if !o.quiet {
         eprintln!("{message}");
     }
-}
-
-fn progress_bar(o: &SweepOptions, cells: u64) -> ProgressBar {
-    if o.quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(cells), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} cells  {rate}  elapsed {elapsed}  ETA {eta}",
-    ) {
-        bar.set_style(style.with_key(
-            "rate",
-            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.1} cells/s", state.per_sec());
-            },
-        ));
-    }
-    bar
 }
 
 /// What `--dry-run` prints.
