@@ -6,8 +6,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use loadsim::analysis::boundary::Criterion;
-use loadsim::commands::new::Template;
-use loadsim::commands::sweep::Shard;
+use loadsim::commands::boundary::BoundaryRequest;
+use loadsim::commands::new::{NewRequest, Template};
+use loadsim::commands::run::{RunOutputs, RunRequest};
+use loadsim::commands::sweep::{Shard, SweepOptions};
+use loadsim::model::RunOptions;
 use loadsim::report::Format;
 use loadsim::schema::SchemaKind;
 use loadsim::time::SimDuration;
@@ -333,7 +336,7 @@ pub struct NewArgs {
     /// The article policy to start from.
     #[arg(long, value_enum, default_value_t = Template::Naive)]
     pub from: Template,
-    /// Overwrite the scenario file if it exists.
+    /// Overwrite the scenario file, or a different scenario.schema.json next to it, if it exists.
     #[arg(long)]
     pub force: bool,
     /// No editor schema: no modeline, and no scenario.schema.json written.
@@ -353,4 +356,74 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+// From parsed arguments to the library's requests: what each command needs, without clap.
+impl RunArgs {
+    pub fn request(self) -> (RunRequest, RunOutputs) {
+        (
+            RunRequest {
+                files: self.files,
+                sets: self.overrides.sets,
+                seed: self.seed,
+                options: RunOptions {
+                    max_events: self.max_events,
+                },
+            },
+            RunOutputs {
+                format: self.format,
+                output: self.output,
+                timeseries: self.timeseries,
+                plot_dir: self.plot,
+                resolution: self.timeseries_resolution,
+            },
+        )
+    }
+}
+
+impl BoundaryArgs {
+    pub fn request(self) -> BoundaryRequest {
+        BoundaryRequest {
+            files: self.files,
+            sets: self.overrides.sets,
+            vary: self.vary,
+            ranges: self.range,
+            seeds: self.seeds,
+            criterion: self.criterion,
+            steps: self.steps,
+            tolerance: self.tolerance,
+            out: self.out,
+        }
+    }
+}
+
+impl NewArgs {
+    pub fn request(self) -> NewRequest {
+        NewRequest {
+            name: self.name,
+            from: self.from,
+            force: self.force,
+            schema: !self.no_schema,
+        }
+    }
+}
+
+impl SweepArgs {
+    /// The options of the sweep; `command` is the command line, for its manifest.
+    pub fn options(&self, command: String) -> SweepOptions {
+        SweepOptions {
+            jobs: self.jobs.map(usize::from),
+            out: self.out.clone(),
+            resume: self.resume,
+            shard: self.shard,
+            dry_run: self.dry_run,
+            quiet: self.quiet,
+            max_cells: self.max_cells,
+            yes: self.yes,
+            command,
+            run: RunOptions {
+                max_events: self.max_events,
+            },
+        }
+    }
 }

@@ -1,8 +1,8 @@
 //! Refusals of input that is well formed but unreasonable to act on. Owns the checks that run
 //! after a scenario validated and before any simulated second: a scenario whose event count could
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
-//! without `--yes` ([`check_cell_limit`]), and an output file that cannot be written
-//! ([`check_output_path`], so a long run does not fail at its very end). Each refusal is a
+//! without `--yes` ([`check_cell_limit`]). (Output paths are checked before anything runs by
+//! [`crate::runner::OutputPlan`].) Each refusal is a
 //! [`ConfigError`] (exit code 2) that says what to change.
 //!
 //! The event bound is an upper bound, not a forecast: per user request one arrival event, and per
@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use crate::scenario::{ConfigError, Diagnostic, Origin, Scenario};
+use crate::scenario::{ConfigError, Scenario};
 
 /// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
 /// own work.
@@ -96,76 +96,6 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
     ))
 }
 
-/// Refuses an output file that cannot be written: its folder is missing or not writable, or the
-/// path is a folder or a read-only file. Leaves no file behind.
-pub fn check_output_path(path: &Path) -> Result<(), ConfigError> {
-    let refuse = |message: String| {
-        ConfigError::one(Diagnostic {
-            origin: Origin::Flag {
-                flag: format!("--output {}", path.display()),
-            },
-            key: String::new(),
-            message,
-        })
-    };
-    if path.as_os_str().is_empty() {
-        return Err(refuse("the output path is empty".into()));
-    }
-    if path.is_dir() {
-        return Err(refuse(
-            "is a folder; name a file inside it, like `out/results.json`".into(),
-        ));
-    }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !folder.is_dir() {
-        return Err(refuse(format!(
-            "the folder `{}` does not exist; create it first",
-            folder.display()
-        )));
-    }
-    if path.exists() {
-        // Opening for writing without truncating checks permission and leaves the file as it was.
-        return std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map(drop)
-            .map_err(|e| refuse(format!("cannot be written: {e}")));
-    }
-    // Probe the folder with a file of our own, removed at once.
-    let probe = tempfile_in(folder);
-    match probe {
-        Ok(p) => {
-            let _ = std::fs::remove_file(p);
-            Ok(())
-        }
-        Err(e) => Err(refuse(format!(
-            "cannot create a file in `{}`: {e}",
-            folder.display()
-        ))),
-    }
-}
-
-/// Creates an empty, uniquely named file in `folder` and returns its path.
-fn tempfile_in(folder: &Path) -> std::io::Result<std::path::PathBuf> {
-    let pid = std::process::id();
-    for n in 0..100u32 {
-        let p = folder.join(format!(".loadsim-write-probe-{pid}-{n}"));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-        {
-            Ok(_) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(std::io::Error::other("no free probe file name"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,28 +134,5 @@ mod tests {
         assert!(e.to_string().contains("1001 cells"), "{e}");
         let e = check_cell_limit(u64::MAX, true).unwrap_err();
         assert!(e.to_string().contains("at most"), "{e}");
-    }
-
-    #[test]
-    fn output_paths_must_be_writable_files_in_existing_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = dir.path().join("out.json");
-        assert!(check_output_path(&ok).is_ok());
-        assert!(!ok.exists(), "the check leaves no file behind");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        let missing = dir.path().join("no/such/folder/out.json");
-        assert!(
-            check_output_path(&missing)
-                .unwrap_err()
-                .to_string()
-                .contains("does not exist")
-        );
-        assert!(
-            check_output_path(dir.path())
-                .unwrap_err()
-                .to_string()
-                .contains("is a folder")
-        );
-        assert!(check_output_path(Path::new("")).is_err());
     }
 }

@@ -1,5 +1,6 @@
-//! The `loadsim` binary: parse the command line, call the library, print, map errors to exit codes
-//! (0 ok or closed pipe, 1 a run failed, 2 bad input).
+//! The `loadsim` binary, read top to bottom as its pipeline: parse the command line, run the
+//! command (a library function that returns its output), print, and map the outcome to an exit
+//! code (0 ok or closed pipe, 1 a run failed, 2 bad input).
 
 mod cli;
 
@@ -9,129 +10,40 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 use cli::{Cli, Command};
-use loadsim::model::RunOptions;
+use loadsim::Error;
+use loadsim::commands::{self, Output};
 use loadsim::scenario::Paint;
-use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (result, output) = match cli.command {
-        Command::Run(a) => {
-            let result = match &a.output {
-                Some(path) => guard::check_output_path(path).map_err(Error::from),
-                None => Ok(()),
-            }
-            .and_then(|()| {
-                commands::run::run_with_outputs(
-                    &commands::run::RunRequest {
-                        files: a.files,
-                        sets: a.overrides.sets,
-                        seed: a.seed,
-                        options: RunOptions {
-                            max_events: a.max_events,
-                        },
-                    },
-                    a.format,
-                    &commands::run::SeriesOutputs {
-                        timeseries: a.timeseries,
-                        plot_dir: a.plot,
-                        resolution: a.timeseries_resolution,
-                    },
-                )
-            })
-            .map(|(text, written)| {
-                for path in written {
-                    let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
-                }
-                text
-            });
-            (result, a.output)
-        }
-        Command::Check(a) => (
-            commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
-            None,
-        ),
-        Command::Boundary(a) => (
-            commands::boundary::boundary(&commands::boundary::BoundaryRequest {
-                files: a.files,
-                sets: a.overrides.sets,
-                vary: a.vary,
-                ranges: a.range,
-                seeds: a.seeds,
-                criterion: a.criterion,
-                steps: a.steps,
-                tolerance: a.tolerance,
-                out: a.out,
-            }),
-            None,
-        ),
-        Command::New(a) => (
-            commands::new::new_scenario(&commands::new::NewRequest {
-                name: a.name,
-                from: a.from,
-                force: a.force,
-                schema: !a.no_schema,
-            })
-            .map(|w| {
-                let mut note = format!("wrote {}", w.scenario.display());
-                match (&w.schema, &w.modeline) {
-                    (Some(s), _) => {
-                        note.push_str(&format!(" and {} (its editor schema)", s.display()))
-                    }
-                    (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
-                    (None, None) => {}
-                }
-                note.push_str(&format!(
-                    "; run it with `loadsim run {}`",
-                    w.scenario.display()
-                ));
-                note_stderr(&note);
-                String::new()
-            }),
-            None,
-        ),
-        Command::Schema(a) => (commands::schema::schema(a.kind), None),
-        Command::Completions(a) => {
-            let mut out = Vec::new();
-            clap_complete::generate(a.shell, &mut Cli::command(), "loadsim", &mut out);
-            (Ok(String::from_utf8_lossy(&out).into_owned()), None)
-        }
-        Command::Sweep(a) => (
-            commands::sweep::sweep(
-                &a.file,
-                &commands::sweep::SweepOptions {
-                    jobs: a.jobs.map(usize::from),
-                    out: a.out,
-                    resume: a.resume,
-                    shard: a.shard,
-                    dry_run: a.dry_run,
-                    quiet: a.quiet,
-                    max_cells: a.max_cells,
-                    yes: a.yes,
-                    command: command_line(),
-                    run: RunOptions {
-                        max_events: a.max_events,
-                    },
-                },
-            ),
-            None,
-        ),
-        Command::Merge(a) => (
-            commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
-            None,
-        ),
-    };
-    match (result, output) {
-        (Ok(text), None) => print_stdout(&text),
-        (Ok(text), Some(path)) => match std::fs::write(&path, text) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(source) => fail(Error::Output {
-                what: path.display().to_string(),
-                source,
-            }),
-        },
-        (Err(e), _) => fail(e),
+    match run(cli.command) {
+        Ok(output) => print(&output),
+        Err(e) => fail(e),
     }
+}
+
+/// Runs one command.
+fn run(command: Command) -> Result<Output, Error> {
+    match command {
+        Command::Run(a) => {
+            let (request, outputs) = a.request();
+            commands::run::run(&request, &outputs)
+        }
+        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
+        Command::Sweep(a) => commands::sweep::sweep(&a.file, &a.options(command_line())),
+        Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
+        Command::Boundary(a) => commands::boundary::boundary(&a.request()),
+        Command::New(a) => commands::new::new(&a.request()),
+        Command::Schema(a) => commands::schema::schema(a.kind),
+        Command::Completions(a) => Ok(completions(a.shell)),
+    }
+}
+
+/// The completion script for `shell`.
+fn completions(shell: clap_complete::Shell) -> Output {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "loadsim", &mut out);
+    Output::stdout(String::from_utf8_lossy(&out))
 }
 
 /// The command line as typed (program name shortened to `loadsim`), for manifests.
@@ -140,6 +52,14 @@ fn command_line() -> String {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Prints a command's notes on stderr, then its data on stdout.
+fn print(output: &Output) -> ExitCode {
+    for note in &output.notes {
+        note_stderr(note);
+    }
+    print_stdout(&output.stdout)
 }
 
 /// Prints `e` on stderr (after any report it still owes stdout, like a denied check's) and maps

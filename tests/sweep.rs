@@ -517,3 +517,135 @@ mod cli {
         }
     }
 }
+
+/// Issue 18's "files lost or overwritten", on a sweep's output folder.
+mod outputs {
+    use super::*;
+
+    /// A lock held by a running process (pid 1 always runs) refuses a second sweep with exit 2
+    /// naming it; a lock left by a process that is gone is taken over, and released at the end.
+    #[test]
+    fn a_locked_folder_is_refused_and_a_stale_lock_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let lock = out.join(".loadsim.lock");
+        std::fs::write(&lock, "1\n").unwrap();
+        sweep(&file, &out, &[])
+            .code(2)
+            .stderr_has("another loadsim (process 1");
+        assert!(!out.join("journal.jsonl").exists(), "nothing was written");
+        std::fs::write(&lock, "4294967295\n").unwrap();
+        sweep(&file, &out, &[]).success();
+        assert!(out.join("results.csv").exists());
+        assert!(!lock.exists(), "the lock is released");
+    }
+
+    /// Two sweeps started together on one folder: one runs, the other is refused (exit 2) or,
+    /// if the first already finished, runs after it; never both at once.
+    #[test]
+    fn concurrent_sweeps_on_one_folder_do_not_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        let start = || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_loadsim"))
+                .arg("sweep")
+                .arg(&file)
+                .arg("--out")
+                .arg(&out)
+                .arg("--quiet")
+                .output()
+                .unwrap()
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(start);
+            let b = s.spawn(start);
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        let codes = [a.status.code(), b.status.code()];
+        assert!(codes.contains(&Some(0)), "{codes:?}");
+        for o in [&a, &b] {
+            if o.status.code() != Some(0) {
+                assert_eq!(o.status.code(), Some(2));
+                assert!(String::from_utf8_lossy(&o.stderr).contains("another loadsim"));
+            }
+        }
+        assert_eq!(read(&out, "journal.jsonl").lines().count(), 1 + 8);
+    }
+
+    /// A second, different sweep into the folder of a first is refused; the first's results stay.
+    #[test]
+    fn another_sweep_into_the_same_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &[]).success();
+        let before = read(&out, "results.csv");
+        let other = dir.path().join("other.yaml");
+        std::fs::write(
+            &other,
+            read(dir.path(), "small.yaml").replace("name: small", "name: other"),
+        )
+        .unwrap();
+        sweep(&other, &out, &[])
+            .code(2)
+            .stderr_has("holds the results of sweep `small`, not `other`");
+        assert_eq!(read(&out, "results.csv"), before);
+    }
+
+    /// A sweep folder is never one of the sweep's inputs.
+    #[test]
+    fn an_output_folder_holding_an_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let renamed = dir.path().join("results.md");
+        std::fs::rename(&file, &renamed).unwrap();
+        sweep(&renamed, dir.path(), &[])
+            .code(2)
+            .stderr_has("an input of this command");
+        assert!(read(dir.path(), "results.md").starts_with("name: small"));
+    }
+
+    /// A journal line changed by hand, or torn in the middle, fails its checksum: `--resume`
+    /// and `merge` refuse it (exit 2) instead of merging its values.
+    #[test]
+    fn a_tampered_journal_is_refused_by_resume_and_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &[]).success();
+        let journal = read(&out, "journal.jsonl");
+        let lines: Vec<&str> = journal.lines().collect();
+        let tampered = lines[3].replacen("\"requests\":", "\"requests\":1", 1);
+        assert_ne!(tampered, lines[3]);
+        let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        edited[3] = tampered;
+        std::fs::write(out.join("journal.jsonl"), edited.join("\n") + "\n").unwrap();
+        sweep(&file, &out, &["--resume"])
+            .code(2)
+            .stderr_has("line 4 does not match its checksum");
+        cargo_bin_cmd!("loadsim")
+            .arg("merge")
+            .arg(&out)
+            .arg("--out")
+            .arg(dir.path().join("merged"))
+            .assert()
+            .code(2)
+            .stderr_has("line 4 does not match its checksum");
+        // A torn last line is what a crash leaves: resume runs its cell again, merge refuses.
+        let torn = format!("{}{}", lines[..5].join("\n") + "\n", &lines[5][..40]);
+        std::fs::write(out.join("journal.jsonl"), torn).unwrap();
+        cargo_bin_cmd!("loadsim")
+            .arg("merge")
+            .arg(&out)
+            .arg("--out")
+            .arg(dir.path().join("merged"))
+            .assert()
+            .code(2)
+            .stderr_has("ends with a torn line");
+        sweep(&file, &out, &["--resume"]).success();
+        assert_eq!(read(&out, "journal.jsonl").lines().count(), 1 + 8);
+    }
+}

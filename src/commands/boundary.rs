@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use super::Output;
 use crate::Error;
 use crate::analysis::boundary::{
     Agreement, Axis, Criterion, Found, Outcome, Phase, PhasePoint, SeedSearch, agreement, bisect,
@@ -65,7 +66,7 @@ impl Searched {
 }
 
 /// Runs the search or the phase diagram for every file and renders the report.
-pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
+pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
     let axes = parse_axes(req)?;
     let tolerance = match (&req.tolerance, axes.len()) {
         (None, _) => axes[0].default_tolerance(),
@@ -143,7 +144,7 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
             }
         }
     }
-    Ok(out)
+    Ok(Output::stdout(out))
 }
 
 /// The files `--out` receives for the scenario `name`.

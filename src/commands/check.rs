@@ -7,6 +7,7 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
+use super::Output;
 use crate::Error;
 use crate::analysis::lint::{
     self, Level, Lint, describe_call, describe_serves_under, regime_name, show_duration,
@@ -18,7 +19,7 @@ use crate::scenario::Scenario;
 
 /// Validates `files` and lints each scenario. With `deny_warnings`, any warning turns the result
 /// into [`Error::Denied`], which still carries the report for stdout.
-pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<String, Error> {
+pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<Output, Error> {
     let loaded = load_scenarios(files, sets, None)?;
     let mut out = String::new();
     let mut warnings = 0;
@@ -36,7 +37,7 @@ pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<
             warnings,
         });
     }
-    Ok(out)
+    Ok(Output::stdout(out))
 }
 
 fn plural(n: usize, word: &str) -> String {

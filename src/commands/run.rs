@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::Output;
 use crate::Error;
 use crate::guard;
 use crate::metrics::{RunSummary, TimeSeries};
@@ -24,9 +25,13 @@ pub struct RunRequest {
     pub options: RunOptions,
 }
 
-/// The optional outputs of `loadsim run` beyond the report on stdout.
+/// Where `loadsim run` puts what it computes.
 #[derive(Clone, Debug)]
-pub struct SeriesOutputs {
+pub struct RunOutputs {
+    /// `--format`: how the report reads.
+    pub format: Format,
+    /// `--output FILE`: the report goes to this file instead of stdout.
+    pub output: Option<PathBuf>,
     /// `--timeseries FILE.csv`: the long time-series CSV.
     pub timeseries: Option<PathBuf>,
     /// `--plot DIR`: the SVG figures.
@@ -35,9 +40,11 @@ pub struct SeriesOutputs {
     pub resolution: SimDuration,
 }
 
-impl Default for SeriesOutputs {
+impl Default for RunOutputs {
     fn default() -> Self {
-        SeriesOutputs {
+        RunOutputs {
+            format: Format::Table,
+            output: None,
             timeseries: None,
             plot_dir: None,
             resolution: SimDuration::from_secs(1),
@@ -45,9 +52,9 @@ impl Default for SeriesOutputs {
     }
 }
 
-impl SeriesOutputs {
+impl RunOutputs {
     /// Whether any output needs the time series.
-    pub fn wanted(&self) -> bool {
+    pub fn wants_series(&self) -> bool {
         self.timeseries.is_some() || self.plot_dir.is_some()
     }
 }
@@ -117,48 +124,60 @@ pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Resu
     Ok(())
 }
 
-/// Runs and renders in `format`.
-pub fn run_and_render(req: &RunRequest, format: Format) -> Result<String, Error> {
-    let runs = run_all(req)?;
-    Ok(format.renderer().render(&runs))
-}
-
-/// Runs, writes the time-series CSV and figures `outputs` asks for, and renders the report in
-/// `format`. Every output path is checked (and its folder created) before anything runs. Returns
-/// the report and the files written.
-pub fn run_with_outputs(
-    req: &RunRequest,
-    format: Format,
-    outputs: &SeriesOutputs,
-) -> Result<(String, Vec<PathBuf>), Error> {
-    if !outputs.wanted() {
-        return Ok((run_and_render(req, format)?, Vec::new()));
-    }
+/// `loadsim run`: checks every output path (creating its folder) before anything runs, runs
+/// every scenario, writes the time-series CSV and figures asked for, and renders the report —
+/// into `--output` if given, else for stdout.
+pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     let loaded = load_checked(req)?;
+    let series = outputs.wants_series();
+    if series {
+        let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
+        check_resolution(&scenarios, outputs.resolution)?;
+    }
     let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
+    if let Some(path) = &outputs.output {
+        plan.file("--output", path)?;
+    }
     if let Some(path) = &outputs.timeseries {
         plan.file("--timeseries", path)?;
     }
     if let Some(dir) = &outputs.plot_dir {
         plan.folder("--plot", dir, |n| crate::plot::run::FIGURES.contains(&n))?;
     }
-    let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
-    check_resolution(&scenarios, outputs.resolution)?;
-    let runs = run_each(&loaded, |sc| {
-        run_with_series(sc, req.options, outputs.resolution)
-    })?;
-    let mut written = Vec::new();
-    if let Some(path) = &outputs.timeseries {
-        let pairs: Vec<(&str, &TimeSeries)> =
-            runs.iter().map(|(s, t)| (s.scenario.as_str(), t)).collect();
-        let csv = crate::report::timeseries::render_long(&pairs);
-        write_output(path, csv.as_bytes())?;
-        written.push(path.clone());
+    let mut notes = Vec::new();
+    let summaries = if series {
+        let runs = run_each(&loaded, |sc| {
+            run_with_series(sc, req.options, outputs.resolution)
+        })?;
+        let mut written = Vec::new();
+        if let Some(path) = &outputs.timeseries {
+            let pairs: Vec<(&str, &TimeSeries)> =
+                runs.iter().map(|(s, t)| (s.scenario.as_str(), t)).collect();
+            let csv = crate::report::timeseries::render_long(&pairs);
+            write_output(path, csv.as_bytes())?;
+            written.push(path.clone());
+        }
+        if let Some(dir) = &outputs.plot_dir {
+            let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
+            written.extend(crate::plot::run_plots(dir, &pairs)?);
+        }
+        notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
+        runs.into_iter().map(|(s, _)| s).collect()
+    } else {
+        run_each(&loaded, |sc| run_with(sc, req.options))?
+    };
+    let report = outputs.format.renderer().render(&summaries);
+    match &outputs.output {
+        Some(path) => {
+            write_output(path, report.as_bytes())?;
+            Ok(Output {
+                stdout: String::new(),
+                notes,
+            })
+        }
+        None => Ok(Output {
+            stdout: report,
+            notes,
+        }),
     }
-    if let Some(dir) = &outputs.plot_dir {
-        let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
-        written.extend(crate::plot::run_plots(dir, &pairs)?);
-    }
-    let summaries: Vec<RunSummary> = runs.into_iter().map(|(s, _)| s).collect();
-    Ok((format.renderer().render(&summaries), written))
 }

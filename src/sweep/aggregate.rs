@@ -386,6 +386,13 @@ pub enum Figure {
 }
 
 impl Figure {
+    /// The figure's file name in the output folder.
+    pub fn file(&self) -> &str {
+        match self {
+            Figure::Sensitivity { file, .. } | Figure::Heatmap { file, .. } => file,
+        }
+    }
+
     /// Draws the figure into `dir`.
     pub fn draw(&self, dir: &std::path::Path) -> Result<(), crate::plot::PlotError> {
         match self {

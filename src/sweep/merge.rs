@@ -13,11 +13,12 @@ use super::manifest::Manifest;
 use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
-use crate::runner::output_error;
+use crate::commands::Output;
+use crate::runner::{FolderLock, OutputPlan, output_error};
 use crate::scenario::ConfigError;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
-pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<String, Error> {
+pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<Output, Error> {
     let started = Instant::now();
     let mut manifests = Vec::new();
     let mut problems = Vec::new();
@@ -63,6 +64,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         let contents = journal::read(&path)?.ok_or_else(|| {
             ConfigError::file(&path, "does not exist; a sweep folder keeps its journal")
         })?;
+        if contents.torn {
+            return Err(ConfigError::file(
+                &path,
+                "ends with a torn line (its sweep stopped while writing it); finish the shard with `loadsim sweep … --resume` and merge again",
+            )
+            .into());
+        }
         if contents.header.inputs_sha256 != first.inputs_sha256 {
             return Err(ConfigError::file(
                 &path,
@@ -114,7 +122,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
     }
     records.sort_by_key(|r| r.index);
 
-    std::fs::create_dir_all(out).map_err(|e| output_error(out, e))?;
+    let inputs: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| [d.join(super::MANIFEST), d.join(journal::FILE)])
+        .collect();
+    OutputPlan::new(inputs.iter().map(PathBuf::as_path)).folder("--out", out, super::writes)?;
+    let _lock = FolderLock::acquire(out, "--out")?;
+    super::check_folder_sweep(out, &spec.name)?;
     let header = Header::new(&spec.name, &first.inputs_sha256, "1/1");
     let journal_path = out.join(journal::FILE);
     Journal::create(&journal_path, &header, &records)
@@ -135,16 +149,16 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         sweep_text: first.sweep_text.clone(),
     };
     write_outputs(out, &spec, &cells, &records, manifest, started)?;
-    if !quiet {
-        eprintln!(
-            "merged {} folders: {} cells of sweep `{}` → {}",
-            dirs.len(),
-            records.len(),
-            spec.name,
-            out.display()
-        );
+    if quiet {
+        return Ok(Output::default());
     }
-    Ok(String::new())
+    Ok(Output::note(format!(
+        "merged {} folders: {} cells of sweep `{}` → {}",
+        dirs.len(),
+        records.len(),
+        spec.name,
+        out.display()
+    )))
 }
 
 fn short(hash: &str) -> &str {

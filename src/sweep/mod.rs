@@ -18,10 +18,53 @@ pub use expand::{Cell, Shard, expand};
 pub use run::{SweepOptions, sweep};
 pub use spec::SweepSpec;
 
+use std::path::Path;
+
+use crate::scenario::ConfigError;
+
 /// Names of the files a sweep writes in its output folder.
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_MD: &str = "results.md";
 pub const MANIFEST: &str = "manifest.json";
+
+/// Whether a sweep (or a merge) writes a file of this name in its output folder: the results,
+/// the manifest, the journal, the figures, the lock and the temporary files of atomic writes.
+pub fn writes(name: &str) -> bool {
+    [
+        RESULTS_CSV,
+        RESULTS_MD,
+        MANIFEST,
+        journal::FILE,
+        crate::runner::output::LOCK_FILE,
+    ]
+    .contains(&name)
+        || (name.starts_with("figure_") && name.ends_with(".svg"))
+        || (name.starts_with('.') && name.contains(".tmp-"))
+}
+
+/// Refuses an output folder that holds another sweep's results or journal: one folder, one
+/// sweep (its figures and tables would otherwise mix).
+pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
+    let found = manifest::Manifest::read(dir)
+        .ok()
+        .map(|m| m.sweep)
+        .or_else(|| {
+            journal::read(&dir.join(journal::FILE))
+                .ok()
+                .flatten()
+                .map(|c| c.header.sweep)
+        });
+    match found {
+        Some(other) if other != sweep => Err(ConfigError::flag(
+            "--out",
+            format!(
+                "`{}` holds the results of sweep `{other}`, not `{sweep}`; a folder holds one sweep: choose another --out, or remove the folder",
+                dir.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// Lower-case hex SHA-256 of `parts`, each prefixed by its length so that boundaries count.
 pub fn sha256<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {

@@ -14,9 +14,10 @@ use super::journal::{self, CellRecord, Header, Journal};
 use super::manifest::Manifest;
 use super::spec::SweepSpec;
 use crate::Error;
+use crate::commands::Output;
 use crate::guard;
 use crate::model::{RunOptions, run_with};
-use crate::runner::{Progress, Runner, output_error, write_output};
+use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
 use crate::scenario::{ConfigError, source::read_text};
 
 /// Everything `loadsim sweep` takes besides the file.
@@ -81,7 +82,7 @@ fn check_event_budgets(
 }
 
 /// Runs the sweep in `file`; returns what goes to stdout (the plan for `--dry-run`, else nothing).
-pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
+pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let started = Instant::now();
     let text = read_text(file)?;
     let spec = SweepSpec::from_text(file, &text)?;
@@ -98,10 +99,24 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
         .collect();
     let out = o.out.clone().unwrap_or_else(|| default_out(&spec, o.shard));
     if o.dry_run {
-        return Ok(plan(&spec, &cells, o.shard, mine.len(), &out));
+        return Ok(Output::stdout(plan(
+            &spec,
+            &cells,
+            o.shard,
+            mine.len(),
+            &out,
+        )));
     }
 
-    std::fs::create_dir_all(&out).map_err(|e| output_error(&out, e))?;
+    let inputs = std::iter::once(file).chain(
+        sources
+            .docs
+            .iter()
+            .flat_map(|d| d.files.iter().map(|f| f.path.as_path())),
+    );
+    OutputPlan::new(inputs).folder("--out", &out, super::writes)?;
+    let _lock = FolderLock::acquire(&out, "--out")?;
+    super::check_folder_sweep(&out, &spec.name)?;
     let inputs_sha256 =
         super::sha256(std::iter::once(text.as_bytes()).chain(sources.texts().map(str::as_bytes)));
     let header = Header::new(&spec.name, &inputs_sha256, &shard.to_string());
@@ -125,8 +140,8 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
                         done.len(),
                         mine.len(),
                         journal_path.display(),
-                        if contents.dropped > 0 {
-                            format!(" ({} torn line(s) dropped)", contents.dropped)
+                        if contents.torn {
+                            " (a torn last line dropped: its cell runs again)".to_owned()
                         } else {
                             String::new()
                         }
@@ -196,19 +211,18 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
         sweep_text: text,
     };
     write_outputs(&out, &spec, &cells, &records, manifest, started)?;
-    note(
-        o,
-        format!(
-            "sweep `{}`: {} cells ({} run now, {} from the journal) in {:.1} s → {}",
-            spec.name,
-            records.len(),
-            to_run.len(),
-            records.len() - to_run.len(),
-            started.elapsed().as_secs_f64(),
-            out.display()
-        ),
-    );
-    Ok(String::new())
+    if o.quiet {
+        return Ok(Output::default());
+    }
+    Ok(Output::note(format!(
+        "sweep `{}`: {} cells ({} run now, {} from the journal) in {:.1} s → {}",
+        spec.name,
+        records.len(),
+        to_run.len(),
+        records.len() - to_run.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    )))
 }
 
 /// Writes results.csv, results.md and manifest.json into `out`, each atomically.
@@ -225,6 +239,7 @@ pub fn write_outputs(
     for figure in &figures {
         figure.draw(out)?;
     }
+    remove_stale_figures(out, &figures);
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
         (super::RESULTS_MD, markdown),
@@ -233,6 +248,21 @@ pub fn write_outputs(
     }
     manifest.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
     write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())
+}
+
+/// Removes the figures an earlier report of this sweep drew that this one does not (a report
+/// with fewer tables), so results.md and the folder agree.
+fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure]) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let figure = name.starts_with("figure_") && name.ends_with(".svg");
+        if figure && !figures.iter().any(|f| f.file() == name) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// `evidence/<name>/`, or `evidence/<name>/shard-K-of-N/` for a shard.
@@ -261,6 +291,7 @@ fn resume_mismatch(path: &Path, found: &Header, want: &Header) -> ConfigError {
     )
 }
 
+/// A note on stderr while the sweep works (what the final [`Output`] cannot say in time).
 fn note(o: &SweepOptions, message: String) {
     if !o.quiet {
         eprintln!("{message}");

@@ -154,9 +154,11 @@ fn a_run_stops_at_its_drain_horizon_and_reports_work_in_flight() {
 #[test]
 fn unwritable_output_paths_exit_2_before_running() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no/such/folder/out.json");
+    // A file where a folder of the path must go: the folder cannot be created.
+    let file = dir.path().join("file.txt");
+    std::fs::write(&file, "x").unwrap();
     let mut cases = vec![
-        (missing, "does not exist"),
+        (file.join("folder/out.json"), "cannot create the folder"),
         (dir.path().to_owned(), "is a folder"),
         ("/sys/loadsim-out.json".into(), "cannot create a file"),
     ];
