@@ -649,3 +649,51 @@ mod outputs {
         assert_eq!(read(&out, "journal.jsonl").lines().count(), 1 + 8);
     }
 }
+
+/// Issue 18: a report table with nothing to draw (every value null: naive never recovers, so a
+/// sensitivity table on `metrics.recovery_s` has no point) still writes results.csv, results.md
+/// and the manifest with exit 0; its figure says "never recovered"; `--resume` and `merge` work
+/// on the folder.
+#[test]
+fn a_figure_with_nothing_to_draw_never_costs_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("never.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: never\nscenarios: [{s}/naive.yaml]\ngrid:\n  duration: [8s]\n  seed: [1, 2]\n  faults.slow_b.duration: [2s, 3s]\n  faults.slow_b.from: [1s]\nreport:\n  sensitivity:\n    - axis: faults.slow_b.duration\n      metric: metrics.recovery_s\n",
+            s = repo().join("scenarios").display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let csv = read(&out, "results.csv");
+    assert_eq!(csv.lines().count(), 1 + 4);
+    let md = read(&out, "results.md");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| 2s") || l.starts_with("| 3s"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(
+        rows.iter().all(|r| r.contains("never")),
+        "every value is null: {md}"
+    );
+    assert!(out.join("manifest.json").is_file());
+    let figure = read(&out, "figure_1.svg");
+    roxmltree::Document::parse(&figure).expect("well-formed SVG");
+    assert!(figure.contains("never recovered"), "{figure}");
+    sweep(&file, &out, &["--resume"]).success();
+    assert_eq!(read(&out, "results.md"), md);
+    let merged = dir.path().join("merged");
+    cargo_bin_cmd!("loadsim")
+        .arg("merge")
+        .arg(&out)
+        .arg("--out")
+        .arg(&merged)
+        .arg("--quiet")
+        .assert()
+        .success();
+    assert_same_results(&out, &merged);
+}

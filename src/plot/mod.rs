@@ -22,7 +22,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
 
 pub use run::{amplification_svg, queue_length_svg, run_plots, success_rate_svg};
-pub use sweep::{Line, heatmap, heatmap_svg, sensitivity_chart, sensitivity_svg, viridis};
+pub use sweep::{
+    Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart, sensitivity_svg,
+    viridis,
+};
 
 /// Why a figure could not be made.
 #[derive(Debug, Error)]

@@ -317,6 +317,11 @@ impl<'a> Results<'a> {
                 axis_label: xs.label.clone(),
                 metric_label: s.metric.clone(),
                 lines: lines.clone(),
+                empty_note: if is_recovery {
+                    "never recovered"
+                } else {
+                    "no finite value"
+                },
             });
             heat_rows.push((values.first().copied(), lines));
         }
@@ -365,12 +370,14 @@ impl<'a> Results<'a> {
 #[derive(Clone, Debug)]
 pub enum Figure {
     /// A sensitivity table as a line chart: one line per scenario, min–max band over seeds.
+    /// When no point has a value, the figure says `empty_note` instead.
     Sensitivity {
         file: String,
         title: String,
         axis_label: String,
         metric_label: String,
         lines: Vec<Line>,
+        empty_note: &'static str,
     },
     /// A two-axis grid as a heatmap of the mean over seeds; `None` cells show `never_label`.
     Heatmap {
@@ -393,15 +400,41 @@ impl Figure {
         }
     }
 
-    /// Draws the figure into `dir`.
+    /// The figure's title.
+    pub fn title(&self) -> &str {
+        match self {
+            Figure::Sensitivity { title, .. } | Figure::Heatmap { title, .. } => title,
+        }
+    }
+
+    /// Draws the figure into `dir` (a placeholder that says why, when there is nothing to draw).
     pub fn draw(&self, dir: &std::path::Path) -> Result<(), crate::plot::PlotError> {
         match self {
+            Figure::Sensitivity {
+                file,
+                title,
+                lines,
+                metric_label,
+                empty_note,
+                ..
+            } if !lines
+                .iter()
+                .flat_map(|l| &l.points)
+                .any(|p| p.0.is_finite() && p.1.is_finite()) =>
+            {
+                crate::plot::placeholder(
+                    &dir.join(file),
+                    title,
+                    &format!("{empty_note}: no run has a value of `{metric_label}` to draw"),
+                )
+            }
             Figure::Sensitivity {
                 file,
                 title,
                 axis_label,
                 metric_label,
                 lines,
+                ..
             } => crate::plot::sensitivity_chart(
                 &dir.join(file),
                 title,

@@ -17,6 +17,7 @@ use crate::Error;
 use crate::commands::Output;
 use crate::guard;
 use crate::model::{RunOptions, run_with};
+use crate::plot::PlotError;
 use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
 use crate::scenario::{ConfigError, source::read_text};
 
@@ -236,10 +237,7 @@ pub fn write_outputs(
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
-    for figure in &figures {
-        figure.draw(out)?;
-    }
-    remove_stale_figures(out, &figures);
+    // The tables first: a figure never costs the results.
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
         (super::RESULTS_MD, markdown),
@@ -247,7 +245,19 @@ pub fn write_outputs(
         write_output(&out.join(name), text.as_bytes())?;
     }
     manifest.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())
+    write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())?;
+    for figure in &figures {
+        match figure.draw(out) {
+            Ok(()) => {}
+            Err(e @ PlotError::Write { .. }) => return Err(e.into()),
+            // Data the chart cannot show: the figure says why instead.
+            Err(e) => {
+                crate::plot::placeholder(&out.join(figure.file()), figure.title(), &e.to_string())?
+            }
+        }
+    }
+    remove_stale_figures(out, &figures);
+    Ok(())
 }
 
 /// Removes the figures an earlier report of this sweep drew that this one does not (a report
