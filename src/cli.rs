@@ -221,6 +221,17 @@ pub struct RunArgs {
     /// queue_length.svg and amplification.svg.
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub memory: Memory,
+}
+
+/// The memory budget shared by commands that hold many results.
+#[derive(Debug, Args)]
+pub struct Memory {
+    /// Memory budget for results held at once (time series, sweep cells, boundary probes), like
+    /// `2G` or `512M`: work estimated above it is refused before it starts.
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = loadsim::guard::parse_bytes)]
+    pub max_memory: u64,
 }
 
 /// Parses a bin width: a duration with a unit, at least 1 ms.
@@ -277,6 +288,12 @@ pub struct BoundaryArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
+    /// Run a search of more than 10000 runs (without it, such a search is refused before it
+    /// starts).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub memory: Memory,
 }
 
 #[derive(Debug, Args)]
@@ -306,9 +323,12 @@ pub struct SweepArgs {
     /// Stop after running N cells, leaving the sweep unfinished (to test --resume).
     #[arg(long, value_name = "N", hide = true)]
     pub max_cells: Option<usize>,
-    /// Run a grid of more than 1000 cells (without it, such a sweep is refused before it starts).
+    /// Run more than 1000 cells (the shard's, with --shard; without it, such a sweep is refused
+    /// before it starts; --dry-run never needs it).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    #[command(flatten)]
+    pub memory: Memory,
     /// Event limit per cell: refuse a sweep with a cell that could need more events than this
     /// (rate × duration × worst-case attempts), and stop a run that exceeds it.
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
@@ -376,6 +396,7 @@ impl RunArgs {
                 timeseries: self.timeseries,
                 plot_dir: self.plot,
                 resolution: self.timeseries_resolution,
+                max_memory: self.memory.max_memory,
             },
         )
     }
@@ -393,6 +414,8 @@ impl BoundaryArgs {
             steps: self.steps,
             tolerance: self.tolerance,
             out: self.out,
+            yes: self.yes,
+            max_memory: self.memory.max_memory,
         }
     }
 }
@@ -420,6 +443,7 @@ impl SweepArgs {
             quiet: self.quiet,
             max_cells: self.max_cells,
             yes: self.yes,
+            max_memory: self.memory.max_memory,
             command,
             run: RunOptions {
                 max_events: self.max_events,

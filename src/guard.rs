@@ -1,8 +1,12 @@
 //! Refusals of input that is well formed but unreasonable to act on. Owns the checks that run
 //! after a scenario validated and before any simulated second: a scenario whose event count could
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
-//! without `--yes` ([`check_cell_limit`]). (Output paths are checked before anything runs by
-//! [`crate::runner::OutputPlan`].) Each refusal is a
+//! without `--yes` ([`check_cell_limit`]; for a shard, its own cells count), a boundary search too
+//! long to start without `--yes` ([`check_run_limit`]), and work whose results would not fit the
+//! memory budget ([`check_memory`], raised by `--max-memory`, default [`DEFAULT_MAX_MEMORY`]):
+//! time series (bins × series × scenarios × [`BYTES_PER_SERIES_VALUE`]), boundary probes
+//! (runs × [`BYTES_PER_PROBE`]) and sweep cells (cells × [`bytes_per_cell`]). (Output paths are
+//! checked before anything runs by [`crate::runner::OutputPlan`].) Each refusal is a
 //! [`ConfigError`] (exit code 2) that says what to change.
 //!
 //! The event bound is an upper bound, not a forecast: per user request one arrival event, and per
@@ -80,7 +84,7 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
             "--yes",
             format!(
                 "the sweep expands to {cells} cells; loadsim runs at most {MAX_CELLS} in one sweep \
-                 (every cell is checked in memory first); narrow the grid or split it into sweeps"
+                 (every cell is checked before any runs); narrow the grid or split it into sweeps"
             ),
         ));
     }
@@ -90,10 +94,110 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
     Err(ConfigError::flag(
         "--yes",
         format!(
-            "the sweep expands to {cells} cells, more than {MAX_CELLS_WITHOUT_YES}; narrow the grid, \
-             or pass --yes to run them all"
+            "{cells} cells to run, more than {MAX_CELLS_WITHOUT_YES}; narrow the grid, split it with \
+             --shard K/N (a shard counts its own cells), or pass --yes to run them all"
         ),
     ))
+}
+
+/// Largest boundary search or phase diagram that runs without `--yes`, in runs.
+pub const MAX_RUNS_WITHOUT_YES: u64 = 10_000;
+
+/// Refuses a boundary search or phase diagram of more than [`MAX_RUNS_WITHOUT_YES`] runs unless
+/// `yes` (`--yes`); `runs` is an upper bound (scan points plus the most bisection steps).
+pub fn check_run_limit(runs: u64, yes: bool) -> Result<(), ConfigError> {
+    if yes || runs <= MAX_RUNS_WITHOUT_YES {
+        return Ok(());
+    }
+    Err(ConfigError::flag(
+        "--yes",
+        format!(
+            "this could take up to {runs} runs, more than {MAX_RUNS_WITHOUT_YES}; lower --steps, \
+             the number of seeds or files, or pass --yes to run them all"
+        ),
+    ))
+}
+
+/// The default memory budget (`--max-memory`): what a command may hold at once for its results,
+/// estimated before anything runs.
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
+
+/// Bytes one time-series value costs until it is written: the bin's row (8), the finished column
+/// (16) and its line of the long CSV (about 40).
+pub const BYTES_PER_SERIES_VALUE: u64 = 64;
+
+/// Bytes one expanded sweep cell costs (its key and axis values), whether it runs or not.
+pub const BYTES_PER_EXPANDED_CELL: u64 = 256;
+
+/// Bytes one boundary probe costs: its point, its outcome and its scan value.
+pub const BYTES_PER_PROBE: u64 = 64;
+
+/// Bytes one sweep cell costs while the sweep holds its record (a run summary keeps a few dozen
+/// numbers per service and per edge), estimated from the size of its scenario.
+pub fn bytes_per_cell(sc: &Scenario) -> u64 {
+    2048 + 1024 * (sc.services.len() + sc.edges.len()) as u64
+}
+
+/// Refuses work whose memory `estimate` (bytes) exceeds `limit` (`--max-memory`); `what` says
+/// what is held and `how` how to need less.
+pub fn check_memory(what: &str, estimate: u64, limit: u64, how: &str) -> Result<(), ConfigError> {
+    if estimate <= limit {
+        return Ok(());
+    }
+    Err(ConfigError::flag(
+        "--max-memory",
+        format!(
+            "{what} would take about {} of memory, above the limit of {}; {how}, or raise \
+             --max-memory if the machine has the memory",
+            show_bytes(estimate),
+            show_bytes(limit)
+        ),
+    ))
+}
+
+/// `1.5 GiB`, `512 MiB`, `800 B`.
+pub fn show_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{} {}", crate::report::number::trimmed(v, 1), UNITS[u])
+    }
+}
+
+/// Parses a memory size: a number of bytes with an optional unit `K`, `M`, `G` or `T` (powers of
+/// 1024; `KiB`, `MB`… are read the same), like `2G` or `512MiB`.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let bad = || format!("`{text}` is not a size; write it like `2G`, `512M` or `1073741824`");
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let unit = unit
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches(['i', 'I']);
+    let scale: u64 = match unit.to_ascii_uppercase().as_str() {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = value * scale as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(bytes as u64)
 }
 
 #[cfg(test)]
@@ -132,7 +236,31 @@ mod tests {
         let e = check_cell_limit(MAX_CELLS_WITHOUT_YES + 1, false).unwrap_err();
         assert!(e.to_string().contains("--yes"), "{e}");
         assert!(e.to_string().contains("1001 cells"), "{e}");
+        assert!(check_run_limit(MAX_RUNS_WITHOUT_YES, false).is_ok());
+        assert!(check_run_limit(MAX_RUNS_WITHOUT_YES + 1, true).is_ok());
+        let e = check_run_limit(MAX_RUNS_WITHOUT_YES + 1, false).unwrap_err();
+        assert!(e.to_string().contains("--yes"), "{e}");
         let e = check_cell_limit(u64::MAX, true).unwrap_err();
         assert!(e.to_string().contains("at most"), "{e}");
+    }
+
+    #[test]
+    fn memory_sizes_parse_and_show_in_powers_of_1024() {
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("1.5k"), Ok(1536));
+        assert_eq!(parse_bytes("100"), Ok(100));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("3X").is_err());
+        assert_eq!(show_bytes(3 << 30), "3 GiB");
+        assert_eq!(show_bytes(1536), "1.5 KiB");
+        let e = check_memory("the time series", 3 << 30, 2 << 30, "choose wider bins").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.contains("3 GiB") && text.contains("--max-memory"),
+            "{text}"
+        );
+        assert!(check_memory("x", 2 << 30, 2 << 30, "").is_ok());
     }
 }

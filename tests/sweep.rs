@@ -697,3 +697,36 @@ fn a_figure_with_nothing_to_draw_never_costs_the_results() {
         .success();
     assert_same_results(&out, &merged);
 }
+
+/// Issue 18: the cluster recipes above 1000 cells. A dry run never needs `--yes`; a shard needs
+/// it only when the shard itself is above the limit; the whole sweep still does.
+#[test]
+fn dry_runs_and_small_shards_of_a_large_sweep_need_no_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: Vec<String> = (1..=1200).map(|s| s.to_string()).collect();
+    let file = dir.path().join("large.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: large\nscenarios: [{s}/protected.yaml]\ngrid:\n  duration: [1s]\n  faults: [{{}}]\n  seed: [{seeds}]\n",
+            s = repo().join("scenarios").display(),
+            seeds = seeds.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let a = sweep(&file, &out, &["--dry-run"]).success();
+    let plan = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    assert!(plan.starts_with("sweep `large`: 1200 cells"), "{plan}");
+    sweep(&file, &out, &[]).code(2).stderr_has("--yes");
+    sweep(&file, &out, &["--shard", "1/1"])
+        .code(2)
+        .stderr_has("--yes");
+    let shard = dir.path().join("shard");
+    sweep(&file, &shard, &["--shard", "2/3"]).success();
+    assert_eq!(read(&shard, "results.csv").lines().count(), 1 + 400);
+    // The memory budget covers the expansion too (a dry run of a million cells needs none).
+    sweep(&file, &out, &["--dry-run", "--max-memory", "100K"])
+        .code(2)
+        .stderr_has("--max-memory");
+}

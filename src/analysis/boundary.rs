@@ -172,6 +172,16 @@ impl Axis {
         out
     }
 
+    /// How many values [`Axis::grid`] gives at most for `steps`, without making them (a
+    /// whole-number key has no more than its range holds).
+    pub fn grid_len(&self, steps: usize) -> u64 {
+        let steps = steps.max(2) as u64;
+        match self.kind {
+            Kind::Integer => steps.min((self.high - self.low) as u64 + 1),
+            _ => steps,
+        }
+    }
+
     /// Parses a tolerance written like the range's values (`100ms`, `5`).
     pub fn parse_tolerance(&self, text: &str) -> Result<f64, String> {
         let (kind, v) = parse_value(text)?;

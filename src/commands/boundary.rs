@@ -13,7 +13,9 @@ use super::Output;
 use crate::Error;
 use crate::analysis::boundary::{
     Agreement, Axis, Criterion, Found, Outcome, Phase, PhasePoint, SeedSearch, agreement, bisect,
+    max_bisections,
 };
+use crate::guard;
 use crate::model::{RunOptions, run_with};
 use crate::report::markdown::MarkdownTable;
 use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, write_output};
@@ -34,6 +36,10 @@ pub struct BoundaryRequest {
     /// In the range's unit; `None` for a hundredth of the range.
     pub tolerance: Option<String>,
     pub out: Option<PathBuf>,
+    /// Run more than [`guard::MAX_RUNS_WITHOUT_YES`] runs (`--yes`).
+    pub yes: bool,
+    /// `--max-memory`: the budget for the probes held at once, in bytes.
+    pub max_memory: u64,
 }
 
 /// A scenario file searched: loaded once with the user's `--set`s, its name and seeds.
@@ -84,6 +90,7 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
     if req.steps < 2 {
         return Err(ConfigError::flag("--steps", "must be at least 2 (LOW and HIGH)").into());
     }
+    check_budget(req, &axes, tolerance)?;
     let searched = load_searched(req, &axes)?;
     if let Some(dir) = &req.out {
         let mut plan = OutputPlan::new(searched.iter().flat_map(|s| s.subject.inputs()));
@@ -145,6 +152,30 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
         }
     }
     Ok(Output::stdout(out))
+}
+
+/// Refuses, before anything is loaded or allocated, a search whose runs need `--yes` or whose
+/// probes would not fit `--max-memory`.
+fn check_budget(req: &BoundaryRequest, axes: &[Axis], tolerance: f64) -> Result<(), Error> {
+    let per_seed = match axes {
+        [a] => a
+            .grid_len(req.steps)
+            .saturating_add(max_bisections(a, req.steps, tolerance)),
+        [x, y] => x.grid_len(req.steps).saturating_mul(y.grid_len(req.steps)),
+        _ => 0,
+    };
+    let seeds = req.seeds.len().max(1) as u64;
+    let runs = per_seed
+        .saturating_mul(seeds)
+        .saturating_mul(req.files.len() as u64);
+    guard::check_memory(
+        &format!("the search's {runs} runs"),
+        runs.saturating_mul(guard::BYTES_PER_PROBE),
+        req.max_memory,
+        "lower --steps",
+    )?;
+    guard::check_run_limit(runs, req.yes)?;
+    Ok(())
 }
 
 /// The files `--out` receives for the scenario `name`.

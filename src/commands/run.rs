@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::Output;
 use crate::Error;
 use crate::guard;
-use crate::metrics::{RunSummary, TimeSeries};
+use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
 use crate::model::{RunError, RunOptions, run_with, run_with_series};
 use crate::report::Format;
 use crate::runner::{
@@ -38,6 +38,8 @@ pub struct RunOutputs {
     pub plot_dir: Option<PathBuf>,
     /// `--timeseries-resolution`: the bin width (default 1 s).
     pub resolution: SimDuration,
+    /// `--max-memory`: the budget for the time series, in bytes.
+    pub max_memory: u64,
 }
 
 impl Default for RunOutputs {
@@ -48,6 +50,7 @@ impl Default for RunOutputs {
             timeseries: None,
             plot_dir: None,
             resolution: SimDuration::from_secs(1),
+            max_memory: guard::DEFAULT_MAX_MEMORY,
         }
     }
 }
@@ -97,8 +100,14 @@ pub fn run_all(req: &RunRequest) -> Result<Vec<RunSummary>, Error> {
     run_each(&load_checked(req)?, |sc| run_with(sc, req.options))
 }
 
-/// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario.
-pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Result<(), Error> {
+/// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario,
+/// and time series that would not fit `max_memory` (`--max-memory`): bins × series × scenarios ×
+/// [`guard::BYTES_PER_SERIES_VALUE`].
+pub fn check_resolution(
+    scenarios: &[Scenario],
+    resolution: SimDuration,
+    max_memory: u64,
+) -> Result<(), Error> {
     const FLAG: &str = "--timeseries-resolution";
     if resolution.is_zero() {
         return Err(ConfigError::flag(
@@ -107,9 +116,11 @@ pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Resu
         )
         .into());
     }
+    let mut values: u64 = 0;
     for sc in scenarios {
         let span = sc.duration.0.saturating_add(sc.drain.0);
-        if span.div_ceil(resolution.0) > MAX_BINS {
+        let bins = span.div_ceil(resolution.0);
+        if bins > MAX_BINS {
             return Err(ConfigError::flag(
                 FLAG,
                 format!(
@@ -120,7 +131,19 @@ pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Resu
             )
             .into());
         }
+        // The series a run records, counted from the recorder itself (no bins yet).
+        let series = SeriesRecorder::new(sc, resolution).finish().names().count() as u64;
+        values = values.saturating_add((bins + 1).saturating_mul(series));
     }
+    guard::check_memory(
+        &format!(
+            "the time series ({values} values: bins × series over {} scenario(s))",
+            scenarios.len()
+        ),
+        values.saturating_mul(guard::BYTES_PER_SERIES_VALUE),
+        max_memory,
+        &format!("choose a wider {FLAG}"),
+    )?;
     Ok(())
 }
 
@@ -132,7 +155,7 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     let series = outputs.wants_series();
     if series {
         let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
-        check_resolution(&scenarios, outputs.resolution)?;
+        check_resolution(&scenarios, outputs.resolution, outputs.max_memory)?;
     }
     let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
     if let Some(path) = &outputs.output {

@@ -19,7 +19,7 @@ use crate::guard;
 use crate::model::{RunOptions, run_with};
 use crate::plot::PlotError;
 use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
-use crate::scenario::{ConfigError, source::read_text};
+use crate::scenario::{ConfigError, Diagnostic, Scenario, source::read_text};
 
 /// Everything `loadsim sweep` takes besides the file.
 #[derive(Clone, Debug, Default)]
@@ -37,35 +37,64 @@ pub struct SweepOptions {
     pub quiet: bool,
     /// Stop after running this many cells, leaving the sweep unfinished (for testing `--resume`).
     pub max_cells: Option<usize>,
-    /// Run a grid above [`crate::guard::MAX_CELLS_WITHOUT_YES`] cells (`--yes`).
+    /// Run more than [`crate::guard::MAX_CELLS_WITHOUT_YES`] cells (`--yes`).
     pub yes: bool,
+    /// `--max-memory`: the budget for the cells held at once, in bytes (0: the default).
+    pub max_memory: u64,
     /// The command line, for the manifest.
     pub command: String,
     pub run: RunOptions,
 }
 
-/// Refuses, before anything runs, cells whose event bound exceeds `max_events`
-/// ([`guard::check_event_budget`]); names the first few.
-fn check_event_budgets(
+/// How many cells are validated at once: a large grid's scenarios are never all held together.
+const CHECK_CHUNK: usize = 4096;
+
+/// Checks every cell as a scenario ([`prepare`]) and refuses, before anything runs, cells whose
+/// event bound exceeds `max_events` ([`guard::check_event_budget`], the first few named); a chunk
+/// of cells at a time. Returns the most memory one cell's record can take
+/// ([`guard::bytes_per_cell`]).
+fn check_cells(
     file: &Path,
+    spec: &SweepSpec,
+    sources: &Sources,
     cells: &[Cell],
-    scenarios: &[crate::scenario::Scenario],
     max_events: u64,
-) -> Result<(), ConfigError> {
+) -> Result<u64, ConfigError> {
     const SHOWN: usize = 5;
-    let mut problems = Vec::new();
+    let mut invalid: Vec<Diagnostic> = Vec::new();
+    let mut too_big = Vec::new();
     let mut over = 0usize;
-    for (cell, sc) in cells.iter().zip(scenarios) {
-        let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
-        if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
-            over += 1;
-            if problems.len() < SHOWN {
-                problems.extend(e.diagnostics);
+    let mut per_cell = 0;
+    for chunk in cells.chunks(CHECK_CHUNK) {
+        let scenarios = match prepare(spec, sources, chunk) {
+            Ok(s) => s,
+            Err(e) => {
+                for d in e.diagnostics {
+                    if !invalid.contains(&d) {
+                        invalid.push(d);
+                    }
+                }
+                continue;
+            }
+        };
+        for (cell, sc) in chunk.iter().zip(&scenarios) {
+            per_cell = per_cell.max(guard::bytes_per_cell(sc));
+            let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
+            if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
+                over += 1;
+                if too_big.len() < SHOWN {
+                    too_big.extend(e.diagnostics);
+                }
             }
         }
     }
+    if !invalid.is_empty() {
+        return Err(ConfigError {
+            diagnostics: invalid,
+        });
+    }
     if over > SHOWN {
-        problems.push(crate::scenario::Diagnostic {
+        too_big.push(Diagnostic {
             origin: crate::scenario::Origin::Flag {
                 flag: "--max-events".into(),
             },
@@ -73,13 +102,19 @@ fn check_event_budgets(
             message: format!("{over} cells in all are over the limit"),
         });
     }
-    if problems.is_empty() {
-        Ok(())
+    if too_big.is_empty() {
+        Ok(per_cell)
     } else {
         Err(ConfigError {
-            diagnostics: problems,
+            diagnostics: too_big,
         })
     }
+}
+
+/// The scenario of one checked cell, built again where it runs.
+fn cell_scenario(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, Error> {
+    let mut one = prepare(spec, sources, std::slice::from_ref(cell))?;
+    Ok(one.pop().expect("one scenario per cell"))
 }
 
 /// Runs the sweep in `file`; returns what goes to stdout (the plan for `--dry-run`, else nothing).
@@ -87,18 +122,45 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let started = Instant::now();
     let text = read_text(file)?;
     let spec = SweepSpec::from_text(file, &text)?;
-    guard::check_cell_limit(cell_count(&spec), o.yes)?;
+    let shard = o.shard.unwrap_or(Shard::ALL);
+    let total = cell_count(&spec);
+    // Every cell is expanded and checked; only the shard's run, so only they need --yes (and a
+    // dry run never does).
+    guard::check_cell_limit(total, true)?;
+    if !o.dry_run {
+        let shard_cells =
+            total / shard.n as u64 + u64::from(((shard.k - 1) as u64) < total % shard.n as u64);
+        guard::check_cell_limit(shard_cells, o.yes)?;
+    }
+    let max_memory = if o.max_memory == 0 {
+        guard::DEFAULT_MAX_MEMORY
+    } else {
+        o.max_memory
+    };
+    let expansion = total.saturating_mul(guard::BYTES_PER_EXPANDED_CELL);
+    guard::check_memory(
+        &format!("expanding the sweep's {total} cells"),
+        expansion,
+        max_memory,
+        "narrow the grid",
+    )?;
     let cells = expand(&spec);
     let sources = Sources::load(&spec)?;
-    let scenarios = prepare(&spec, &sources, &cells)?;
-    check_event_budgets(file, &cells, &scenarios, o.run.max_events)?;
-    let shard = o.shard.unwrap_or(Shard::ALL);
+    let per_cell = check_cells(file, &spec, &sources, &cells, o.run.max_events)?;
     let mine: Vec<usize> = cells
         .iter()
         .filter(|c| shard.contains(c))
         .map(|c| c.index)
         .collect();
     let out = o.out.clone().unwrap_or_else(|| default_out(&spec, o.shard));
+    if !o.dry_run {
+        guard::check_memory(
+            &format!("holding the results of {} cells", mine.len()),
+            expansion.saturating_add((mine.len() as u64).saturating_mul(per_cell)),
+            max_memory,
+            "split the sweep with --shard K/N (each shard holds its own cells)",
+        )?;
+    }
     if o.dry_run {
         return Ok(Output::stdout(plan(
             &spec,
@@ -168,7 +230,7 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let runner = Runner::new(o.jobs)?;
     let progress = Progress::new(Some(to_run.len() as u64), "cells", o.quiet);
     let results: Vec<Result<CellRecord, Error>> = runner.map(to_run, |&i| {
-        let summary = run_with(&scenarios[i], o.run)?;
+        let summary = run_with(&cell_scenario(&spec, &sources, &cells[i])?, o.run)?;
         let record = CellRecord {
             index: i,
             key: cells[i].key.clone(),

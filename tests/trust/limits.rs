@@ -348,3 +348,92 @@ fn a_sweep_cell_over_the_event_budget_is_refused_before_anything_runs() {
     );
     assert!(!out_dir.join("results.csv").exists());
 }
+
+/// A chain of `n` services, `duration` of arrivals at 20 requests/s.
+fn chain(n: usize, duration: &str) -> String {
+    let mut y = format!(
+        "duration: {duration}\ndrain: 1s\narrivals: {{rate: 20}}\nclient: {{entry: s0, attempt_timeout: 10s}}\nservices:\n"
+    );
+    for i in 0..n {
+        if i + 1 < n {
+            y.push_str(&format!(
+                "  s{i}: {{slots: 4, calls: {{s{}: {{attempt_timeout: 10s}}}}}}\n",
+                i + 1
+            ));
+        } else {
+            y.push_str(&format!(
+                "  s{i}: {{slots: 4, service_time: {{dist: constant, value: 1ms}}}}\n"
+            ));
+        }
+    }
+    y
+}
+
+/// Issue 18: the time series of a 1000-service chain at 1 ms bins (bins × series × scenarios,
+/// gigabytes) is refused before the run with exit 2, naming the flags; within budget it runs.
+#[test]
+fn time_series_beyond_the_memory_budget_are_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chain.yaml");
+    std::fs::write(&file, chain(1000, "60s")).unwrap();
+    let started = std::time::Instant::now();
+    let out = loadsim()
+        .arg("run")
+        .arg(&file)
+        .args(["--timeseries-resolution", "1ms", "--timeseries"])
+        .arg(dir.path().join("s.csv"))
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("--max-memory") && err.contains("--timeseries-resolution"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!dir.path().join("s.csv").exists());
+    // A small budget refuses even the article's scenario; the default runs it.
+    loadsim()
+        .arg("run")
+        .arg(scenario_path("naive"))
+        .args(["--max-memory", "64K", "--timeseries"])
+        .arg(dir.path().join("s.csv"))
+        .assert()
+        .code(2);
+}
+
+/// Issue 18: `boundary --steps 1000000000` (gigabytes of probes) and two `--vary` with
+/// `--steps 1000` (a million runs) are refused at once with exit 2 naming the flag to raise.
+#[test]
+fn boundary_searches_beyond_their_budget_are_refused_before_running() {
+    let run = |extra: &[&str]| {
+        let out = loadsim()
+            .arg("boundary")
+            .arg(scenario_path("naive"))
+            .args(["--vary", "faults.slow_b.duration", "--range", "0s..30s"])
+            .args(extra)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2);
+        String::from_utf8(out.get_output().stderr.clone()).unwrap()
+    };
+    let err = run(&["--steps", "1000000000"]);
+    assert!(
+        err.contains("--max-memory") && err.contains("--steps"),
+        "{err}"
+    );
+    let err = run(&["--steps", "1000000000", "--yes"]);
+    assert!(err.contains("--max-memory"), "{err}");
+    let err = run(&[
+        "--vary",
+        "arrivals.rate",
+        "--range",
+        "200..1400",
+        "--steps",
+        "1000",
+    ]);
+    assert!(
+        err.contains("1000000 runs") && err.contains("--yes"),
+        "{err}"
+    );
+}
