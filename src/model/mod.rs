@@ -466,10 +466,16 @@ impl<'a> Simulation<'a> {
     }
 
     /// Draws the next arrival: exponential gaps at the rate in force (redrawn where a surge
-    /// changes the rate: the process is memoryless), or even spacing.
+    /// changes the rate: the process is memoryless), or even spacing. Simulated time is the
+    /// loop's ceiling: once the draw reaches the end of arrivals there is no next arrival, so a
+    /// gap that overflows to the end of time (a rate of 1e-10/s) ends arrivals instead of
+    /// spinning.
     fn schedule_next_arrival(&mut self, first: bool) {
         let mut t = self.now();
         let at = loop {
+            if t >= self.arrivals_end {
+                break SimTime::NEVER;
+            }
             let rate = self.rates.rate_at(t);
             let mean_gap_ns = 1e9 / rate;
             let gap = match self.sc.process {

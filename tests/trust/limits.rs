@@ -293,15 +293,19 @@ fn big_sweeps_need_yes_and_huge_ones_are_refused_before_expanding() {
     let dir = tempfile::tempdir().unwrap();
     let seeds: Vec<String> = (1..=1_001).map(|s| s.to_string()).collect();
     let file = sweep_file(dir.path(), &format!("{{seed: [{}]}}", seeds.join(", ")));
+    // Running them needs --yes (checked before anything runs, so nothing is written).
     let out = loadsim()
-        .args(["sweep", "--dry-run"])
+        .args(["sweep", "--out"])
+        .arg(dir.path().join("out"))
         .arg(&file)
         .assert()
         .code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("1001 cells") && err.contains("--yes"), "{err}");
+    assert!(!dir.path().join("out").exists());
+    // A dry run never needs confirmation (issue 18).
     loadsim()
-        .args(["sweep", "--dry-run", "--yes"])
+        .args(["sweep", "--dry-run"])
         .arg(&file)
         .timeout(std::time::Duration::from_secs(60))
         .assert()
@@ -436,4 +440,26 @@ fn boundary_searches_beyond_their_budget_are_refused_before_running() {
         err.contains("1000000 runs") && err.contains("--yes"),
         "{err}"
     );
+}
+
+/// Issue 18: a Poisson rate so small that the gap to the first arrival overflows (1e-10 and
+/// 1e-11 per second) used to spin forever; simulated time is the arrival loop's ceiling, so the
+/// run ends with no request, for every seed.
+#[test]
+fn a_rate_too_small_for_one_arrival_ends_instead_of_spinning() {
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for rate in [1e-10, 1e-11] {
+            for seed in 1..=20 {
+                let mut sc = parse("duration: 1s\narrivals: {rate: 1}\nclient: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n").unwrap();
+                sc.rate = rate;
+                sc.seed = seed;
+                let r = run_with(&sc, RunOptions::default()).unwrap();
+                assert_eq!(r.metrics.requests, 0, "rate {rate}, seed {seed}");
+            }
+        }
+        let _ = done.send(());
+    });
+    wait.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("every run ends within a minute");
 }
