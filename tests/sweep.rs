@@ -500,15 +500,33 @@ mod cli {
         assert!(read(&out, naive_heat).contains("never"));
     }
 
-    /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now.
+    /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now,
+    /// manifest included: nothing in it depends on the machine or the run (issue 18: the
+    /// README's first command leaves a fresh clone clean), and what does (command, threads, wall
+    /// time) is in timing.json, which git ignores.
     #[test]
     fn committed_evidence_is_what_the_code_produces() {
         let dir = tempfile::tempdir().unwrap();
         for name in ["blog37", "timeouts", "protections"] {
             let out = dir.path().join(name);
-            sweep(&repo().join(format!("sweeps/{name}.yaml")), &out, &[]).success();
+            cargo_bin_cmd!("loadsim")
+                .current_dir(repo())
+                .args([
+                    "sweep",
+                    &format!("sweeps/{name}.yaml"),
+                    "--quiet",
+                    "--jobs",
+                    "1",
+                ])
+                .arg("--out")
+                .arg(&out)
+                .assert()
+                .success();
+            let timing: serde_json::Value =
+                serde_json::from_str(&read(&out, "timing.json")).unwrap();
+            assert!(timing["wall_s"].as_f64().is_some() && timing["jobs"] == 1);
             let evidence = repo().join("evidence").join(name);
-            for file in ["results.md", "results.csv"] {
+            for file in ["results.md", "results.csv", "manifest.json"] {
                 assert!(
                     read(&out, file) == read(&evidence, file),
                     "evidence/{name}/{file} is stale: regenerate it with `cargo run --release -- sweep sweeps/{name}.yaml`"

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::expand::expand;
 use super::journal::{self, CellRecord, Header, Journal};
-use super::manifest::Manifest;
+use super::manifest::{Manifest, Timing};
 use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
@@ -143,12 +143,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         cells: records.len(),
         shard: None,
         merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
+        sweep_text: first.sweep_text.clone(),
+    };
+    let timing = Timing {
         command: command.to_owned(),
         jobs: None,
         wall_s: 0.0,
-        sweep_text: first.sweep_text.clone(),
     };
-    write_outputs(out, &spec, &cells, &records, manifest, started)?;
+    write_outputs(out, &spec, &cells, &records, &manifest, timing, started)?;
     if quiet {
         return Ok(Output::default());
     }

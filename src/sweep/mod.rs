@@ -26,6 +26,8 @@ use crate::scenario::ConfigError;
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_MD: &str = "results.md";
 pub const MANIFEST: &str = "manifest.json";
+/// The machine-dependent record of a run (command, threads, wall time), not committed.
+pub const TIMING: &str = "timing.json";
 
 /// Whether a sweep (or a merge) writes a file of this name in its output folder: the results,
 /// the manifest, the journal, the figures, the lock and the temporary files of atomic writes.

@@ -11,7 +11,7 @@ use std::time::Instant;
 use super::aggregate::Results;
 use super::expand::{Cell, Shard, Sources, cell_count, expand, prepare};
 use super::journal::{self, CellRecord, Header, Journal};
-use super::manifest::Manifest;
+use super::manifest::{Manifest, Timing};
 use super::spec::SweepSpec;
 use crate::Error;
 use crate::commands::Output;
@@ -268,12 +268,14 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         cells: records.len(),
         shard: o.shard.map(|s| s.to_string()),
         merged_from: Vec::new(),
+        sweep_text: text,
+    };
+    let timing = Timing {
         command: o.command.clone(),
         jobs: Some(runner.threads()),
         wall_s: 0.0,
-        sweep_text: text,
     };
-    write_outputs(&out, &spec, &cells, &records, manifest, started)?;
+    write_outputs(&out, &spec, &cells, &records, &manifest, timing, started)?;
     if o.quiet {
         return Ok(Output::default());
     }
@@ -288,13 +290,15 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     )))
 }
 
-/// Writes results.csv, results.md and manifest.json into `out`, each atomically.
+/// Writes results.csv, results.md, manifest.json, the figures and timing.json into `out`, each
+/// atomically.
 pub fn write_outputs(
     out: &Path,
     spec: &SweepSpec,
     cells: &[Cell],
     records: &[CellRecord],
-    mut manifest: Manifest,
+    manifest: &Manifest,
+    mut timing: Timing,
     started: Instant,
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
@@ -306,7 +310,6 @@ pub fn write_outputs(
     ] {
         write_output(&out.join(name), text.as_bytes())?;
     }
-    manifest.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
     write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())?;
     for figure in &figures {
         match figure.draw(out) {
@@ -319,7 +322,8 @@ pub fn write_outputs(
         }
     }
     remove_stale_figures(out, &figures);
-    Ok(())
+    timing.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    write_output(&out.join(super::TIMING), timing.to_text().as_bytes())
 }
 
 /// Removes the figures an earlier report of this sweep drew that this one does not (a report
