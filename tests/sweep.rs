@@ -56,6 +56,17 @@ fn sweep(file: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert 
         .assert()
 }
 
+/// `loadsim merge DIRS --out OUT --quiet`.
+fn merge(dirs: &[&Path], out: &Path) -> assert_cmd::assert::Assert {
+    cargo_bin_cmd!("loadsim")
+        .arg("merge")
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .assert()
+}
+
 /// `assert.stderr_has(text)`: the command's stderr contains `text`.
 trait StderrHas {
     fn stderr_has(self, text: &str) -> Self;
@@ -644,23 +655,13 @@ mod outputs {
         sweep(&file, &out, &["--resume"])
             .code(2)
             .stderr_has("line 4 does not match its checksum");
-        cargo_bin_cmd!("loadsim")
-            .arg("merge")
-            .arg(&out)
-            .arg("--out")
-            .arg(dir.path().join("merged"))
-            .assert()
+        merge(&[&out], &dir.path().join("merged"))
             .code(2)
             .stderr_has("line 4 does not match its checksum");
         // A torn last line is what a crash leaves: resume runs its cell again, merge refuses.
         let torn = format!("{}{}", lines[..5].join("\n") + "\n", &lines[5][..40]);
         std::fs::write(out.join("journal.jsonl"), torn).unwrap();
-        cargo_bin_cmd!("loadsim")
-            .arg("merge")
-            .arg(&out)
-            .arg("--out")
-            .arg(dir.path().join("merged"))
-            .assert()
+        merge(&[&out], &dir.path().join("merged"))
             .code(2)
             .stderr_has("ends with a torn line");
         sweep(&file, &out, &["--resume"]).success();
@@ -705,14 +706,7 @@ fn a_figure_with_nothing_to_draw_never_costs_the_results() {
     sweep(&file, &out, &["--resume"]).success();
     assert_eq!(read(&out, "results.md"), md);
     let merged = dir.path().join("merged");
-    cargo_bin_cmd!("loadsim")
-        .arg("merge")
-        .arg(&out)
-        .arg("--out")
-        .arg(&merged)
-        .arg("--quiet")
-        .assert()
-        .success();
+    merge(&[&out], &merged).success();
     assert_same_results(&out, &merged);
 }
 
