@@ -23,7 +23,6 @@ use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
 use crate::metrics::recorder::Window;
-use crate::metrics::timeseries::ServiceLevel;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::rng::Stream;
 use crate::scenario::{ArrivalProcess, FaultKind, Scenario};
@@ -34,7 +33,7 @@ use policy::adaptive::Adaptive;
 use policy::breaker::Breaker;
 use policy::codel::CodelState;
 use policy::throttle::TokenBucket;
-use queue::ServiceQueue;
+use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
 /// Limits on one run.
@@ -182,8 +181,8 @@ pub(crate) struct CallState {
 /// Live state of one service.
 #[derive(Debug)]
 pub(crate) struct ServiceState {
-    busy: u32,
-    queue: ServiceQueue,
+    /// Busy slots and queue, changed only through its accounting methods.
+    station: Station,
     /// Set while the service pulls from its queue, so a nested finish does not pull again.
     draining: bool,
     stream: Stream,
@@ -219,6 +218,8 @@ pub struct Simulation<'a> {
     call_states: Vec<CallState>,
     max_calls: usize,
     rec: Recorder,
+    /// Time-series bins, when the run was asked for them.
+    series: Option<SeriesRecorder>,
     arrivals: Stream,
     rates: RatePlan,
     arrivals_end: SimTime,
@@ -247,8 +248,7 @@ impl<'a> Simulation<'a> {
             .iter()
             .enumerate()
             .map(|(i, s)| ServiceState {
-                busy: 0,
-                queue: ServiceQueue::default(),
+                station: Station::new(SimTime(sc.duration.0)),
                 draining: false,
                 stream: Stream::new(seed, &format!("service/{}", s.name)),
                 normal: s.service_time.as_ref().map(Sampler::new),
@@ -292,6 +292,7 @@ impl<'a> Simulation<'a> {
                 .unwrap_or(0)
                 .max(1),
             rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
+            series: None,
             arrivals: Stream::new(seed, "arrivals"),
             rates: RatePlan::new(sc),
             arrivals_end: SimTime(sc.duration.0),
@@ -306,7 +307,8 @@ impl<'a> Simulation<'a> {
     pub fn with_series(mut self, resolution: SimDuration) -> Self {
         let series = SeriesRecorder::new(self.sc, resolution);
         self.next_sample = series.next_boundary();
-        self.rec.series = Some(series);
+        self.series = Some(series);
+        self.rec = self.rec.with_arrival_bins(resolution);
         self
     }
 
@@ -358,17 +360,9 @@ impl<'a> Simulation<'a> {
             self.engine.now()
         };
         self.engine.advance_to(end);
-        if let Some(series) = &self.rec.series {
+        if let Some(series) = &self.series {
             let last = series.bins_for(end) as u64 * series.resolution().0;
             self.sample_series(SimTime(last));
-        }
-        for (s, st) in self.services.iter().enumerate() {
-            self.rec.services[s].touch(
-                self.arrivals_end,
-                self.arrivals_end,
-                st.busy,
-                st.queue.len(),
-            );
         }
         for (e, st) in self.edges.iter().enumerate() {
             if let Some(b) = &st.breaker {
@@ -379,7 +373,7 @@ impl<'a> Simulation<'a> {
         let wall = started.elapsed();
         let summary =
             crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
-        let series = self.rec.series.take().map(SeriesRecorder::finish);
+        let series = self.series.take().map(|s| s.finish(&self.rec));
         let queue_ops = self.engine.take_queue_ops();
         Ok(RunOutput {
             summary,
@@ -390,13 +384,14 @@ impl<'a> Simulation<'a> {
 
     /// Closes the time-series bins that end at or before `now`.
     fn sample_series(&mut self, now: SimTime) {
-        let (services, edges) = (&self.services, &self.edges);
-        self.next_sample = self.rec.sample_until(
+        let Some(series) = &mut self.series else {
+            return;
+        };
+        let (services, edges) = (&mut self.services, &self.edges);
+        self.next_sample = series.sample_until(
             now,
-            &|s| ServiceLevel {
-                busy: services[s].busy,
-                queued: services[s].queue.len() as u64,
-            },
+            &self.rec,
+            &mut |s, at| services[s].station.sample(at),
             &|e| edges[e].bucket.map(|b| b.tokens()),
         );
     }
@@ -413,6 +408,11 @@ impl<'a> Simulation<'a> {
         crate::metrics::summary::FinalState {
             end,
             in_flight,
+            levels: self
+                .services
+                .iter()
+                .map(|st| st.station.period_areas())
+                .collect(),
             unfinished_users: self.users.len() as u64,
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,

@@ -8,7 +8,6 @@
 use super::queue::End;
 use super::slab::Handle;
 use super::{CallState, Event, Job, JobState, Outcome, PUSHBACK_NO_RETRY, Simulation};
-use crate::metrics::recorder::record_micros;
 use crate::scenario::{Pushback, QueueDiscipline};
 use crate::time::{SimDuration, SimTime};
 
@@ -38,11 +37,11 @@ impl Simulation<'_> {
             }
         }
         let slots = st.faults.slots(now, spec.slots);
-        let has_slot = st.busy < slots && st.queue.is_empty();
+        let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
         if !has_slot
             && spec
                 .queue_cap
-                .is_some_and(|cap| st.queue.len() >= cap as usize)
+                .is_some_and(|cap| st.station.queued() >= cap as usize)
         {
             c.rejected_full += 1;
             return self.refuse(s, parent, Outcome::Reject);
@@ -63,17 +62,14 @@ impl Simulation<'_> {
         if has_slot {
             self.start(job);
         } else {
-            let c = &mut self.rec.services[s];
-            let st = &mut self.services[s];
-            c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-            st.queue.push(job);
+            let queued = self.services[s].station.enqueue(now, job);
             debug_assert!(
-                spec.queue_cap
-                    .is_none_or(|cap| st.queue.len() <= cap as usize),
+                spec.queue_cap.is_none_or(|cap| queued <= cap as usize),
                 "queue over its cap"
             );
+            let c = &mut self.rec.services[s];
             c.enqueued += 1;
-            c.max_queue = c.max_queue.max(st.queue.len() as u64);
+            c.max_queue = c.max_queue.max(queued as u64);
         }
         job
     }
@@ -98,7 +94,7 @@ impl Simulation<'_> {
             None => 0,
             Some(Pushback::Delay(d)) => micros(d),
             Some(Pushback::PerQueued(d)) => {
-                let queued = self.services[s].queue.len() as u64;
+                let queued = self.services[s].station.queued() as u64;
                 if queued == 0 {
                     0
                 } else {
@@ -151,13 +147,8 @@ impl Simulation<'_> {
         j.state = JobState::Running;
         let (s, admitted_at) = (j.service as usize, j.admitted_at);
         let st = &mut self.services[s];
-        let c = &mut self.rec.services[s];
-        c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-        st.busy += 1;
-        let wait = now - admitted_at;
-        c.started += 1;
-        c.wait_sum_ns += wait.0 as u128;
-        record_micros(&mut c.queue_wait, wait);
+        st.station.occupy(now);
+        self.rec.services[s].start(now, admitted_at);
         let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
         match sampler {
             Some(sampler) => {
@@ -177,10 +168,8 @@ impl Simulation<'_> {
         j.state = JobState::Done;
         j.completed = true;
         let (s, parent, admitted_at) = (j.service as usize, j.parent, j.admitted_at);
-        let st = &mut self.services[s];
+        self.services[s].station.release(now);
         let c = &mut self.rec.services[s];
-        c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-        st.busy -= 1;
         c.completed += 1;
         c.depart(now, admitted_at, self.arrivals_end);
         self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
@@ -199,20 +188,16 @@ impl Simulation<'_> {
         match j.state {
             JobState::Done => {}
             JobState::Queued => {
-                let st = &mut self.services[s];
+                self.services[s].station.cancel_queued(now);
                 let c = &mut self.rec.services[s];
-                c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-                st.queue.mark_stale();
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
             }
             JobState::Running => {
                 self.abandon_attempts(job, None);
-                let st = &mut self.services[s];
+                self.services[s].station.release(now);
                 let c = &mut self.rec.services[s];
-                c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-                st.busy -= 1;
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
@@ -232,16 +217,16 @@ impl Simulation<'_> {
         loop {
             let now = self.now();
             let st = &self.services[s];
-            if st.busy >= st.faults.slots(now, spec.slots) {
+            if st.station.busy() >= st.faults.slots(now, spec.slots) {
                 break;
             }
             let end = match spec.discipline {
                 QueueDiscipline::Fifo => End::Oldest,
                 QueueDiscipline::Lifo => End::Newest,
-                QueueDiscipline::AdaptiveLifo { after } => match st.queue.peek(End::Oldest) {
+                QueueDiscipline::AdaptiveLifo { after } => match st.station.peek(End::Oldest) {
                     Some(h) => match self.jobs.get(h) {
                         None => {
-                            self.services[s].queue.pop(End::Oldest, true);
+                            self.services[s].station.discard_stale(End::Oldest);
                             continue;
                         }
                         Some(oldest) if now - oldest.admitted_at >= after => End::Newest,
@@ -250,15 +235,16 @@ impl Simulation<'_> {
                     None => End::Oldest,
                 },
             };
-            let Some(job) = st.queue.peek(end) else { break };
+            let Some(job) = st.station.peek(end) else {
+                break;
+            };
             if !self.jobs.is_live(job) {
-                self.services[s].queue.pop(end, true);
+                self.services[s].station.discard_stale(end);
                 continue;
             }
             let st = &mut self.services[s];
+            st.station.dequeue(now, end);
             let c = &mut self.rec.services[s];
-            c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-            st.queue.pop(end, false);
             let j = self.jobs[job];
             let wait = now - j.admitted_at;
             if spec.drop_expired && j.deadline <= now {
@@ -280,7 +266,7 @@ impl Simulation<'_> {
             self.reply_in(SimDuration::ZERO, j.parent, Outcome::Error, job, 0);
         }
         let st = &mut self.services[s];
-        if st.queue.is_empty()
+        if st.station.queue_is_empty()
             && let Some(codel) = st.codel.as_mut()
         {
             codel.on_empty();

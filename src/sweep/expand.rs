@@ -266,15 +266,7 @@ fn build(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, C
 /// The metric columns of results.csv that a scenario's runs have, in order.
 pub fn metric_columns(sc: &Scenario) -> Vec<String> {
     let rec = Recorder::new(sc.services.len(), sc.edges.len(), 0);
-    let fin = crate::metrics::summary::FinalState {
-        end: crate::time::SimTime(0),
-        in_flight: vec![0; sc.services.len()],
-        unfinished_users: 0,
-        events: 0,
-        peak_pending: 0,
-        peak_jobs: 0,
-        wall: std::time::Duration::ZERO,
-    };
+    let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
     let empty = crate::metrics::summary::summarize(sc, &rec, &fin);
     flatten(&empty, Engine::Exclude)
         .into_iter()

@@ -143,7 +143,7 @@ fn a_run_stops_at_its_drain_horizon_and_reports_work_in_flight() {
     assert_eq!(r.engine.simulated_s, 5.0);
     let q = &r.services["q"];
     assert!(q.in_flight_at_end > 30, "{}", q.in_flight_at_end);
-    assert_eq!(q.admitted, q.completed + q.in_flight_at_end);
+    assert_eq!(q.counts.admitted, q.counts.completed + q.in_flight_at_end);
     assert_eq!(r.metrics.unfinished, q.in_flight_at_end);
     assert_eq!(
         r.metrics.requests,
