@@ -10,8 +10,8 @@
 //! `scenarios/*.yaml` → [`scenario::source`] (extends, `--set`, key positions) →
 //! [`scenario::raw`] (serde mirror) → [`scenario::Scenario`] (validated) →
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
-//! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV). On request the recorder also bins
-//! what it counts over time ([`metrics::timeseries`]), for the time-series CSV
+//! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV). On request a sampler also bins
+//! what the recorder counts over time ([`metrics::timeseries`]), for the time-series CSV
 //! ([`report::timeseries`]) and the SVG figures ([`plot`]).
 //!
 //! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`](mod@sweep::expand) (cells, all validated first) →

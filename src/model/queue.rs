@@ -136,3 +136,38 @@ impl Station {
         self.meter.period_areas(self.busy, self.queued())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ns: u64) -> SimTime {
+        SimTime(ns)
+    }
+
+    #[test]
+    fn every_level_change_is_integrated_and_stale_entries_do_not_count() {
+        let mut st = Station::new(t(100));
+        st.occupy(t(10)); // busy 1 from 10
+        assert_eq!(st.enqueue(t(20), Handle::NONE), 1); // queue 1 from 20
+        assert_eq!(st.enqueue(t(30), Handle::NONE), 2); // queue 2 from 30
+        st.cancel_queued(t(40)); // queue 1 from 40: one entry is stale
+        assert_eq!((st.busy(), st.queued()), (1, 1));
+        st.discard_stale(End::Newest); // no level change
+        assert_eq!(st.queued(), 1);
+        st.release(t(50)); // busy 0 from 50
+        assert!(st.dequeue(t(60), End::Oldest).is_some()); // queue 0 from 60
+        st.occupy(t(60)); // busy 1 from 60 to the end of arrivals
+        assert!(st.queue_is_empty());
+        assert_eq!(
+            st.period_areas(),
+            LevelAreas {
+                busy: 40 + 40,
+                queue: 10 + 2 * 10 + 20,
+            }
+        );
+        let s = st.sample(t(200));
+        assert_eq!((s.busy_max, s.queue_max), (1, 2));
+        assert_eq!(s.areas.busy, 40 + 140);
+    }
+}
