@@ -301,22 +301,19 @@ mod tests {
     #[test]
     fn summary_keys_are_the_declared_names_in_order() {
         let edge = serde_json::to_value(EdgeCounters::default().summary()).unwrap();
-        let keys: Vec<&str> = edge
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
-        let declared: Vec<&str> = EdgeCounters::COUNTERS.iter().map(|c| c.name).collect();
-        assert_eq!(keys, declared);
         let service = serde_json::to_value(ServiceCounters::default().summary()).unwrap();
-        let keys: Vec<&str> = service
-            .as_object()
-            .unwrap()
-            .keys()
-            .map(|k| k.as_str())
-            .collect();
-        let declared: Vec<&str> = ServiceCounters::COUNTERS.iter().map(|c| c.name).collect();
-        assert_eq!(keys, declared);
+        for (json, family) in [
+            (edge, EdgeCounters::COUNTERS),
+            (service, ServiceCounters::COUNTERS),
+        ] {
+            let keys: Vec<&str> = json
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(|k| k.as_str())
+                .collect();
+            let declared: Vec<&str> = family.iter().map(|c| c.name).collect();
+            assert_eq!(keys, declared);
+        }
     }
 }
