@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::duration::DurationText;
+use crate::config::duration::DurationText;
 
 /// A loadsim scenario: the load, the client, the services with their call policies, and the
 /// faults. Durations are strings with a unit (`500us`, `20ms`, `1s`, `1m 30s`).

@@ -13,7 +13,7 @@ use super::manifest::Manifest;
 use super::run::{output_error, write_outputs};
 use super::spec::SweepSpec;
 use crate::Error;
-use crate::scenario::ConfigError;
+use crate::config::ConfigError;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
 pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<String, Error> {

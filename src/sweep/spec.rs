@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use yaml_serde::Value;
 
-use crate::scenario::{ConfigError, Diagnostic, Document};
+use crate::config::{ConfigError, Diagnostic, Document};
 
 /// The grid key that sets the scenario seed; sensitivity tables aggregate over it.
 pub const SEED: &str = "seed";
@@ -176,7 +176,7 @@ pub struct Sensitivity {
 impl SweepSpec {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<SweepSpec, ConfigError> {
-        let text = crate::scenario::source::read_text(path)?;
+        let text = crate::config::source::read_text(path)?;
         Self::from_text(path, &text)
     }
 
@@ -184,7 +184,7 @@ impl SweepSpec {
     /// folder; nothing is read).
     pub fn from_text(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
         let doc = Document::from_text(path, text)?;
-        let raw: SweepRaw = crate::scenario::deserialize(&doc)?;
+        let raw: SweepRaw = crate::config::deserialize(&doc)?;
         let mut c = Checker {
             doc: &doc,
             problems: Vec::new(),
@@ -380,7 +380,7 @@ impl Checker<'_> {
                         &at,
                         format!(
                             "`{k}` is not a key of `grid`{}",
-                            crate::scenario::suggest::did_you_mean(
+                            crate::config::suggest::did_you_mean(
                                 k,
                                 axes.iter().map(|a| a.key.as_str())
                             )
@@ -445,7 +445,7 @@ impl Checker<'_> {
                     &key_at,
                     format!(
                         "`{k}` is not a key of `grid`{}",
-                        crate::scenario::suggest::did_you_mean(
+                        crate::config::suggest::did_you_mean(
                             &k,
                             axes.iter().map(|a| a.key.as_str())
                         )
@@ -484,7 +484,7 @@ impl Checker<'_> {
                 format!(
                     "`{}` is not a key of `grid`{}",
                     s.axis,
-                    crate::scenario::suggest::did_you_mean(
+                    crate::config::suggest::did_you_mean(
                         &s.axis,
                         axes.iter().map(|a| a.key.as_str())
                     )

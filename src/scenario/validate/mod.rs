@@ -7,11 +7,10 @@ mod protections;
 
 use std::collections::HashMap;
 
-use super::error::{ConfigError, Diagnostic};
 use super::raw::{ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
-use super::source::Document;
-use super::suggest::{did_you_mean, explain_serde_message};
 use super::{ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Scenario, Service, Throttle};
+use crate::config::suggest::did_you_mean;
+use crate::config::{ConfigError, Diagnostic, Document, deserialize};
 use crate::time::SimDuration;
 
 /// Largest arrival rate accepted (user requests per second).
@@ -55,47 +54,6 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         Err(ConfigError {
             diagnostics: v.problems,
         })
-    }
-}
-
-/// Typed deserialization with the failing key's path and line.
-pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(&doc.value).map_err(|e| {
-        let mut key = e.path().to_string();
-        if key == "." {
-            key.clear();
-        }
-        let inner = strip_yaml_location(&e.inner().to_string());
-        let (message, unknown) = explain_serde_message(&inner);
-        // serde_path_to_error's path already ends at the unknown key; add it only if it does not.
-        if let Some(word) = unknown
-            && !(key == word || key.ends_with(&format!(".{word}")))
-        {
-            key = if key.is_empty() {
-                word
-            } else {
-                format!("{key}.{word}")
-            };
-        }
-        let message = message
-            .replace("invalid type: ", "wrong type: ")
-            .replace(
-                "expected u32",
-                "expected a whole number from 0 to 4294967295",
-            )
-            .replace(
-                "expected u64",
-                "expected a whole number from 0 to 18446744073709551615",
-            )
-            .replace("expected f64", "expected a number");
-        ConfigError::one(doc.diagnostic(&key, message))
-    })
-}
-
-fn strip_yaml_location(message: &str) -> String {
-    match message.find(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
     }
 }
 
