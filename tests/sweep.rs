@@ -158,7 +158,7 @@ mod expansion {
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: [1]\n  seed: [2]\n",
-                "duplicate entry with key \"seed\"",
+                "t.yaml:5:3: `grid.seed`: `seed` is written twice in this mapping (first at line 4)",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b: [{}]\n  faults.slow_b.from: [1s]\n",

@@ -184,18 +184,20 @@ impl SweepSpec {
     /// folder; nothing is read).
     pub fn from_text(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
         let doc = Document::from_text(path, text)?;
-        let raw: SweepRaw = crate::config::deserialize(&doc)?;
+        let (raw, mut problems) = crate::config::deserialize_all::<SweepRaw>(&doc);
+        let Some(raw) = raw else {
+            return Err(doc.sorted(problems));
+        };
         let mut c = Checker {
             doc: &doc,
             problems: Vec::new(),
         };
         let spec = c.spec(raw);
-        if c.problems.is_empty() {
+        if c.problems.is_empty() && problems.is_empty() {
             Ok(spec)
         } else {
-            Err(ConfigError {
-                diagnostics: c.problems,
-            })
+            problems.extend(c.problems);
+            Err(doc.sorted(problems))
         }
     }
 

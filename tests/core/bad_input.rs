@@ -285,3 +285,123 @@ fn a_yaml_syntax_error_has_a_line() {
     }
     assert!(err.to_string().contains("not valid YAML"), "{err}");
 }
+
+/// Independent mistakes of different classes, each an in-place edit of one line of `base.yaml`:
+/// (class, replace this, with this, expected key, expected words).
+const MISTAKES: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "unknown key",
+        "drain: 30s ",
+        "drian: 30s ",
+        "drian",
+        "did you mean `drain`?",
+    ),
+    (
+        "wrong type",
+        "rate: 400 ",
+        "rate: fast ",
+        "arrivals.rate",
+        "wrong type",
+    ),
+    (
+        "unit-less duration",
+        "retry_interval: 50ms",
+        "retry_interval: 50",
+        "client.retry_interval",
+        "no unit",
+    ),
+    (
+        "unknown key",
+        "propagate_deadline: false",
+        "propagate_dedline: false",
+        "client.propagate_dedline",
+        "did you mean `propagate_deadline`?",
+    ),
+    (
+        "bad enum value",
+        "dist: exponential, mean: 20ms",
+        "dist: exponentail, mean: 20ms",
+        "services.svc_b.service_time.dist",
+        "did you mean `exponential`?",
+    ),
+    (
+        "wrong fault kind",
+        "kind: slow",
+        "kind: slowness",
+        "faults.slow_b.kind",
+        "did you mean `slow`?",
+    ),
+    (
+        "unit-less duration",
+        "duration: 20s",
+        "duration: 20",
+        "faults.slow_b.duration",
+        "no unit",
+    ),
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Every problem at once: a file with k independent mistakes yields exactly k messages, each
+    /// at its own key and line, in the order of the file.
+    #[test]
+    fn k_independent_mistakes_give_k_located_messages(
+        chosen in proptest::sample::subsequence((0..MISTAKES.len()).collect::<Vec<_>>(), 1..=4)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = base_text();
+        let mut expected = Vec::new();
+        for &i in &chosen {
+            let (_, from, to, key, words) = MISTAKES[i];
+            let at = text.find(from).unwrap_or_else(|| panic!("base.yaml lacks {from:?}"));
+            let line = text[..at].matches('\n').count() + 1;
+            text = text.replacen(from, to, 1);
+            expected.push((line, key, words));
+        }
+        expected.sort();
+        let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+        let got: Vec<(usize, &str)> = err
+            .diagnostics
+            .iter()
+            .map(|d| match &d.origin {
+                Origin::File { line: Some(l), .. } => (*l, d.key.as_str()),
+                other => panic!("no line: {other:?}\n{err}"),
+            })
+            .collect();
+        let want: Vec<(usize, &str)> = expected.iter().map(|&(l, k, _)| (l, k)).collect();
+        proptest::prop_assert_eq!(&got, &want, "{}", err);
+        for (d, (_, _, words)) in err.diagnostics.iter().zip(&expected) {
+            proptest::prop_assert!(d.message.contains(words), "{:?} lacks {:?}", d.message, words);
+        }
+    }
+}
+
+#[test]
+fn a_duplicate_key_is_reported_at_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = base_text().replacen(
+        "  retry_interval: 50ms\n",
+        "  retry_interval: 50ms\n  retries: 5\n",
+        1,
+    );
+    let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+    let second = text.lines().position(|l| l == "  retries: 5").unwrap() + 1;
+    let first = text
+        .lines()
+        .position(|l| l.starts_with("  retries: 2"))
+        .unwrap()
+        + 1;
+    let d = &err.diagnostics[0];
+    assert_eq!(d.key, "client.retries", "{err}");
+    match &d.origin {
+        Origin::File { line, column, .. } => {
+            assert_eq!((*line, *column), (Some(second), Some(3)), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        d.message.contains(&format!("first at line {first}")),
+        "{err}"
+    );
+}

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use super::raw::{ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
 use super::{ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Scenario, Service, Throttle};
 use crate::config::suggest::did_you_mean;
-use crate::config::{ConfigError, Diagnostic, Document, deserialize};
+use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::time::SimDuration;
 
 /// Largest arrival rate accepted (user requests per second).
@@ -30,9 +30,13 @@ pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
 /// Default delay of a `reject` reply (MODEL.md §2).
 pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 
-/// Deserializes and validates a merged document.
+/// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
+/// values, durations) and the problems of meaning of the rest, all in one report in file order.
 pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
-    let raw = deserialize::<ScenarioRaw>(doc)?;
+    let (raw, shape) = deserialize_all::<ScenarioRaw>(doc);
+    let Some(raw) = raw else {
+        return Err(doc.sorted(shape));
+    };
     if raw.services.len() > MAX_SERVICES {
         // Checking each of them would bury this sentence under thousands more.
         return Err(ConfigError::one(doc.diagnostic(
@@ -48,13 +52,23 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         problems: Vec::new(),
     };
     let scenario = v.scenario(raw);
-    if v.problems.is_empty() {
-        Ok(scenario)
-    } else {
-        Err(ConfigError {
-            diagnostics: v.problems,
-        })
+    if v.problems.is_empty() && shape.is_empty() {
+        return Ok(scenario);
     }
+    // A value with a shape problem was left out; what its absence implies, at its own key, below
+    // it or at the keys that hold it, is no news.
+    let within = |key: &str, outer: &str| {
+        key == outer
+            || key.starts_with(&format!("{outer}."))
+            || key.starts_with(&format!("{outer}["))
+    };
+    let meaning = v.problems.into_iter().filter(|p| {
+        !shape
+            .iter()
+            .any(|s| within(&p.key, &s.key) || within(&s.key, &p.key))
+    });
+    let all: Vec<Diagnostic> = shape.iter().cloned().chain(meaning).collect();
+    Err(doc.sorted(all))
 }
 
 struct Validator<'a> {
