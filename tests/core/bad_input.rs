@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use loadsim::scenario::{ConfigError, Origin, Scenario};
+use loadsim::scenario::{ConfigError, Document, Origin, Scenario};
 
 use super::common::scenario_path;
 
@@ -404,4 +404,150 @@ fn a_duplicate_key_is_reported_at_its_own_line() {
         d.message.contains(&format!("first at line {first}")),
         "{err}"
     );
+}
+
+/// An extending file of `base.yaml` whose only content is `null` at the dotted `path`.
+fn null_at(path: &str) -> String {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut text = "null".to_owned();
+    for p in parts.iter().rev() {
+        text = format!("{{{p}: {text}}}");
+    }
+    format!(
+        "extends: {}\n{}\n",
+        scenario_path("base").display(),
+        &text[1..text.len() - 1]
+    )
+}
+
+/// `null` removes only what exists: in a file that extends another, every key path of the base
+/// with its last key misspelt, set to `null`, is an unknown key (with the suggestion) at its line.
+#[test]
+fn a_null_must_name_a_key_the_base_can_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = Document::load(&scenario_path("base")).unwrap();
+    let mut paths: Vec<&String> = base.files[0]
+        .keys
+        .keys()
+        .filter(|k| !k.contains('['))
+        .collect();
+    paths.sort();
+    let mut tried = 0;
+    for path in paths {
+        let typo = format!("{path}x");
+        let file = write(dir.path(), "child.yaml", &null_at(&typo));
+        let err = load_err(&file, &[]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == typo)
+            .unwrap_or_else(|| panic!("{typo}: no diagnostic at the key; got:\n{err}"));
+        assert!(
+            d.message.contains("unknown key") || d.message.contains("in the base to remove"),
+            "{typo}: {}",
+            d.message
+        );
+        assert!(
+            d.message
+                .contains(&format!("`{}`", path.rsplit('.').next().unwrap())),
+            "{typo}: no suggestion in {}",
+            d.message
+        );
+        assert!(
+            matches!(&d.origin, Origin::File { path: p, line: Some(2), .. } if p == &file),
+            "{typo}: {:?}",
+            d.origin
+        );
+        tried += 1;
+    }
+    assert!(tried >= 30, "{tried}");
+}
+
+#[test]
+fn null_removes_only_optional_keys_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = scenario_path("base");
+    let child = |body: &str| {
+        write(
+            dir.path(),
+            "child.yaml",
+            &format!("extends: {}\n{body}", base.display()),
+        )
+    };
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "services:\n  gateway:\n    calls:\n      svc_a:\n        retry_throtle: null\n",
+            "services.gateway.calls.svc_a.retry_throtle",
+            "did you mean `retry_throttle`?",
+        ),
+        ("slow_b: null\n", "slow_b", "unknown key `slow_b`"),
+        (
+            "faults: {slow_bb: null}\n",
+            "faults.slow_bb",
+            "there is no `slow_bb` in the base to remove, did you mean `slow_b`?",
+        ),
+        ("duration: null\n", "duration", "is required"),
+        (
+            "services:\n  svc_b:\n    slots: null\n",
+            "services.svc_b.slots",
+            "is required",
+        ),
+    ];
+    for (body, key, words) in cases {
+        let err = load_err(&child(body), &[]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == *key)
+            .unwrap_or_else(|| panic!("{body}: nothing at `{key}`:\n{err}"));
+        assert!(d.message.contains(words), "{body}: {}", d.message);
+        assert!(
+            matches!(d.origin, Origin::File { line: Some(l), .. } if l > 1),
+            "{body}: {:?}",
+            d.origin
+        );
+    }
+    // What exists and is optional goes.
+    let sc = Scenario::load(&child("faults: {slow_b: null}\nseed: null\n"), &[], None).unwrap();
+    assert!(sc.faults.is_empty());
+    assert_eq!(sc.seed, 1);
+}
+
+#[test]
+fn set_null_removes_like_a_file_and_an_empty_value_is_refused() {
+    let naive = scenario_path("naive");
+    let sc = Scenario::load(&naive, &["faults.slow_b=null".into()], None).unwrap();
+    assert!(sc.faults.is_empty());
+    for (arg, key, words) in [
+        (
+            "faults.slow_bb=null",
+            "faults.slow_bb",
+            "did you mean `slow_b`?",
+        ),
+        ("duration=null", "duration", "is required"),
+        (
+            "client.retires=~",
+            "client.retires",
+            "did you mean `retries`?",
+        ),
+    ] {
+        let err = load_err(&naive, &[arg]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == key)
+            .unwrap_or_else(|| panic!("{arg}: {err}"));
+        assert!(d.message.contains(words), "{arg}: {}", d.message);
+        assert!(
+            matches!(&d.origin, Origin::Set { argument, .. } if argument == arg),
+            "{arg}"
+        );
+    }
+    for arg in ["seed=", "seed=  "] {
+        let err = load_err(&naive, &[arg]);
+        assert!(
+            err.to_string().contains("the value is empty"),
+            "{arg}: {err}"
+        );
+    }
 }
