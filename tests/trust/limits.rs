@@ -347,3 +347,50 @@ fn a_sweep_cell_over_the_event_budget_is_refused_before_anything_runs() {
     );
     assert!(!out_dir.join("results.csv").exists());
 }
+
+/// A named pipe blocks whoever opens it until a writer comes: as a scenario, an `extends` target,
+/// a sweep file or a sweep's scenario it hung loadsim forever. Refused at open, exit 2, by name.
+#[cfg(unix)]
+#[test]
+fn special_files_are_refused_before_they_are_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let child = dir.path().join("child.yaml");
+    std::fs::write(&child, "extends: pipe.yaml\n").unwrap();
+    let sweep_of = |name: &str, scenario: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("name: t\nscenarios: [{scenario}]\n")).unwrap();
+        p
+    };
+    let sweep = sweep_of("sweep.yaml", "pipe.yaml");
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (vec!["check".into(), fifo.clone().into()], "named pipe"),
+        (vec!["run".into(), fifo.clone().into()], "named pipe"),
+        (vec!["check".into(), child.into()], "named pipe"),
+        (
+            vec!["sweep".into(), fifo.clone().into(), "--dry-run".into()],
+            "named pipe",
+        ),
+        (
+            vec!["sweep".into(), sweep.into(), "--dry-run".into()],
+            "named pipe",
+        ),
+        (vec!["check".into(), "/dev/null".into()], "is a device"),
+        (vec!["check".into(), dir.path().into()], "is a directory"),
+    ];
+    for (args, words) in &cases {
+        let out = loadsim()
+            .args(args)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(words), "{args:?}: {err}");
+        assert!(err.contains("error: "), "{args:?}: {err}");
+    }
+}
