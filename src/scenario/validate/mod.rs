@@ -112,6 +112,16 @@ impl Validator<'_> {
                 "arrivals.rate",
                 format!("must be at most {MAX_RATE} requests per second"),
             );
+        } else if !duration.is_zero() && rate * duration.as_secs_f64() < 1.0 {
+            // Also keeps the mean gap between arrivals far inside the nanosecond clock.
+            self.problem(
+                "arrivals.rate",
+                format!(
+                    "{rate} requests per second over {duration} is less than one arrival on \
+                     average, nothing to measure; give a rate of at least one request per \
+                     `duration` (rate × duration ≥ 1)"
+                ),
+            );
         }
 
         let names: HashMap<&str, usize> = raw
