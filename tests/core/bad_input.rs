@@ -551,3 +551,29 @@ fn set_null_removes_like_a_file_and_an_empty_value_is_refused() {
         );
     }
 }
+
+/// Services `p` → `q->r` and `p->q` → `r` both made the edge `p->q->r`, and one edge's metrics
+/// vanished. Names are restricted so that no two edges (or key paths) can share a name.
+#[test]
+fn service_names_that_could_collide_are_refused_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "duration: 10s\narrivals: {rate: 10}\nclient: {entry: p, attempt_timeout: 1s}\n\
+                services:\n  p:\n    slots: 1\n    calls: {\"q->r\": {attempt_timeout: 1s}}\n  \
+                \"q->r\": {slots: 1}\n  \"p->q\":\n    slots: 1\n    calls: {r: {attempt_timeout: 1s}}\n  \
+                r: {slots: 1}\n  \"a b\": {slots: 1}\n  x.y: {slots: 1}\n";
+    let path = write(dir.path(), "s.yaml", text);
+    let err = load_err(&path, &[]);
+    for (name, line) in [("q->r", 8), ("p->q", 9), ("a b", 13), ("x.y", 14)] {
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == format!("services.{name}"))
+            .unwrap_or_else(|| panic!("{name}: {err}"));
+        assert!(d.message.contains("cannot name a service"), "{}", d.message);
+        assert!(
+            matches!(&d.origin, Origin::File { line: Some(l), .. } if *l == line),
+            "{name}: {:?}",
+            d.origin
+        );
+    }
+}

@@ -133,6 +133,19 @@ impl Validator<'_> {
         if raw.services.is_empty() {
             self.problem("services", "must name at least one service");
         }
+        for sname in raw.services.keys() {
+            if !valid_service_name(sname) {
+                self.problem(
+                    &format!("services.{sname}"),
+                    format!(
+                        "`{}` cannot name a service: use letters, digits, `_` and `-` (names make \
+                         up edge names like `a->b` and key paths like `services.a.slots`, so \
+                         other characters could make two of them collide)",
+                        crate::config::suggest::shorten(sname)
+                    ),
+                );
+            }
+        }
         let mut services = Vec::with_capacity(raw.services.len());
         let mut edges = Vec::new();
         for (i, (sname, s)) in raw.services.iter().enumerate() {
@@ -530,6 +543,16 @@ impl Validator<'_> {
             }
         }
     }
+}
+
+/// Whether `name` may name a service: ASCII letters, digits, `_` and `-`, not empty. Edge names
+/// (`caller->callee`) and dotted key paths are built from service names; with `>` or `.` allowed,
+/// `p` → `q->r` and `p->q` → `r` would both be the edge `p->q->r`.
+pub fn valid_service_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
 }
 
 pub(super) fn list(items: &[&str]) -> String {
