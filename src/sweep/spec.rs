@@ -229,6 +229,22 @@ pub fn value_text(v: &Value) -> String {
     }
 }
 
+/// What a grid value means, for telling equal values apart from their spelling: durations in
+/// nanoseconds, numbers as floats, anything else as written.
+fn meaning(v: &Value) -> String {
+    match v {
+        Value::String(s) => match crate::config::duration::parse_duration(s) {
+            Ok(d) => format!("duration {}", d.0),
+            Err(_) => format!("text {s}"),
+        },
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => format!("number {f:?}"),
+            None => format!("number {n}"),
+        },
+        other => format!("value {}", value_text(other)),
+    }
+}
+
 struct Checker<'a> {
     doc: &'a Document,
     problems: Vec<Diagnostic>,
@@ -350,16 +366,25 @@ impl Checker<'_> {
                     yaml,
                 })
                 .collect();
-            let mut seen = std::collections::HashSet::new();
+            // Equal as written, or equal once read (`1s` and `1000ms`, `1` and `1.0`).
+            let mut seen: std::collections::HashMap<String, &str> = Default::default();
             for v in &values {
-                if !seen.insert(v.text.as_str()) {
-                    self.problem(
+                match seen.insert(meaning(&v.yaml), v.text.as_str()) {
+                    Some(first) if first == v.text => self.problem(
                         &at,
                         format!(
                             "lists the value `{}` twice; every cell must be different",
                             v.text
                         ),
-                    );
+                    ),
+                    Some(first) => self.problem(
+                        &at,
+                        format!(
+                            "lists `{first}` and `{}`, the same value; every cell must be different",
+                            v.text
+                        ),
+                    ),
+                    None => {}
                 }
             }
             axes.push(Axis { key, values });
