@@ -215,6 +215,15 @@ impl Builder {
     }
 }
 
+/// The one problem that ends the pass.
+fn fatal(message: impl Into<String>, pos: Pos) -> Vec<Problem> {
+    vec![Problem {
+        key: String::new(),
+        message: message.into(),
+        pos: Some(pos),
+    }]
+}
+
 /// Reads YAML text: one document, or none (then the value is `Null`).
 pub fn parse(text: &str) -> Result<Parsed, Vec<Problem>> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
@@ -242,11 +251,7 @@ pub fn parse(text: &str) -> Result<Parsed, Vec<Problem>> {
                 } else {
                     format!("not valid YAML: {}", e.info())
                 };
-                return Err(vec![Problem {
-                    key: String::new(),
-                    message,
-                    pos: Some(pos),
-                }]);
+                return Err(fatal(message, pos));
             }
         };
         let pos = Pos::of(span);
@@ -254,24 +259,15 @@ pub fn parse(text: &str) -> Result<Parsed, Vec<Problem>> {
             Event::DocumentStart(_) => {
                 documents += 1;
                 if documents > 1 {
-                    return Err(vec![Problem {
-                        key: String::new(),
-                        message: "holds more than one YAML document (a second `---`); loadsim \
-                                  reads one document per file"
-                            .into(),
-                        pos: Some(pos),
-                    }]);
+                    return Err(fatal(
+                        "holds more than one YAML document (a second `---`); loadsim reads one \
+                         document per file",
+                        pos,
+                    ));
                 }
             }
-            Event::MappingStart(anchor, tag) | Event::SequenceStart(anchor, tag)
-                if b.frames.len() >= MAX_NESTING =>
-            {
-                let _ = (anchor, tag);
-                return Err(vec![Problem {
-                    key: String::new(),
-                    message: too_deep(),
-                    pos: Some(pos),
-                }]);
+            Event::MappingStart(..) | Event::SequenceStart(..) if b.frames.len() >= MAX_NESTING => {
+                return Err(fatal(too_deep(), pos));
             }
             Event::MappingStart(anchor, tag) => {
                 let path = b.start(pos);
@@ -335,24 +331,22 @@ pub fn parse(text: &str) -> Result<Parsed, Vec<Problem>> {
             Event::Alias(id) => {
                 let _ = b.start(pos);
                 let Some(size) = b.anchors.get(&id).map(|a| a.1) else {
-                    return Err(vec![Problem {
-                        key: String::new(),
-                        message: "not valid YAML: an alias names no anchor before it".into(),
-                        pos: Some(pos),
-                    }]);
+                    return Err(fatal(
+                        "not valid YAML: an alias names no anchor before it",
+                        pos,
+                    ));
                 };
                 b.nodes = b.nodes.saturating_add(size);
                 b.alias_nodes = b.alias_nodes.saturating_add(size);
                 // Counted before it is copied.
                 if b.alias_nodes > MAX_ALIAS_NODES {
-                    return Err(vec![Problem {
-                        key: String::new(),
-                        message: format!(
+                    return Err(fatal(
+                        format!(
                             "aliases (`*name`) expand to more than {MAX_ALIAS_NODES} nodes; \
                              write the values out, or anchor smaller pieces"
                         ),
-                        pos: Some(pos),
-                    }]);
+                        pos,
+                    ));
                 }
                 let value = b.anchors[&id].0.clone();
                 // An alias as a key stands for its anchor's text only when that is a string.

@@ -11,6 +11,20 @@ fn loadsim() -> Command {
     Command::cargo_bin("loadsim").unwrap()
 }
 
+/// Runs loadsim with `args` (at most 20 s), expects exit code 2, and returns its stderr.
+fn refused<I, S>(args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = loadsim()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2);
+    String::from_utf8(out.get_output().stderr.clone()).unwrap()
+}
+
 /// Runs `loadsim check naive.yaml --set <set>` and returns stderr after checking exit code 2.
 fn refused_set(set: &str) -> String {
     let out = loadsim()
@@ -235,24 +249,13 @@ fn hostile_files_exit_2_from_the_binary() {
     for (name, text, words) in cases {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
-        let out = loadsim()
-            .arg("check")
-            .arg(&p)
-            .timeout(std::time::Duration::from_secs(20))
-            .assert()
-            .code(2);
-        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let err = refused([std::ffi::OsStr::new("check"), p.as_os_str()]);
         assert!(err.contains(words), "{name}: {err}");
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
     // A device whose size reads as 0 and that never ends (was a hang, then out of memory): refused
     // before it is opened.
-    let out = loadsim()
-        .args(["check", "/dev/zero"])
-        .timeout(std::time::Duration::from_secs(20))
-        .assert()
-        .code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let err = refused(["check", "/dev/zero"]);
     assert!(err.contains("is a device, not a regular file"), "{err}");
     let big = dir.path().join("big.yaml");
     std::fs::write(&big, vec![b'#'; 5 << 20]).unwrap();
@@ -384,12 +387,7 @@ fn special_files_are_refused_before_they_are_opened() {
         (vec!["check".into(), dir.path().into()], "is a directory"),
     ];
     for (args, words) in &cases {
-        let out = loadsim()
-            .args(args)
-            .timeout(std::time::Duration::from_secs(20))
-            .assert()
-            .code(2);
-        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let err = refused(args);
         assert!(err.contains(words), "{args:?}: {err}");
         assert!(err.contains("error: "), "{args:?}: {err}");
     }
@@ -412,13 +410,7 @@ fn a_rate_too_small_for_the_run_is_refused_and_cannot_hang() {
             ),
         )
         .unwrap();
-        let out = loadsim()
-            .arg("check")
-            .arg(&p)
-            .timeout(std::time::Duration::from_secs(20))
-            .assert()
-            .code(2);
-        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let err = refused([std::ffi::OsStr::new("check"), p.as_os_str()]);
         assert!(
             err.contains("arrivals.rate") && err.contains("less than one arrival"),
             "{rate}: {err}"
