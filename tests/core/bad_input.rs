@@ -577,3 +577,21 @@ fn service_names_that_could_collide_are_refused_at_their_line() {
         );
     }
 }
+
+/// Shape problems and problems of meaning come in one run: the value with a shape problem is
+/// left out and the rest is checked, so `slots: 0` is reported beside the unknown key above it.
+#[test]
+fn shape_and_meaning_problems_come_together_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = base_text()
+        .replacen("drain: 30s ", "drian: 30s ", 1)
+        .replacen("slots: 16", "slots: 0", 1)
+        .replacen("retry_interval: 50ms", "retry_interval: 50", 1);
+    let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+    let keys: Vec<&str> = err.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["drian", "client.retry_interval", "services.svc_b.slots"],
+        "{err}"
+    );
+}
