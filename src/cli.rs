@@ -222,7 +222,7 @@ pub struct RunArgs {
 
 /// Parses a bin width: a duration with a unit, at least 1 ms.
 fn parse_resolution(text: &str) -> Result<SimDuration, String> {
-    let d = loadsim::scenario::duration::parse_duration(text)?;
+    let d = loadsim::config::duration::parse_duration(text)?;
     if d < SimDuration::from_millis(1) {
         return Err(format!(
             "`{text}` is below 1ms; a bin must be at least `1ms` wide"

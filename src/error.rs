@@ -3,8 +3,8 @@
 
 use thiserror::Error;
 
+use crate::config::{ConfigError, Paint};
 use crate::model::RunError;
-use crate::scenario::{ConfigError, Paint};
 
 /// Anything a command can fail with.
 #[derive(Debug, Error)]

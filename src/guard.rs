@@ -15,7 +15,8 @@
 
 use std::path::Path;
 
-use crate::scenario::{ConfigError, Diagnostic, Origin, Scenario};
+use crate::config::{ConfigError, Diagnostic, Origin};
+use crate::scenario::Scenario;
 
 /// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
 /// own work.
@@ -169,7 +170,7 @@ fn tempfile_in(folder: &Path) -> std::io::Result<std::path::PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Document;
+    use crate::config::Document;
 
     fn scenario(rate: &str, retries: u32) -> Scenario {
         let text = format!(

@@ -7,7 +7,7 @@
 //!
 //! ## Data flow
 //!
-//! `scenarios/*.yaml` → [`scenario::source`] (extends, `--set`, key positions) →
+//! `scenarios/*.yaml` → [`config`] (reading, extends, `--set`, key positions, diagnostics) →
 //! [`scenario::raw`] (serde mirror) → [`scenario::Scenario`] (validated) →
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
 //! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV). On request a sampler also bins
@@ -37,6 +37,7 @@
 
 pub mod analysis;
 pub mod commands;
+pub mod config;
 pub mod engine;
 pub mod error;
 pub mod guard;

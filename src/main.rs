@@ -9,8 +9,8 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 use cli::{Cli, Command};
+use loadsim::config::Paint;
 use loadsim::model::RunOptions;
-use loadsim::scenario::Paint;
 use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {

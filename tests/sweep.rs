@@ -158,7 +158,7 @@ mod expansion {
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: [1]\n  seed: [2]\n",
-                "duplicate entry with key \"seed\"",
+                "t.yaml:5:3: `grid.seed`: `seed` is written twice in this mapping (first at line 4)",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b: [{}]\n  faults.slow_b.from: [1s]\n",
@@ -169,8 +169,24 @@ mod expansion {
                 "t.yaml:4:3: `grid.seed`: lists the value `1` twice",
             ),
             (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b.duration: [2s, 1s, 1000ms]\n",
+                "t.yaml:4:3: `grid.faults.slow_b.duration`: lists `1s` and `1000ms`, the same value",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  arrivals.rate: [100, 100.0]\n",
+                "lists `100` and `100.0`, the same value",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: !custom [1]\n",
+                "t.yaml:4:9: `grid.seed`: the tag `!custom` means nothing to loadsim",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\n? [a]\n: 1\n",
+                "t.yaml:3:3: a key must be a name, not a sequence",
+            ),
+            (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2, 3]\nzip: [[a.b, c.d]]\n",
-                "t.yaml:6:1: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
+                "t.yaml:6:7: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2]\nzip: [[a.b, c.d], [c.d, a.b]]\n",
@@ -516,4 +532,25 @@ mod cli {
             }
         }
     }
+}
+
+/// A UTF-8 byte-order mark at the start of a sweep or scenario file was refused as "more than one
+/// document"; it is read as UTF-8, and positions after it are unchanged.
+#[test]
+fn a_byte_order_mark_is_read_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("a.yaml");
+    let naive = std::fs::read_to_string(repo().join("scenarios/base.yaml")).unwrap();
+    std::fs::write(&scenario, format!("\u{feff}{naive}")).unwrap();
+    loadsim::Scenario::load(&scenario, &[], None).unwrap();
+    let sweep = dir.path().join("s.yaml");
+    std::fs::write(
+        &sweep,
+        "\u{feff}name: t\nscenarios: [a.yaml]\nscenarioz: []\n",
+    )
+    .unwrap();
+    let err = SweepSpec::load(&sweep).unwrap_err().to_string();
+    assert!(err.contains("s.yaml:3:1: `scenarioz`"), "{err}");
+    std::fs::write(&sweep, "\u{feff}name: t\nscenarios: [a.yaml]\n").unwrap();
+    SweepSpec::load(&sweep).unwrap();
 }

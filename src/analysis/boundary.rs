@@ -14,7 +14,7 @@
 
 use rayon::prelude::*;
 
-use crate::scenario::duration::parse_duration;
+use crate::config::duration::parse_duration;
 
 /// What a run must do to count as "recovers".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

@@ -880,7 +880,7 @@ fn trim(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Document;
+    use crate::config::Document;
     use std::path::Path;
 
     const MS: u64 = 1_000_000;

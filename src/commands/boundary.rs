@@ -16,8 +16,9 @@ use crate::Error;
 use crate::analysis::boundary::{
     Agreement, Axis, Criterion, Found, Outcome, Phase, SeedSearch, agreement, phase, search,
 };
+use crate::config::{ConfigError, Document};
 use crate::model::{RunOptions, run_with};
-use crate::scenario::{ConfigError, Document, Scenario};
+use crate::scenario::Scenario;
 
 /// Arguments of `loadsim boundary`, independent of clap.
 #[derive(Clone, Debug)]

@@ -13,7 +13,8 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::scenario::{ConfigError, Scenario};
+use crate::config::ConfigError;
+use crate::scenario::Scenario;
 
 /// Loads every file with the same overrides; all files' problems are reported together.
 pub fn load_all(

@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::Error;
-use crate::scenario::ConfigError;
+use crate::config::ConfigError;
 use crate::schema;
 
 /// File name of the schema written next to a new scenario, and named by its modeline.

@@ -8,11 +8,12 @@ use rayon::prelude::*;
 
 use super::load_all;
 use crate::Error;
+use crate::config::ConfigError;
 use crate::guard;
 use crate::metrics::{RunSummary, TimeSeries};
 use crate::model::{RunOptions, run_with, run_with_series};
 use crate::report::Format;
-use crate::scenario::{ConfigError, Scenario};
+use crate::scenario::Scenario;
 use crate::time::SimDuration;
 
 /// Arguments of `loadsim run`, independent of clap.

@@ -345,7 +345,7 @@ mod tests {
 
     #[test]
     fn column_layout_matches_the_sampled_row_width() {
-        let doc = crate::scenario::Document::from_text(
+        let doc = crate::config::Document::from_text(
             std::path::Path::new("t.yaml"),
             "duration: 2s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
              services:\n  a:\n    slots: 1\n    calls:\n      b: {attempt_timeout: 1s, retries: 1, \

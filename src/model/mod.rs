@@ -480,7 +480,12 @@ impl<'a> Simulation<'a> {
                 ArrivalProcess::Constant => SimDuration(mean_gap_ns.round() as u64),
             };
             let next_break = self.rates.next_break(t);
-            if t + gap < next_break || self.sc.process == ArrivalProcess::Constant {
+            // Past the last rate change the draw stands (`t + gap` saturates at NEVER, so an
+            // enormous gap ends the arrivals instead of redrawing at NEVER forever).
+            if t + gap < next_break
+                || next_break >= self.arrivals_end
+                || self.sc.process == ArrivalProcess::Constant
+            {
                 break t + gap;
             }
             t = next_break;

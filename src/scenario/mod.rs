@@ -1,22 +1,15 @@
 //! Scenarios: what a user describes in YAML, as the simulator consumes it. Owns the validated
 //! domain types ([`Scenario`], [`Service`], [`Edge`], [`Fault`], [`Dist`]) and the loading pipeline
-//! file → `source` (extends, `--set`, key positions) → `raw` (serde mirror) → `validate` (every
-//! check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
+//! file → [`crate::config`] (reading, extends, `--set`, key positions) → `raw` (serde mirror) →
+//! `validate` (every check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
 //! service, computed from the policies alone.
 
-pub mod duration;
-pub mod error;
 pub mod raw;
-pub mod source;
-pub mod suggest;
 mod validate;
-
-pub use validate::deserialize;
 
 use std::path::Path;
 
-pub use error::{ConfigError, Diagnostic, Origin, Paint};
-pub use source::Document;
+pub use crate::config::{ConfigError, Diagnostic, Document, Origin, Paint};
 
 use crate::time::{SimDuration, SimTime};
 

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::duration::DurationText;
+use crate::config::duration::DurationText;
 
 /// A loadsim scenario: the load, the client, the services with their call policies, and the
 /// faults. Durations are strings with a unit (`500us`, `20ms`, `1s`, `1m 30s`).
@@ -31,7 +31,8 @@ pub struct ScenarioRaw {
     pub arrivals: ArrivalsRaw,
     /// The user (or SDK) that sends each user request to the entry service. Required.
     pub client: ClientRaw,
-    /// The services, by name. Each holds a slot through its own work and every downstream call.
+    /// The services, by name (ASCII letters, digits, `_` and `-`). Each holds a slot through its
+    /// own work and every downstream call.
     pub services: IndexMap<String, ServiceRaw>,
     /// Faults by name (default none); each changes a service for a time window.
     #[serde(default)]

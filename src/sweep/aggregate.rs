@@ -455,7 +455,7 @@ fn axis_numbers(axis: &super::spec::Axis) -> AxisNumbers {
     let durations: Option<Vec<f64>> = texts
         .iter()
         .map(|t| {
-            crate::scenario::duration::parse_duration(t)
+            crate::config::duration::parse_duration(t)
                 .ok()
                 .map(|d| d.as_secs_f64())
         })

@@ -7,11 +7,12 @@ use std::collections::HashSet;
 use std::fmt;
 
 use super::spec::{SweepSpec, nested};
+use crate::config::source::set_path;
+use crate::config::suggest::did_you_mean;
+use crate::config::{ConfigError, Diagnostic, Document};
 use crate::metrics::Recorder;
 use crate::report::flat::{Engine, flatten};
-use crate::scenario::source::set_path;
-use crate::scenario::suggest::did_you_mean;
-use crate::scenario::{ConfigError, Diagnostic, Document, Scenario};
+use crate::scenario::Scenario;
 
 /// One point of the sweep: a scenario and one value of every axis.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -17,9 +17,9 @@ use super::journal::{self, CellRecord, Header, Journal};
 use super::manifest::Manifest;
 use super::spec::SweepSpec;
 use crate::Error;
+use crate::config::{ConfigError, source::read_text};
 use crate::guard;
 use crate::model::{RunOptions, run_with};
-use crate::scenario::{ConfigError, source::read_text};
 
 /// Everything `loadsim sweep` takes besides the file.
 #[derive(Clone, Debug, Default)]
@@ -65,8 +65,8 @@ fn check_event_budgets(
         }
     }
     if over > SHOWN {
-        problems.push(crate::scenario::Diagnostic {
-            origin: crate::scenario::Origin::Flag {
+        problems.push(crate::config::Diagnostic {
+            origin: crate::config::Origin::Flag {
                 flag: "--max-events".into(),
             },
             key: String::new(),

@@ -25,7 +25,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use yaml_serde::Value;
 
-use crate::scenario::{ConfigError, Diagnostic, Document};
+use crate::config::{ConfigError, Diagnostic, Document};
 
 /// The grid key that sets the scenario seed; sensitivity tables aggregate over it.
 pub const SEED: &str = "seed";
@@ -176,7 +176,7 @@ pub struct Sensitivity {
 impl SweepSpec {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<SweepSpec, ConfigError> {
-        let text = crate::scenario::source::read_text(path)?;
+        let text = crate::config::source::read_text(path)?;
         Self::from_text(path, &text)
     }
 
@@ -184,18 +184,20 @@ impl SweepSpec {
     /// folder; nothing is read).
     pub fn from_text(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
         let doc = Document::from_text(path, text)?;
-        let raw: SweepRaw = crate::scenario::deserialize(&doc)?;
+        let (raw, mut problems) = crate::config::deserialize_all::<SweepRaw>(&doc);
+        let Some(raw) = raw else {
+            return Err(doc.sorted(problems));
+        };
         let mut c = Checker {
             doc: &doc,
             problems: Vec::new(),
         };
         let spec = c.spec(raw);
-        if c.problems.is_empty() {
+        if c.problems.is_empty() && problems.is_empty() {
             Ok(spec)
         } else {
-            Err(ConfigError {
-                diagnostics: c.problems,
-            })
+            problems.extend(c.problems);
+            Err(doc.sorted(problems))
         }
     }
 
@@ -224,6 +226,22 @@ pub fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}")),
+    }
+}
+
+/// What a grid value means, for telling equal values apart from their spelling: durations in
+/// nanoseconds, numbers as floats, anything else as written.
+fn meaning(v: &Value) -> String {
+    match v {
+        Value::String(s) => match crate::config::duration::parse_duration(s) {
+            Ok(d) => format!("duration {}", d.0),
+            Err(_) => format!("text {s}"),
+        },
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => format!("number {f:?}"),
+            None => format!("number {n}"),
+        },
+        other => format!("value {}", value_text(other)),
     }
 }
 
@@ -348,16 +366,25 @@ impl Checker<'_> {
                     yaml,
                 })
                 .collect();
-            let mut seen = std::collections::HashSet::new();
+            // Equal as written, or equal once read (`1s` and `1000ms`, `1` and `1.0`).
+            let mut seen: std::collections::HashMap<String, &str> = Default::default();
             for v in &values {
-                if !seen.insert(v.text.as_str()) {
-                    self.problem(
+                match seen.insert(meaning(&v.yaml), v.text.as_str()) {
+                    Some(first) if first == v.text => self.problem(
                         &at,
                         format!(
                             "lists the value `{}` twice; every cell must be different",
                             v.text
                         ),
-                    );
+                    ),
+                    Some(first) => self.problem(
+                        &at,
+                        format!(
+                            "lists `{first}` and `{}`, the same value; every cell must be different",
+                            v.text
+                        ),
+                    ),
+                    None => {}
                 }
             }
             axes.push(Axis { key, values });
@@ -380,7 +407,7 @@ impl Checker<'_> {
                         &at,
                         format!(
                             "`{k}` is not a key of `grid`{}",
-                            crate::scenario::suggest::did_you_mean(
+                            crate::config::suggest::did_you_mean(
                                 k,
                                 axes.iter().map(|a| a.key.as_str())
                             )
@@ -445,7 +472,7 @@ impl Checker<'_> {
                     &key_at,
                     format!(
                         "`{k}` is not a key of `grid`{}",
-                        crate::scenario::suggest::did_you_mean(
+                        crate::config::suggest::did_you_mean(
                             &k,
                             axes.iter().map(|a| a.key.as_str())
                         )
@@ -484,7 +511,7 @@ impl Checker<'_> {
                 format!(
                     "`{}` is not a key of `grid`{}",
                     s.axis,
-                    crate::scenario::suggest::did_you_mean(
+                    crate::config::suggest::did_you_mean(
                         &s.axis,
                         axes.iter().map(|a| a.key.as_str())
                     )

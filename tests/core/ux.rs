@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use loadsim::commands::new::{Template, render};
+use loadsim::config::duration::parse_duration;
 use loadsim::scenario::Scenario;
-use loadsim::scenario::duration::parse_duration;
 use serde_json::Value;
 
 use super::common::{POLICIES, scenario_path};

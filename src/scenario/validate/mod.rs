@@ -7,11 +7,10 @@ mod protections;
 
 use std::collections::HashMap;
 
-use super::error::{ConfigError, Diagnostic};
 use super::raw::{ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
-use super::source::Document;
-use super::suggest::{did_you_mean, explain_serde_message};
 use super::{ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Scenario, Service, Throttle};
+use crate::config::suggest::did_you_mean;
+use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::time::SimDuration;
 
 /// Largest arrival rate accepted (user requests per second).
@@ -31,9 +30,13 @@ pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
 /// Default delay of a `reject` reply (MODEL.md §2).
 pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 
-/// Deserializes and validates a merged document.
+/// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
+/// values, durations) and the problems of meaning of the rest, all in one report in file order.
 pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
-    let raw = deserialize::<ScenarioRaw>(doc)?;
+    let (raw, shape) = deserialize_all::<ScenarioRaw>(doc);
+    let Some(raw) = raw else {
+        return Err(doc.sorted(shape));
+    };
     if raw.services.len() > MAX_SERVICES {
         // Checking each of them would bury this sentence under thousands more.
         return Err(ConfigError::one(doc.diagnostic(
@@ -49,54 +52,23 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         problems: Vec::new(),
     };
     let scenario = v.scenario(raw);
-    if v.problems.is_empty() {
-        Ok(scenario)
-    } else {
-        Err(ConfigError {
-            diagnostics: v.problems,
-        })
+    if v.problems.is_empty() && shape.is_empty() {
+        return Ok(scenario);
     }
-}
-
-/// Typed deserialization with the failing key's path and line.
-pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(&doc.value).map_err(|e| {
-        let mut key = e.path().to_string();
-        if key == "." {
-            key.clear();
-        }
-        let inner = strip_yaml_location(&e.inner().to_string());
-        let (message, unknown) = explain_serde_message(&inner);
-        // serde_path_to_error's path already ends at the unknown key; add it only if it does not.
-        if let Some(word) = unknown
-            && !(key == word || key.ends_with(&format!(".{word}")))
-        {
-            key = if key.is_empty() {
-                word
-            } else {
-                format!("{key}.{word}")
-            };
-        }
-        let message = message
-            .replace("invalid type: ", "wrong type: ")
-            .replace(
-                "expected u32",
-                "expected a whole number from 0 to 4294967295",
-            )
-            .replace(
-                "expected u64",
-                "expected a whole number from 0 to 18446744073709551615",
-            )
-            .replace("expected f64", "expected a number");
-        ConfigError::one(doc.diagnostic(&key, message))
-    })
-}
-
-fn strip_yaml_location(message: &str) -> String {
-    match message.find(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
-    }
+    // A value with a shape problem was left out; what its absence implies, at its own key, below
+    // it or at the keys that hold it, is no news.
+    let within = |key: &str, outer: &str| {
+        key == outer
+            || key.starts_with(&format!("{outer}."))
+            || key.starts_with(&format!("{outer}["))
+    };
+    let meaning = v.problems.into_iter().filter(|p| {
+        !shape
+            .iter()
+            .any(|s| within(&p.key, &s.key) || within(&s.key, &p.key))
+    });
+    let all: Vec<Diagnostic> = shape.iter().cloned().chain(meaning).collect();
+    Err(doc.sorted(all))
 }
 
 struct Validator<'a> {
@@ -140,6 +112,16 @@ impl Validator<'_> {
                 "arrivals.rate",
                 format!("must be at most {MAX_RATE} requests per second"),
             );
+        } else if !duration.is_zero() && rate * duration.as_secs_f64() < 1.0 {
+            // Also keeps the mean gap between arrivals far inside the nanosecond clock.
+            self.problem(
+                "arrivals.rate",
+                format!(
+                    "{rate} requests per second over {duration} is less than one arrival on \
+                     average, nothing to measure; give a rate of at least one request per \
+                     `duration` (rate × duration ≥ 1)"
+                ),
+            );
         }
 
         let names: HashMap<&str, usize> = raw
@@ -150,6 +132,19 @@ impl Validator<'_> {
             .collect();
         if raw.services.is_empty() {
             self.problem("services", "must name at least one service");
+        }
+        for sname in raw.services.keys() {
+            if !valid_service_name(sname) {
+                self.problem(
+                    &format!("services.{sname}"),
+                    format!(
+                        "`{}` cannot name a service: use letters, digits, `_` and `-` (names make \
+                         up edge names like `a->b` and key paths like `services.a.slots`, so \
+                         other characters could make two of them collide)",
+                        crate::config::suggest::shorten(sname)
+                    ),
+                );
+            }
         }
         let mut services = Vec::with_capacity(raw.services.len());
         let mut edges = Vec::new();
@@ -548,6 +543,16 @@ impl Validator<'_> {
             }
         }
     }
+}
+
+/// Whether `name` may name a service: ASCII letters, digits, `_` and `-`, not empty. Edge names
+/// (`caller->callee`) and dotted key paths are built from service names; with `>` or `.` allowed,
+/// `p` → `q->r` and `p->q` → `r` would both be the edge `p->q->r`.
+pub fn valid_service_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
 }
 
 pub(super) fn list(items: &[&str]) -> String {

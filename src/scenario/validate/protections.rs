@@ -108,7 +108,7 @@ impl Validator<'_> {
     fn window(
         &mut self,
         key: &str,
-        given: Option<super::super::duration::DurationText>,
+        given: Option<crate::config::duration::DurationText>,
         default_secs: u64,
     ) -> Option<SimDuration> {
         let w = given.map_or(SimDuration::from_secs(default_secs), |d| d.0);
