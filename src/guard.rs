@@ -223,16 +223,7 @@ mod tests {
         // Nine one-minute steps of ×2 … ×10, one after another (6 events per request): the rate
         // integrates to 60 s × 100/s × (2 + … + 10) = 324 000 requests, ~1.9e6 events. The old
         // product of factors (10!/1 ≈ 3.6e6) put it at ~1.2e12 and refused it.
-        let steps: String = (0..9)
-            .map(|i| {
-                format!(
-                    "  s{i}: {{kind: surge, factor: {}, from: {}s, duration: 60s}}\n",
-                    i + 2,
-                    60 * i
-                )
-            })
-            .collect();
-        let sc = with_faults(&steps);
+        let sc = with_faults(&crate::scenario::faults::test_support::one_minute_surge_steps());
         assert_eq!(events_per_user_bound(&sc), 6.0);
         assert!((expected_requests(&sc) - 324_000.0).abs() < 1e-6);
         assert!((event_bound(&sc) - 324_000.0 * 6.0).abs() < 1e-3);

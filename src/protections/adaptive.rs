@@ -7,9 +7,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::rolling::Rolling;
 use super::{Problems, whole_seconds_window};
-use crate::scenario::duration::DurationText;
 use crate::time::{SimDuration, SimTime};
 
 /// Default multiplier K of accepts (the SRE book's value).

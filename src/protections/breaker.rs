@@ -8,9 +8,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::rolling::Rolling;
 use super::{Problems, positive, whole_seconds_window};
-use crate::scenario::duration::DurationText;
 use crate::time::{SimDuration, SimTime};
 
 /// Default failure share that opens the breaker.

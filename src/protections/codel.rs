@@ -8,8 +8,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::Problems;
-use crate::scenario::duration::DurationText;
 use crate::time::{SimDuration, SimTime};
 
 /// Default acceptable standing queue delay (RFC 8289's value).
@@ -36,15 +36,13 @@ pub struct Codel {
     pub interval: SimDuration,
 }
 
-/// Checks `codel` at `key`. The parameters are kept even when a problem is reported (the caller
-/// discards the scenario then).
-pub(crate) fn validate(key: &str, c: &CodelRaw, p: &mut impl Problems) -> Codel {
-    let codel = Codel {
+/// Checks `codel` at `key`.
+pub(crate) fn validate(key: &str, c: &CodelRaw, p: &mut impl Problems) -> Option<Codel> {
+    let interval = c.interval.map_or(DEFAULT_INTERVAL, |d| d.0);
+    Some(Codel {
         target: c.target.map_or(DEFAULT_TARGET, |d| d.0),
-        interval: c.interval.map_or(DEFAULT_INTERVAL, |d| d.0),
-    };
-    super::positive(&format!("{key}.interval"), codel.interval, p);
-    codel
+        interval: super::positive(&format!("{key}.interval"), interval, p)?,
+    })
 }
 
 /// CoDel state of one queue.

@@ -6,8 +6,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::Problems;
-use crate::scenario::duration::DurationText;
 use crate::time::SimDuration;
 
 /// The discipline without `queue_discipline`.

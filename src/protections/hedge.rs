@@ -7,8 +7,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::Problems;
-use crate::scenario::duration::DurationText;
 use crate::time::SimDuration;
 
 /// Default hedges per call at most.

@@ -47,7 +47,8 @@ pub mod shedding;
 pub mod throttle;
 pub mod timeout;
 
-use crate::scenario::duration::DurationText;
+/// Durations as written in files (the config layer's type).
+pub(crate) use crate::scenario::duration::DurationText;
 use crate::time::SimDuration;
 
 /// Where validation reports a problem: the key path (dotted, from the top of the file) and a
@@ -89,9 +90,9 @@ pub(crate) fn positive(key: &str, d: SimDuration, p: &mut impl Problems) -> Opti
     Some(d)
 }
 
-/// The bad-snippet tables of the protection modules: each snippet is placed into a small valid
-/// scenario (client → `a` → `b`), at the client, on the edge `a -> b`, or at service `b`, and
-/// must yield exactly the expected diagnostics.
+/// The bad-snippet tables of the protection modules and the fault kinds: each snippet is placed
+/// into a small valid scenario (client → `a` → `b`, 10 s), at the client, on the edge `a -> b`,
+/// at service `b` or under `faults:`, and must yield exactly the expected diagnostic.
 #[cfg(test)]
 pub(crate) mod bad_snippets {
     use std::path::Path;
@@ -107,6 +108,8 @@ pub(crate) mod bad_snippets {
         Edge,
         /// Under `services.b:`; keys are reported as `services.b.…`.
         Service,
+        /// Under `faults:`; keys are reported as `faults.…`.
+        Faults,
     }
 
     impl At {
@@ -115,6 +118,7 @@ pub(crate) mod bad_snippets {
                 At::Client => "client",
                 At::Edge => "services.a.calls.b",
                 At::Service => "services.b",
+                At::Faults => "faults",
             }
         }
     }
@@ -138,15 +142,21 @@ pub(crate) mod bad_snippets {
         };
         let client_timeout = timeout(matches!(at, At::Client), 2);
         let edge_timeout = timeout(matches!(at, At::Edge), 8);
-        let (client, edge, service) = match at {
-            At::Client => (indent(2), String::new(), String::new()),
-            At::Edge => (String::new(), indent(8), String::new()),
-            At::Service => (String::new(), String::new(), indent(4)),
+        let (client, edge, service, faults) = match at {
+            At::Client => (indent(2), String::new(), String::new(), String::new()),
+            At::Edge => (String::new(), indent(8), String::new(), String::new()),
+            At::Service => (String::new(), String::new(), indent(4), String::new()),
+            At::Faults => (String::new(), String::new(), String::new(), indent(2)),
+        };
+        let faults = if faults.is_empty() {
+            faults
+        } else {
+            format!("faults:\n{faults}")
         };
         format!(
             "duration: 10s\narrivals: {{rate: 10}}\nclient:\n  entry: a\n{client_timeout}{client}\
              services:\n  a:\n    slots: 1\n    calls:\n      b:\n{edge_timeout}{edge}\
-             \x20 b:\n    slots: 1\n    service_time: {{dist: constant, value: 1ms}}\n{service}"
+             \x20 b:\n    slots: 1\n    service_time: {{dist: constant, value: 1ms}}\n{service}{faults}"
         )
     }
 

@@ -6,8 +6,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::Problems;
-use crate::scenario::duration::DurationText;
 use crate::time::SimDuration;
 
 /// "Do not retry" in a reply's hint; 0 means no hint.

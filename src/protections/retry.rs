@@ -8,9 +8,9 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DurationText;
 use super::Problems;
 use crate::rng::Stream;
-use crate::scenario::duration::DurationText;
 use crate::time::SimDuration;
 
 /// Largest retry count accepted on any hop.

@@ -215,6 +215,24 @@ impl RatePlan {
     }
 }
 
+/// Faults for tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    /// Issue 18's case: nine one-minute surges of ×2 … ×10 from 0 s, one after another, as the
+    /// entries of a `faults:` map.
+    pub fn one_minute_surge_steps() -> String {
+        (0..9)
+            .map(|i| {
+                format!(
+                    "  s{i}: {{kind: surge, factor: {}, from: {}s, duration: 60s}}\n",
+                    i + 2,
+                    60 * i
+                )
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,18 +250,59 @@ mod tests {
     }
 
     #[test]
+    fn bad_snippets() {
+        use crate::protections::bad_snippets::{At, check};
+        check(
+            At::Faults,
+            &[
+                (
+                    "f: {kind: outage, service: b, from: 1s}",
+                    "f",
+                    "needs an end: `to` (an instant) or `duration` (a length)",
+                ),
+                (
+                    "f: {kind: outage, service: b, from: 1s, to: 2s, duration: 1s}",
+                    "f.duration",
+                    "give either `to` or `duration`, not both",
+                ),
+                (
+                    "f: {kind: outage, service: b, from: 2s, to: 1s}",
+                    "f.to",
+                    "must be after `from` (2s)",
+                ),
+                (
+                    "f: {kind: outage, service: b, from: 9s, duration: 2s}",
+                    "f.duration",
+                    "the window [9s, 11s) lies outside the arrival period [0s, 10s)",
+                ),
+                (
+                    "f: {kind: surge, service: b, factor: 2, from: 1s, duration: 1s}",
+                    "f.service",
+                    "is not a key of a `surge` fault (it takes `factor`)",
+                ),
+                (
+                    "f: {kind: slow, service: b, from: 1s, duration: 1s}",
+                    "f",
+                    "a `slow` fault needs `service_time` (it takes `service`, `service_time`)",
+                ),
+                (
+                    "f: {kind: error, service: b, fraction: 1.5, from: 1s, duration: 1s}",
+                    "f.fraction",
+                    "must be a share in [0, 1]",
+                ),
+                (
+                    "f: {kind: surge, factor: 0, from: 1s, duration: 1s}",
+                    "f.factor",
+                    "must be a number in (0, 1000]",
+                ),
+            ],
+        );
+    }
+
+    #[test]
     fn disjoint_surges_do_not_multiply() {
         // Nine one-minute steps of ×2 … ×10, one after another: never more than one in force.
-        let faults: String = (0..9)
-            .map(|i| {
-                format!(
-                    "  s{i}: {{kind: surge, factor: {}, from: {}s, duration: 60s}}\n",
-                    i + 2,
-                    60 * i
-                )
-            })
-            .collect();
-        let sc = scenario(&faults);
+        let sc = scenario(&test_support::one_minute_surge_steps());
         let plan = RatePlan::new(&sc);
         // 60 s at each of 200 … 1000/s, then 60 s at 100/s: 60 × (2 + … + 10) × 100 + 6000.
         let want = 60.0 * 54.0 * 100.0 + 60.0 * 100.0;

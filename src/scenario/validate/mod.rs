@@ -250,14 +250,8 @@ impl Validator<'_> {
                 .map_or(admission::DEFAULT_REJECT_DELAY, |d| d.0),
             service_time,
             max_queue_time: s.max_queue_time.map(|d| d.0),
-            codel: s
-                .codel
-                .as_ref()
-                .map(|c| codel::validate(&format!("{key}.codel"), c, self)),
-            pushback: s
-                .pushback
-                .as_ref()
-                .and_then(|p| pushback::validate(&format!("{key}.pushback"), p, self)),
+            codel: self.nested(&key, "codel", s.codel.as_ref(), codel::validate),
+            pushback: self.nested(&key, "pushback", s.pushback.as_ref(), pushback::validate),
             parallel: s.parallel.unwrap_or(false),
             calls,
         }
@@ -314,10 +308,12 @@ impl Validator<'_> {
         c: &CallRaw,
     ) -> Edge {
         let backoff = retry::validate_backoff(&format!("{key}.backoff"), c.backoff.as_ref(), self);
-        let throttle = c
-            .retry_throttle
-            .as_ref()
-            .and_then(|t| throttle::validate(&format!("{key}.retry_throttle"), t, self));
+        let throttle = self.nested(
+            key,
+            "retry_throttle",
+            c.retry_throttle.as_ref(),
+            throttle::validate,
+        );
         Edge {
             caller,
             callee,
@@ -331,24 +327,42 @@ impl Validator<'_> {
             backoff,
             throttle,
             propagate_deadline: c.propagate_deadline.unwrap_or(false),
-            retry_budget: c
-                .retry_budget
-                .as_ref()
-                .and_then(|b| budget::validate(&format!("{key}.retry_budget"), b, self)),
-            adaptive_throttle: c
-                .adaptive_throttle
-                .as_ref()
-                .and_then(|t| adaptive::validate(&format!("{key}.adaptive_throttle"), t, self)),
+            retry_budget: self.nested(
+                key,
+                "retry_budget",
+                c.retry_budget.as_ref(),
+                budget::validate,
+            ),
+            adaptive_throttle: self.nested(
+                key,
+                "adaptive_throttle",
+                c.adaptive_throttle.as_ref(),
+                adaptive::validate,
+            ),
             cancel_on_abandon: c.cancel_on_abandon.unwrap_or(false),
             honor_retry_after: c.honor_retry_after.unwrap_or(false),
-            circuit_breaker: c
-                .circuit_breaker
-                .as_ref()
-                .and_then(|b| breaker::validate(&format!("{key}.circuit_breaker"), b, self)),
-            hedge: c.hedge.as_ref().and_then(|h| {
-                hedge::validate(&format!("{key}.hedge"), h, c.retries.unwrap_or(0), self)
+            circuit_breaker: self.nested(
+                key,
+                "circuit_breaker",
+                c.circuit_breaker.as_ref(),
+                breaker::validate,
+            ),
+            hedge: self.nested(key, "hedge", c.hedge.as_ref(), |k, h, v| {
+                hedge::validate(k, h, c.retries.unwrap_or(0), v)
             }),
         }
+    }
+
+    /// Validates the optional protection `name` under `parent` with its module's `validate`, which
+    /// gets the protection's own key path.
+    fn nested<R, T>(
+        &mut self,
+        parent: &str,
+        name: &str,
+        raw: Option<&R>,
+        validate: impl FnOnce(&str, &R, &mut Self) -> Option<T>,
+    ) -> Option<T> {
+        raw.and_then(|r| validate(&format!("{parent}.{name}"), r, self))
     }
 
     /// Checks that exactly the `allowed` keys of a flat, tagged map (a distribution, a fault) are
