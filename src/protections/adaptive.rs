@@ -22,7 +22,7 @@ pub const DEFAULT_WINDOW: SimDuration = SimDuration::from_secs(120);
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AdaptiveThrottleRaw {
-    /// The multiplier of accepts, in [1, 100].
+    /// The multiplier of accepts.
     #[schemars(extend("default" = DEFAULT_K))]
     pub k: Option<f64>,
     /// The trailing window, whole seconds.

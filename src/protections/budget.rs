@@ -17,7 +17,7 @@ pub const DEFAULT_MIN_RETRY_CONCURRENCY: u32 = 3;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryBudgetRaw {
-    /// Retries in flight as a percentage of attempts in flight, in [0, 100].
+    /// Retries in flight as a percentage of attempts in flight.
     #[schemars(extend("default" = DEFAULT_BUDGET_PERCENT))]
     pub budget_percent: Option<f64>,
     /// Retries in flight always allowed.

@@ -22,7 +22,7 @@ pub const MAX_HEDGES: u32 = 10;
 pub struct HedgeRaw {
     /// Wait this long for a reply before sending a hedge. Required.
     pub delay: DurationText,
-    /// Hedges per call at most, between 1 and 10.
+    /// Hedges per call at most.
     #[schemars(extend("default" = DEFAULT_MAX_HEDGES))]
     pub max_hedges: Option<u32>,
 }

@@ -74,7 +74,7 @@ pub(crate) fn whole_seconds_window(
     if w < SimDuration::from_secs(1) || w > MAX_WINDOW || !w.0.is_multiple_of(1_000_000_000) {
         p.problem(
             key,
-            "must be a whole number of seconds between 1s and 1h".into(),
+            format!("must be a whole number of seconds between 1s and {MAX_WINDOW}"),
         );
         return None;
     }

@@ -36,7 +36,7 @@ pub(crate) fn validate(key: &str, t: &ThrottleRaw, p: &mut impl Problems) -> Opt
     if !(t.max_tokens.is_finite() && t.max_tokens > 0.0 && t.max_tokens <= MAX_TOKENS) {
         p.problem(
             &format!("{key}.max_tokens"),
-            "must be in (0, 1000] (gRFC A6)".into(),
+            format!("must be in (0, {MAX_TOKENS}] (gRFC A6)"),
         );
         ok = false;
     }
