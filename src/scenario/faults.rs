@@ -27,14 +27,6 @@ pub struct Fault {
     pub kind: FaultKind,
 }
 
-impl Fault {
-    /// Whether the fault is in force at `t`.
-    #[inline]
-    pub fn active(&self, t: SimTime) -> bool {
-        self.from <= t && t < self.to
-    }
-}
-
 /// What a fault does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
