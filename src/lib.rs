@@ -18,6 +18,10 @@
 //! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
 //!
+//! Each protection (timeouts, retries, throttles, budgets, breakers, hedging, queue disciplines,
+//! shedding…) is one module of [`protections`]: its YAML form, validation, defaults and runtime
+//! rule together; each fault kind's meaning is stated once in [`scenario::faults`].
+//!
 //! Around single runs, [`analysis`]: [`analysis::lint`] reads a `Scenario`'s policies against the
 //! article's budget rules without running it (`loadsim check`), and [`analysis::boundary`] runs a
 //! scenario many times to find where it stops recovering (`loadsim boundary`).
@@ -44,6 +48,7 @@ pub mod guard;
 pub mod metrics;
 pub mod model;
 pub mod plot;
+pub mod protections;
 pub mod report;
 pub mod rng;
 pub mod scenario;

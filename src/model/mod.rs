@@ -2,7 +2,8 @@
 //! [`Event`] enum and its dispatch, and the live state of a run — user requests at the client
 //! (`client`), jobs in service slots and queues (`service`, `queue`), calls made while a slot is
 //! held (`calls`: sequential or parallel, retries, hedges), attempts on call edges with their
-//! timeouts, replies and cancellation (`caller`), and what faults change (`faults`). Records live
+//! timeouts, replies and cancellation (`caller`), and what faults change (`faults`). Each
+//! protection's rule and live state come from its module in [`crate::protections`]. Records live
 //! in slabs; events are small `Copy` values naming them by generation-checked handles, so an event
 //! for a record that is gone (a settled attempt, a cancelled job) does nothing. A run is a pure
 //! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
@@ -12,7 +13,6 @@ mod calls;
 mod client;
 pub mod dist;
 pub mod faults;
-pub mod policy;
 mod queue;
 mod service;
 pub mod slab;
@@ -24,15 +24,17 @@ use thiserror::Error;
 use crate::engine::{Engine, QueueOp};
 use crate::metrics::recorder::Window;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
+use crate::protections::adaptive::Adaptive;
+use crate::protections::breaker::Breaker;
+use crate::protections::codel::CodelState;
+use crate::protections::pushback;
+use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
-use crate::scenario::{ArrivalProcess, FaultKind, Scenario};
+use crate::scenario::faults::RatePlan;
+use crate::scenario::{ArrivalProcess, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
-use faults::{RatePlan, ServiceFaults};
-use policy::adaptive::Adaptive;
-use policy::breaker::Breaker;
-use policy::codel::CodelState;
-use policy::throttle::TokenBucket;
+use faults::ServiceFaults;
 use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
@@ -94,7 +96,7 @@ pub(crate) enum Event {
 }
 
 /// "Do not retry" in a reply's pushback field.
-pub(crate) const PUSHBACK_NO_RETRY: u32 = u32::MAX;
+pub(crate) const PUSHBACK_NO_RETRY: u32 = pushback::NO_RETRY_US;
 
 /// How an attempt ended, from the caller's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,7 +331,7 @@ impl<'a> Simulation<'a> {
     pub fn run_output(mut self) -> Result<RunOutput, RunError> {
         let started = Instant::now();
         for f in &self.sc.faults {
-            if let FaultKind::Capacity { service, .. } = f.kind {
+            if let Some(service) = f.kind.wakes_at_end() {
                 self.engine.schedule_at(
                     f.to,
                     Event::CapacityRestored {

@@ -7,8 +7,10 @@
 
 use super::queue::End;
 use super::slab::Handle;
-use super::{CallState, Event, Job, JobState, Outcome, PUSHBACK_NO_RETRY, Simulation};
-use crate::scenario::{Pushback, QueueDiscipline};
+use super::{CallState, Event, Job, JobState, Outcome, Simulation};
+use crate::protections::admission::queue_full;
+use crate::protections::shedding::{expired, waited_too_long};
+use crate::scenario::QueueDiscipline;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
@@ -38,11 +40,7 @@ impl Simulation<'_> {
         }
         let slots = st.faults.slots(now, spec.slots);
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
-        if !has_slot
-            && spec
-                .queue_cap
-                .is_some_and(|cap| st.station.queued() >= cap as usize)
-        {
+        if !has_slot && queue_full(spec.queue_cap, st.station.queued()) {
             c.rejected_full += 1;
             return self.refuse(s, parent, Outcome::Reject);
         }
@@ -89,20 +87,9 @@ impl Simulation<'_> {
 
     /// The retry-after hint this service attaches to a reject now, in microseconds.
     fn pushback_us(&self, s: usize) -> u32 {
-        let micros = |d: SimDuration| (d.0 / 1_000).clamp(1, PUSHBACK_NO_RETRY as u64 - 1) as u32;
-        match self.sc.services[s].pushback {
-            None => 0,
-            Some(Pushback::Delay(d)) => micros(d),
-            Some(Pushback::PerQueued(d)) => {
-                let queued = self.services[s].station.queued() as u64;
-                if queued == 0 {
-                    0
-                } else {
-                    micros(SimDuration(d.0.saturating_mul(queued)))
-                }
-            }
-            Some(Pushback::NoRetry) => PUSHBACK_NO_RETRY,
-        }
+        self.sc.services[s]
+            .pushback
+            .map_or(0, |p| p.hint_us(self.services[s].station.queued() as u64))
     }
 
     /// Schedules a reply to `parent` after `delay`.
@@ -223,13 +210,16 @@ impl Simulation<'_> {
             let end = match spec.discipline {
                 QueueDiscipline::Fifo => End::Oldest,
                 QueueDiscipline::Lifo => End::Newest,
-                QueueDiscipline::AdaptiveLifo { after } => match st.station.peek(End::Oldest) {
+                adaptive @ QueueDiscipline::AdaptiveLifo { .. } => match st.station.peek(End::Oldest)
+                {
                     Some(h) => match self.jobs.get(h) {
                         None => {
                             self.services[s].station.discard_stale(End::Oldest);
                             continue;
                         }
-                        Some(oldest) if now - oldest.admitted_at >= after => End::Newest,
+                        Some(oldest) if adaptive.serves_newest(now - oldest.admitted_at) => {
+                            End::Newest
+                        }
                         Some(_) => End::Oldest,
                     },
                     None => End::Oldest,
@@ -247,9 +237,9 @@ impl Simulation<'_> {
             let c = &mut self.rec.services[s];
             let j = self.jobs[job];
             let wait = now - j.admitted_at;
-            if spec.drop_expired && j.deadline <= now {
+            if expired(spec.drop_expired, j.deadline, now) {
                 c.dropped_expired += 1;
-            } else if spec.max_queue_time.is_some_and(|m| wait > m) {
+            } else if waited_too_long(spec.max_queue_time, wait) {
                 c.dropped_queue_time += 1;
             } else if st
                 .codel
