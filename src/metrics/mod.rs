@@ -1,6 +1,6 @@
 //! Measurement. `recorder` owns the counters, histograms and per-second bins the simulation
 //! updates as it runs (memory proportional to services, edges and simulated seconds — never to the
-//! number of requests); `summary` owns the finished run's numbers under MODEL.md §3's names, and
+//! number of requests); `summary` owns the finished run's numbers under docs/model.md §3's names, and
 //! how each is estimated; `timeseries` owns the optional per-bin series (`--timeseries`, `--plot`).
 
 pub mod recorder;

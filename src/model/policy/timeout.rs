@@ -1,4 +1,4 @@
-//! The attempt timeout of MODEL.md §2: the edge's own `attempt_timeout`, cut to the time left
+//! The attempt timeout of docs/model.md §2.6: the edge's own `attempt_timeout`, cut to the time left
 //! before the incoming request's deadline; no attempt at all once that time is gone.
 
 use crate::time::{SimDuration, SimTime};

@@ -28,7 +28,7 @@ pub const MAX_RETRIES: u32 = 100;
 pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
 /// Default drain horizon after arrivals stop.
 pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
-/// Default delay of a `reject` reply (MODEL.md §2).
+/// Default delay of a `reject` reply (docs/model.md §2.4).
 pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 
 /// Deserializes and validates a merged document.
