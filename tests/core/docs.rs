@@ -55,12 +55,7 @@ fn readme_commands() -> Vec<String> {
     section(&readme, "## Commands")
         .lines()
         .filter_map(|l| l.strip_prefix("- `loadsim "))
-        .map(|rest| {
-            rest.split(|c: char| c == ' ' || c == '`')
-                .next()
-                .unwrap()
-                .to_owned()
-        })
+        .map(|rest| rest.split([' ', '`']).next().unwrap().to_owned())
         .collect()
 }
 
@@ -108,7 +103,15 @@ fn outside_references() -> [String; 3] {
 #[test]
 fn nothing_points_outside_the_repository() {
     let dirs = [
-        "docs", "src", "scenarios", "sweeps", "schema", "examples", "evidence", "tests", "benches",
+        "docs",
+        "src",
+        "scenarios",
+        "sweeps",
+        "schema",
+        "examples",
+        "evidence",
+        "tests",
+        "benches",
     ];
     let files = text_files(&dirs, &["README.md", "Cargo.toml"]);
     assert!(
@@ -183,7 +186,7 @@ fn model_sections() -> Vec<String> {
         .collect()
 }
 
-/// Every `model.md §N` or `model.md) §N` in `text`, as `N`.
+/// Every `model.md §N` or `model.md) §N` in `text` whose `N` is a number, as `N`.
 fn model_references(text: &str) -> Vec<String> {
     text.split("model.md")
         .skip(1)
@@ -194,7 +197,8 @@ fn model_references(text: &str) -> Vec<String> {
                 .chars()
                 .take_while(|c| c.is_ascii_digit() || *c == '.')
                 .collect();
-            Some(n.trim_end_matches('.').to_owned())
+            let n = n.trim_end_matches('.');
+            (!n.is_empty()).then(|| n.to_owned())
         })
         .collect()
 }
@@ -211,7 +215,10 @@ fn every_model_section_reference_names_a_section_that_exists() {
     );
     let mut dangling = Vec::new();
     let mut count = 0;
-    for (path, text) in text_files(&["docs", "src", "scenarios", "sweeps", "tests"], &["README.md"]) {
+    for (path, text) in text_files(
+        &["docs", "src", "scenarios", "sweeps", "tests"],
+        &["README.md"],
+    ) {
         for n in model_references(&text) {
             count += 1;
             if !sections.contains(&n) {
