@@ -143,7 +143,7 @@ pub enum Command {
     /// Validate scenarios and lint their policies, without running them.
     ///
     /// The linter prints worst-case attempts (R1), retry budgets against deadlines, queue waits
-    /// (§7) and load against capacity, with suggested fixes.
+    /// (the article's §7) and load against capacity, with suggested fixes.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
     /// Run every cell of a sweep file in parallel and write its report.
