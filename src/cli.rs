@@ -19,7 +19,8 @@ Exit codes:
   2  bad input: a scenario file, a key, a value or a flag (also a run over --max-events)
 
 Colour: diagnostics are coloured on a terminal only, never when NO_COLOR is set.
-Docs: docs/cookbook.md (model your own chain, add a protection, sweep, read the report, CI).";
+Docs: docs/model.md (the model and every metric's definition), docs/cookbook.md (model your own
+chain, add a protection, sweep, read the report, CI).";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -135,13 +136,14 @@ pub struct Cli {
 pub enum Command {
     /// Run scenarios and print their metrics side by side.
     ///
-    /// Files run in parallel; results print in argument order on stdout, errors on stderr.
+    /// Files run in parallel; results print in argument order on stdout, errors on stderr. Every
+    /// metric is defined in docs/model.md §3.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// Validate scenarios and lint their policies, without running them.
     ///
     /// The linter prints worst-case attempts (R1), retry budgets against deadlines, queue waits
-    /// (§7) and load against capacity, with suggested fixes.
+    /// (the article's §7) and load against capacity, with suggested fixes.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
     /// Run every cell of a sweep file in parallel and write its report.

@@ -20,7 +20,7 @@ use crate::config::duration::parse_duration;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Criterion {
     /// `recovery_s` is not null: some whole second after the fault window starts three seconds
-    /// of ≥ 99 % success before arrivals stop (MODEL.md's R2).
+    /// of ≥ 99 % success before arrivals stop (docs/model.md §3.2, the article's R2).
     Recovers,
 }
 

@@ -4,7 +4,7 @@
 //! counter is described there); `recorder` owns the counters, histograms and per-second bins the
 //! simulation updates as it runs (memory proportional to services, edges and simulated seconds —
 //! never to the number of requests); `levels` owns the time integrals of busy slots and queue
-//! length; `summary` owns the finished run's numbers under MODEL.md §3's names, and how each is
+//! length; `summary` owns the finished run's numbers under docs/model.md §3's names, and how each is
 //! estimated; `timeseries` owns the optional per-bin series (`--timeseries`, `--plot`) sampled from
 //! the recorder and the levels.
 

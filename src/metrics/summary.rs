@@ -1,4 +1,4 @@
-//! The numbers of a finished run, under MODEL.md §3's names, and how each is estimated. Owns the
+//! The numbers of a finished run, under docs/model.md §3's names, and how each is estimated. Owns the
 //! [`RunSummary`] that every report format renders. Ratios whose denominator is zero are `None`
 //! (JSON `null`), never NaN.
 //!
@@ -68,7 +68,7 @@ pub struct RunSummary {
     pub engine: EngineMetrics,
 }
 
-/// User-facing outcomes (MODEL.md §3).
+/// User-facing outcomes (docs/model.md §3.2).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunMetrics {
     /// Succeeded / arrived, for user requests arriving before the fault window.

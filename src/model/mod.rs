@@ -1,4 +1,4 @@
-//! The simulation of MODEL.md §2 and the protections beyond it. Owns [`Simulation`]: the closed
+//! The simulation of docs/model.md §2, the article's model and the protections beyond it. Owns [`Simulation`]: the closed
 //! [`Event`] enum and its dispatch, and the live state of a run — user requests at the client
 //! (`client`), jobs in service slots and queues (`service`, `queue`), calls made while a slot is
 //! held (`calls`: sequential or parallel, retries, hedges), attempts on call edges with their

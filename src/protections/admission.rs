@@ -1,6 +1,6 @@
 //! Admission at a service (`services.<name>.queue_cap`, `reject_delay`): an arrival that finds no
 //! free slot waits in the queue, unless the queue already holds `queue_cap` requests; then the
-//! service replies `reject` after `reject_delay` (MODEL.md §2), with its retry-after hint if it
+//! service replies `reject` after `reject_delay` (docs/model.md §2.4), with its retry-after hint if it
 //! has one. Without `queue_cap` the queue is unbounded.
 
 use super::Problems;
@@ -8,7 +8,7 @@ use crate::time::SimDuration;
 
 /// Largest `queue_cap` accepted (as many as the largest slot count).
 pub const MAX_QUEUE_CAP: u32 = 10_000_000;
-/// Default delay of a `reject` reply (MODEL.md §2).
+/// Default delay of a `reject` reply (docs/model.md §2.4).
 pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 
 /// Checks `queue_cap` at `key`.

@@ -1,4 +1,4 @@
-//! Timeouts and deadlines, at the client and on every edge: the attempt timeout of MODEL.md §2
+//! Timeouts and deadlines, at the client and on every edge: the attempt timeout of docs/model.md §2.6
 //! (`attempt_timeout`: the caller's own bound on one attempt, cut to the time left before the
 //! incoming request's deadline; no attempt at all once that time is gone), deadline propagation
 //! (`propagate_deadline`: the request carries `now + timeout` as its absolute deadline, which the

@@ -1,4 +1,4 @@
-//! The article's claims (MODEL.md §1), checked on seeds 7, 11 and 13.
+//! The article's claims (docs/model.md §1), checked on seeds 7, 11 and 13.
 
 use super::common::{POLICIES, SEEDS, run};
 
@@ -24,7 +24,7 @@ fn deadline_policies_recover() {
             let r = run(name, &[], seed);
             let rec = r.metrics.recovery_s;
             assert!(rec.is_some(), "seed {seed}: {name} never recovers");
-            // Strict FIFO reading (MODEL.md): a few seconds, not the whole after-window.
+            // Strict FIFO reading (docs/model.md §5.1): a few seconds, not the whole after-window.
             assert!(rec.unwrap() <= 15.0, "seed {seed}: {name} recovery {rec:?}");
         }
     }
