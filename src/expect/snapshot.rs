@@ -196,7 +196,7 @@ impl Snapshot {
             quote(&h.scenario),
             h.seed,
             h.digits,
-            digest(&body),
+            quote(&digest(&body)),
         )
     }
 
