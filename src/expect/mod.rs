@@ -299,7 +299,7 @@ pub fn read(
     // Only the file itself, never what it extends.
     let own_text = doc.files.first().map(|f| f.text.as_str()).unwrap_or("");
     let own = Document::from_text(doc.path(), own_text)?;
-    let keys: TestKeysRaw = crate::scenario::deserialize(&own).map_err(explain_untagged)?;
+    let keys: TestKeysRaw = crate::scenario::deserialize(&own)?;
     let mut problems = Vec::new();
     let snapshot = match keys.snapshot {
         None | Some(SnapshotRaw::Flag(false)) => None,
@@ -340,22 +340,6 @@ pub fn read(
         assertions,
         snapshot,
     }))
-}
-
-/// serde's word for an untagged enum that matched nothing, as a sentence naming the forms.
-fn explain_untagged(mut e: ConfigError) -> ConfigError {
-    for d in &mut e.diagnostics {
-        if d.message.contains("did not match any variant") {
-            d.message = if d.key.ends_with("seeds") {
-                "must be a number of seeds N (seeds 1 to N) or a list of seeds, like `20` or `[3, 5, 9]`".into()
-            } else if d.key == "snapshot" {
-                "must be `true`, `false` or `{digits: N}`".into()
-            } else {
-                d.message.clone()
-            };
-        }
-    }
-    e
 }
 
 struct Checker<'a> {

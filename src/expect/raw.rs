@@ -48,7 +48,10 @@ pub enum IsRaw {
 
 /// Which seeds an assertion runs.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "must be a number of seeds N (seeds 1 to N) or a list of seeds, like `20` or `[3, 5, 9]`"
+)]
 pub enum SeedsRaw {
     /// Seeds 1 to N.
     Count(u64),
@@ -66,7 +69,7 @@ pub struct CompareRaw {
 
 /// Whether `loadsim test` keeps a snapshot of the scenario's metrics, and how precisely.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "must be `true`, `false` or `{digits: N}`")]
 pub enum SnapshotRaw {
     /// `true`: snapshot at 6 significant digits; `false`: no snapshot.
     Flag(bool),

@@ -1,5 +1,5 @@
 //! Integration tests of the simulator core: the article's claims, exact mechanics on tiny
-//! scenarios, determinism, bad input, the CLI and the snapshot tables.
+//! scenarios, determinism, bad input, the CLI and the snapshot tables, `loadsim test`.
 
 mod analysis;
 mod article;
@@ -10,4 +10,5 @@ mod determinism;
 mod mechanics;
 mod protections;
 mod snapshots;
+mod test_cmd;
 mod ux;
