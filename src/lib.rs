@@ -18,6 +18,10 @@
 //! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
 //!
+//! A scenario file may also say what it expects of its results ([`expect`]: assertions over one or
+//! many seeds, paired with a baseline, and a snapshot of its metrics); `loadsim test` checks them
+//! for CI, with the mean-and-interval estimator of [`stats`]. Neither changes a run.
+//!
 //! Around single runs, [`analysis`]: [`analysis::lint`] reads a `Scenario`'s policies against the
 //! article's budget rules without running it (`loadsim check`), and [`analysis::boundary`] runs a
 //! scenario many times to find where it stops recovering (`loadsim boundary`).
