@@ -517,3 +517,48 @@ mod cli {
         }
     }
 }
+
+/// `interval: ci95` shows each sensitivity cell as `mean ± h` with h the half-width of the
+/// mean's 95 % interval over the seeds, computed here from results.csv by hand (t(1) = 12.706).
+#[test]
+fn sensitivity_cells_can_show_a_confidence_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "      metric: metrics.success_rate_after\n",
+        "      metric: metrics.success_rate_after\n      interval: ci95\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    assert!(
+        md.contains("± the half-width of its 95 % confidence interval"),
+        "{md}"
+    );
+    // The protected column of the 2 s row, from the two seeds' values in results.csv.
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, win, rate) = (
+        col("scenario"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_after"),
+    );
+    let xs: Vec<f64> = rows
+        .map(|r| r.split(',').collect::<Vec<_>>())
+        .filter(|r| r[sc] == "protected" && r[win] == "2s")
+        .map(|r| r[rate].parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 2);
+    let mean = (xs[0] + xs[1]) / 2.0;
+    // s = |x0 − x1| / √2, se = s / √2 = |x0 − x1| / 2.
+    let h = 12.706_204_736 * (xs[0] - xs[1]).abs() / 2.0;
+    let cell = format!("{mean:.3} ± {h:.3}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 2s") && l.contains(&cell)),
+        "`{cell}` not in\n{md}"
+    );
+}

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::expand::Cell;
 use super::journal::CellRecord;
-use super::spec::{Fixed, SEED, SweepSpec};
+use super::spec::{Fixed, Interval, SEED, SweepSpec};
 use crate::metrics::RunSummary;
 use crate::plot::Line;
 use crate::report::flat::{Engine, cell, flatten, union_columns};
@@ -263,11 +263,13 @@ impl<'a> Results<'a> {
                         .iter()
                         .map(|v| v.text.as_str())
                         .collect();
-                    let _ = write!(
-                        note,
-                        ", mean over seeds {} with min–max in parentheses",
-                        seeds.join(", ")
-                    );
+                    let spread = match s.interval {
+                        Interval::MinMax => "with min–max in parentheses",
+                        Interval::Ci95 => {
+                            "± the half-width of its 95 % confidence interval (Student's t)"
+                        }
+                    };
+                    let _ = write!(note, ", mean over seeds {} {spread}", seeds.join(", "));
                 }
                 _ => {}
             }
@@ -305,7 +307,7 @@ impl<'a> Results<'a> {
                         .filter_map(|c| self.records.get(&c.index))
                         .filter_map(|r| self.metric(r.index, &s.metric))
                         .collect();
-                    row.push(summarize(&samples, decimals, is_recovery));
+                    row.push(summarize(&samples, decimals, is_recovery, s.interval));
                     let (mean, min, max) = mean_min_max(&samples);
                     line.points.push((xs.values[v], mean, min, max));
                 }
@@ -484,9 +486,14 @@ fn mean_min_max(samples: &[Option<f64>]) -> (f64, f64, f64) {
     (mean, min, max)
 }
 
-/// `mean (min–max)` of the defined samples; undefined ones are counted as `never` for recovery
-/// times and as `undefined` otherwise.
-fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> String {
+/// `mean (min–max)` of the defined samples (`mean ± h` with [`Interval::Ci95`]); undefined ones
+/// are counted as `never` for recovery times and as `undefined` otherwise.
+fn summarize(
+    samples: &[Option<f64>],
+    decimals: usize,
+    is_recovery: bool,
+    interval: Interval,
+) -> String {
     let defined: Vec<f64> = samples.iter().flatten().copied().collect();
     let missing = samples.len() - defined.len();
     let word = if is_recovery { "never" } else { "undefined" };
@@ -501,10 +508,13 @@ fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> Str
         };
     }
     let (mean, min, max) = mean_min_max(samples);
-    let mut s = if defined.len() == 1 {
-        format!("{mean:.decimals$}")
-    } else {
-        format!("{mean:.decimals$} ({min:.decimals$}–{max:.decimals$})")
+    let half_width = crate::stats::mean_ci95(&defined).and_then(|m| m.half_width);
+    let mut s = match (interval, half_width) {
+        (_, None) => format!("{mean:.decimals$}"),
+        (Interval::MinMax, Some(_)) => {
+            format!("{mean:.decimals$} ({min:.decimals$}–{max:.decimals$})")
+        }
+        (Interval::Ci95, Some(h)) => format!("{mean:.decimals$} ± {h:.decimals$}"),
     };
     if missing > 0 {
         let _ = write!(s, "; {word} in {missing} of {}", samples.len());
@@ -515,19 +525,39 @@ fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> Str
 #[cfg(test)]
 mod tests {
     use super::summarize;
+    use crate::sweep::spec::Interval;
+
+    #[test]
+    fn summaries_with_a_confidence_interval() {
+        // 1, 2, 6: mean 3, s = √7, se = √(7/3), t(2) = 4.3027 → ±6.5725.
+        assert_eq!(
+            summarize(&[Some(1.0), Some(2.0), Some(6.0)], 2, false, Interval::Ci95),
+            "3.00 ± 6.57"
+        );
+        assert_eq!(
+            summarize(&[Some(4.0), None, Some(4.0)], 1, true, Interval::Ci95),
+            "4.0 ± 0.0; never in 1 of 3"
+        );
+        assert_eq!(summarize(&[Some(0.5)], 3, false, Interval::Ci95), "0.500");
+    }
 
     #[test]
     fn summaries_show_mean_range_and_never() {
         assert_eq!(
-            summarize(&[Some(1.0), Some(2.0), Some(6.0)], 2, true),
+            summarize(
+                &[Some(1.0), Some(2.0), Some(6.0)],
+                2,
+                true,
+                Interval::MinMax
+            ),
             "3.00 (1.00–6.00)"
         );
-        assert_eq!(summarize(&[None, None], 2, true), "never");
+        assert_eq!(summarize(&[None, None], 2, true, Interval::MinMax), "never");
         assert_eq!(
-            summarize(&[Some(4.0), None], 2, true),
+            summarize(&[Some(4.0), None], 2, true, Interval::MinMax),
             "4.00; never in 1 of 2"
         );
-        assert_eq!(summarize(&[Some(0.5)], 3, false), "0.500");
-        assert_eq!(summarize(&[], 3, false), "—");
+        assert_eq!(summarize(&[Some(0.5)], 3, false, Interval::MinMax), "0.500");
+        assert_eq!(summarize(&[], 3, false, Interval::MinMax), "—");
     }
 }

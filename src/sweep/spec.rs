@@ -16,6 +16,7 @@
 //!     - { title: …, where: { faults.slow_b.duration: 20s } }
 //!   sensitivity:                     # axis values × scenarios, mean (min–max) over seeds
 //!     - { title: …, axis: faults.slow_b.duration, metric: metrics.recovery_s }
+//!     - { axis: faults.slow_b.duration, metric: metrics.success_rate_after, interval: ci95 }
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -102,6 +103,21 @@ struct SensitivityRaw {
     fixed: IndexMap<String, Value>,
     /// Decimals shown (default 3 for rates and ratios, else 2).
     decimals: Option<u8>,
+    /// What follows the mean over seeds: `min-max` (default), or `ci95`, the half-width of the
+    /// mean's 95 % confidence interval (Student's t) as `mean ± h`.
+    interval: Option<Interval>,
+}
+
+/// How a sensitivity cell shows the spread over seeds.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum Interval {
+    /// `mean (min–max)`.
+    #[default]
+    #[serde(rename = "min-max")]
+    MinMax,
+    /// `mean ± h`, h the half-width of the mean's 95 % confidence interval.
+    #[serde(rename = "ci95")]
+    Ci95,
 }
 
 /// A validated sweep file.
@@ -169,6 +185,7 @@ pub struct Sensitivity {
     pub metric: String,
     pub fixed: Fixed,
     pub decimals: Option<u8>,
+    pub interval: Interval,
     /// Position in `report.sensitivity`, for diagnostics.
     pub position: usize,
 }
@@ -510,6 +527,7 @@ impl Checker<'_> {
             metric: s.metric,
             fixed,
             decimals: s.decimals,
+            interval: s.interval.unwrap_or_default(),
             position: i,
         })
     }
