@@ -144,6 +144,9 @@ impl<'a> Results<'a> {
         for s in &spec.sensitivities {
             self.sensitivity(&mut out, s, &mut figures);
         }
+        for p in &spec.paired {
+            self.paired(&mut out, p);
+        }
         (out, figures)
     }
 
@@ -216,6 +219,100 @@ impl<'a> Results<'a> {
                 let _ = writeln!(out, "With {}.\n", self.fixed_text(fixed));
             }
             let _ = writeln!(out, "{}", Table::build(&runs));
+        }
+    }
+
+    /// A paired table: for each scenario but the baseline, the differences of `metric` to the
+    /// baseline's cell with the same seed and grid values, as mean ± 95 % CI half-width, the
+    /// interval and the number of pairs; one table per combination of the free axes.
+    fn paired(&self, out: &mut String, p: &super::spec::Paired) {
+        let spec = self.spec;
+        let taken: Vec<usize> = spec.axis(SEED).into_iter().collect();
+        let free = self.free_axes(&p.fixed, &taken);
+        let decimals = p.decimals.map_or_else(
+            || {
+                if p.metric.contains("rate") || p.metric.contains("ratio") {
+                    3
+                } else {
+                    2
+                }
+            },
+            usize::from,
+        );
+        let base_name = &spec.scenarios[p.baseline].name;
+        for (values, cells) in self.groups(&p.fixed, &free) {
+            if !cells.iter().any(|c| self.records.contains_key(&c.index)) {
+                continue;
+            }
+            let mut heading = p
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("`{}` minus `{base_name}`", p.metric));
+            if !free.is_empty() {
+                let _ = write!(heading, " — {}", self.describe(&free, &values));
+            }
+            let _ = writeln!(out, "\n## {heading}\n");
+            let mut note = format!(
+                "Each scenario's `{}` minus `{base_name}`'s in the cell with the same seed and grid values (common random numbers), as the mean over the pairs ± the half-width of its 95 % confidence interval (Student's t).",
+                p.metric
+            );
+            if !p.fixed.is_empty() {
+                let _ = write!(note, " With {}.", self.fixed_text(&p.fixed));
+            }
+            let _ = writeln!(out, "{note}\n");
+            let base: std::collections::HashMap<&[usize], usize> = cells
+                .iter()
+                .filter(|c| c.scenario == p.baseline)
+                .map(|c| (c.values.as_slice(), c.index))
+                .collect();
+            let mut t = comfy_table::Table::new();
+            t.load_style(ASCII_MARKDOWN)
+                .set_content_arrangement(ContentArrangement::Disabled);
+            t.set_header(["scenario", "difference", "95 % CI", "pairs"]);
+            for (sc, scenario) in spec.scenarios.iter().enumerate() {
+                if sc == p.baseline {
+                    continue;
+                }
+                let mut diffs = Vec::new();
+                let mut undefined = 0;
+                for c in cells.iter().filter(|c| c.scenario == sc) {
+                    let Some(&b) = base.get(c.values.as_slice()) else {
+                        continue;
+                    };
+                    if !(self.records.contains_key(&c.index) && self.records.contains_key(&b)) {
+                        continue;
+                    }
+                    match (
+                        self.metric(c.index, &p.metric).flatten(),
+                        self.metric(b, &p.metric).flatten(),
+                    ) {
+                        (Some(x), Some(y)) => diffs.push(x - y),
+                        _ => undefined += 1,
+                    }
+                }
+                let m = crate::stats::mean_ci95(&diffs);
+                let (diff, ci) = match m {
+                    None => ("—".to_owned(), "—".to_owned()),
+                    Some(m) => match m.bounds() {
+                        Some((lo, hi)) => (
+                            format!("{:.decimals$} ± {:.decimals$}", m.mean, hi - m.mean),
+                            format!("[{lo:.decimals$}, {hi:.decimals$}]"),
+                        ),
+                        None => (format!("{:.decimals$}", m.mean), "—".to_owned()),
+                    },
+                };
+                let mut pairs = diffs.len().to_string();
+                if undefined > 0 {
+                    let _ = write!(pairs, "; undefined in {undefined}");
+                }
+                t.add_row([scenario.name.clone(), diff, ci, pairs]);
+            }
+            for i in 1..=3 {
+                if let Some(c) = t.column_mut(i) {
+                    c.set_cell_alignment(CellAlignment::Right);
+                }
+            }
+            let _ = writeln!(out, "{t}");
         }
     }
 
