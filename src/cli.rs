@@ -16,7 +16,7 @@ use loadsim::time::SimDuration;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (also when stdout is closed early, as by `| head`)
-  1  a run failed or output could not be written
+  1  a run failed, output could not be written, or a `loadsim test` case failed
   2  bad input: a scenario file, a key, a value or a flag (also a run over --max-events)
 
 Colour: diagnostics are coloured on a terminal only, never when NO_COLOR is set.

@@ -675,3 +675,24 @@ fn version_names_the_commit_and_verbose_the_model_version() {
     // --verbose alone is a usage error.
     loadsim().arg("--verbose").assert().code(2);
 }
+
+#[test]
+fn example_scenarios_validate_against_the_schema_and_name_it() {
+    let schema = loadsim::schema::scenario();
+    let v = jsonschema::draft7::new(&schema).unwrap();
+    for name in ["checkout", "checkout_lifo"] {
+        let text =
+            std::fs::read_to_string(root().join(format!("examples/ci/{name}.yaml"))).unwrap();
+        assert_eq!(
+            text.lines().next(),
+            Some("# yaml-language-server: $schema=../../schema/scenario.schema.json")
+        );
+        let yaml: yaml_serde::Value = yaml_serde::from_str(&text).unwrap();
+        let doc = serde_json::to_value(yaml).unwrap();
+        let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:#?}");
+    }
+    // The schema knows the new keys: a typo in an assertion is flagged in the editor too.
+    let bad = serde_json::json!({"extends": "x.yaml", "expect": [{"metric": "m", "lee": 5}]});
+    assert!(!v.is_valid(&bad));
+}
