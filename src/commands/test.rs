@@ -225,8 +225,7 @@ fn load(path: &Path, named: bool, req: &TestRequest) -> Result<Option<TestFile>,
         guard::check_event_budget(&sc, p, max_events)?;
         Ok(sc)
     };
-    let columns = |sc: &Scenario| crate::sweep::expand::metric_columns(sc);
-    let Some(expectations) = expect::read(&doc, &scenario, &columns, &load_baseline)? else {
+    let Some(expectations) = expect::read(&doc, &scenario, &load_baseline)? else {
         if named {
             return Err(ConfigError::file(
                 path,

@@ -19,6 +19,7 @@ use crate::scenario::source::Document;
 use crate::scenario::suggest::did_you_mean;
 use crate::scenario::{ConfigError, Diagnostic, Scenario};
 use crate::stats::{MAX_SEEDS, MeanCi, mean_ci95};
+use crate::sweep::expand::metric_columns;
 use raw::{AssertionRaw, IsRaw, SeedsRaw, SnapshotRaw, TestKeysRaw};
 
 /// The metric `is: never` is for.
@@ -287,13 +288,11 @@ pub fn mentions_test_keys(text: &str) -> bool {
 }
 
 /// Reads and checks the expectations of the file `doc` was loaded from, for `scenario` (the
-/// file's validated scenario). `columns` gives the metric names of a scenario's runs;
-/// `load_baseline` loads a `compare.baseline` file. `Ok(None)` when the file has neither key (or
-/// only `snapshot: false`).
+/// file's validated scenario); `load_baseline` loads a `compare.baseline` file. `Ok(None)` when
+/// the file has neither key (or only `snapshot: false`).
 pub fn read(
     doc: &Document,
     scenario: &Scenario,
-    columns: &dyn Fn(&Scenario) -> Vec<String>,
     load_baseline: &dyn Fn(&Path) -> Result<Scenario, ConfigError>,
 ) -> Result<Option<Expectations>, ConfigError> {
     // Only the file itself, never what it extends.
@@ -315,7 +314,7 @@ pub fn read(
             Some(snapshot::Settings { digits })
         }
     };
-    let known = columns(scenario);
+    let known = metric_columns(scenario);
     let folder = doc.path().parent().unwrap_or(Path::new("."));
     let mut assertions = Vec::new();
     for (i, a) in keys.expect.unwrap_or_default().into_iter().enumerate() {
@@ -324,7 +323,7 @@ pub fn read(
             at: format!("expect[{i}]"),
             problems: &mut problems,
         };
-        if let Some(a) = checker.assertion(i, a, &known, folder, columns, load_baseline) {
+        if let Some(a) = checker.assertion(i, a, &known, folder, load_baseline) {
             assertions.push(a);
         }
     }
@@ -372,7 +371,6 @@ impl Checker<'_> {
         a: AssertionRaw,
         known: &[String],
         folder: &Path,
-        columns: &dyn Fn(&Scenario) -> Vec<String>,
         load_baseline: &dyn Fn(&Path) -> Result<Scenario, ConfigError>,
     ) -> Option<Assertion> {
         let before = self.problems.len();
@@ -538,7 +536,8 @@ impl Checker<'_> {
                 let path = folder.join(&c.baseline);
                 match load_baseline(&path) {
                     Ok(sc) => {
-                        if !metric.starts_with("engine.") && !columns(&sc).contains(&metric) {
+                        if !metric.starts_with("engine.") && !metric_columns(&sc).contains(&metric)
+                        {
                             self.problem(
                                 "compare.baseline",
                                 format!(
