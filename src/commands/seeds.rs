@@ -4,8 +4,6 @@
 //! with the per-seed values too. `csv` and `csv-long` print every run as its own row (they carry
 //! a seed column).
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement};
 use indexmap::IndexMap;
 use rayon::prelude::*;
 use serde::Serialize;
@@ -17,6 +15,7 @@ use crate::metrics::RunSummary;
 use crate::model::run_with;
 use crate::report::Format;
 use crate::report::flat::{Engine, flatten};
+use crate::report::markdown;
 use crate::stats::{MAX_SEEDS, mean_ci95};
 
 /// Parses `--seeds`: `A..B` (both included) or a comma-separated list; at most
@@ -141,12 +140,11 @@ pub fn over_seeds(runs: &[RunSummary], seeds: &[u64]) -> ScenarioOverSeeds {
 /// Metrics × scenarios, each cell `mean ± half-width`, with `(n = k)` where the metric has a
 /// value on only k of the seeds.
 fn table(all: &[ScenarioOverSeeds], seeds: &[u64]) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_style(ASCII_MARKDOWN)
-        .set_content_arrangement(ContentArrangement::Disabled);
-    let mut header = vec!["metric".to_owned()];
-    header.extend(all.iter().map(|s| s.scenario.clone()));
-    t.set_header(header);
+    let mut t = markdown::table(
+        std::iter::once("metric".to_owned())
+            .chain(all.iter().map(|s| s.scenario.clone()))
+            .collect(),
+    );
     let mut names: indexmap::IndexSet<&str> = indexmap::IndexSet::new();
     for s in all {
         names.extend(s.metrics.keys().map(String::as_str));
@@ -161,11 +159,7 @@ fn table(all: &[ScenarioOverSeeds], seeds: &[u64]) -> String {
         }
         t.add_row(row);
     }
-    for i in 1..=all.len() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    markdown::right_align(&mut t, 1);
     format!(
         "Mean ± half-width of its 95 % confidence interval (Student's t) over seeds {} ({} runs each); (n = k): the metric has a value on k seeds only.\n\n{t}\n",
         crate::expect::seed_list(seeds),

@@ -287,6 +287,13 @@ pub fn mentions_test_keys(text: &str) -> bool {
         .any(|l| l.starts_with("expect:") || l.starts_with("snapshot:"))
 }
 
+/// Checks the `expect:` and `snapshot:` keys of the scenario file `path` (its validated
+/// `scenario` given), without running anything: what `loadsim check` adds for them.
+pub fn check_file(path: &Path, scenario: &Scenario) -> Result<(), ConfigError> {
+    let doc = Document::load(path)?;
+    read(&doc, scenario, &|p| Scenario::load(p, &[], None)).map(|_| ())
+}
+
 /// Reads and checks the expectations of the file `doc` was loaded from, for `scenario` (the
 /// file's validated scenario); `load_baseline` loads a `compare.baseline` file. `Ok(None)` when
 /// the file has neither key (or only `snapshot: false`).

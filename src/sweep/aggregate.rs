@@ -265,10 +265,11 @@ impl<'a> Results<'a> {
                 .filter(|c| c.scenario == p.baseline)
                 .map(|c| (c.values.as_slice(), c.index))
                 .collect();
-            let mut t = comfy_table::Table::new();
-            t.load_style(ASCII_MARKDOWN)
-                .set_content_arrangement(ContentArrangement::Disabled);
-            t.set_header(["scenario", "difference", "95 % CI", "pairs"]);
+            let mut t = crate::report::markdown::table(
+                ["scenario", "difference", "95 % CI", "pairs"]
+                    .map(String::from)
+                    .to_vec(),
+            );
             for (sc, scenario) in spec.scenarios.iter().enumerate() {
                 if sc == p.baseline {
                     continue;
@@ -307,11 +308,7 @@ impl<'a> Results<'a> {
                 }
                 t.add_row([scenario.name.clone(), diff, ci, pairs]);
             }
-            for i in 1..=3 {
-                if let Some(c) = t.column_mut(i) {
-                    c.set_cell_alignment(CellAlignment::Right);
-                }
-            }
+            crate::report::markdown::right_align(&mut t, 1);
             let _ = writeln!(out, "{t}");
         }
     }

@@ -512,6 +512,23 @@ fn bad_expectations_are_located_with_key_and_line() {
             out.stdout
         );
     }
+    // `loadsim check` refuses them too, before `loadsim test` would.
+    std::fs::write(
+        dir.path().join("bad.yaml"),
+        format!("{TINY}expect:\n  - {{ metric: metrics.recovery, le: 5 }}\n"),
+    )
+    .unwrap();
+    let out = loadsim()
+        .current_dir(dir.path())
+        .args(["check", "bad.yaml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad.yaml:18:7: `expect[0].metric`"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // A snapshot with impossible digits, and a file with nothing to test.
     std::fs::write(
         dir.path().join("bad.yaml"),
