@@ -15,14 +15,34 @@ use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let (result, output) = match cli.command {
+    if cli.version {
+        return print_stdout(&loadsim::version_text(cli.verbose));
+    }
+    let Some(command) = cli.command else {
+        let _ = Cli::command().print_help();
+        return ExitCode::from(2);
+    };
+    let (result, output) = match command {
         Command::Run(a) => {
             let result = match &a.output {
                 Some(path) => guard::check_output_path(path).map_err(Error::from),
                 None => Ok(()),
             }
-            .and_then(|()| {
-                commands::run::run_with_outputs(
+            .and_then(|()| match &a.seeds {
+                Some(seeds) => commands::seeds::run_seeds(
+                    &commands::run::RunRequest {
+                        files: a.files.clone(),
+                        sets: a.overrides.sets.clone(),
+                        seed: None,
+                        options: RunOptions {
+                            max_events: a.max_events,
+                        },
+                    },
+                    &seeds.0,
+                    a.format,
+                )
+                .map(|text| (text, Vec::new())),
+                None => commands::run::run_with_outputs(
                     &commands::run::RunRequest {
                         files: a.files,
                         sets: a.overrides.sets,
@@ -33,11 +53,11 @@ fn main() -> ExitCode {
                     },
                     a.format,
                     &commands::run::SeriesOutputs {
-                        timeseries: a.timeseries,
-                        plot_dir: a.plot,
+                        timeseries: a.timeseries.clone(),
+                        plot_dir: a.plot.clone(),
                         resolution: a.timeseries_resolution,
                     },
-                )
+                ),
             })
             .map(|(text, written)| {
                 for path in written {
@@ -120,6 +140,7 @@ fn main() -> ExitCode {
             commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
             None,
         ),
+        Command::Test(a) => (test(a), None),
     };
     match (result, output) {
         (Ok(text), None) => print_stdout(&text),
@@ -131,6 +152,62 @@ fn main() -> ExitCode {
             }),
         },
         (Err(e), _) => fail(e),
+    }
+}
+
+/// `loadsim test`: list, or run and print the report (then walk pending snapshots with
+/// `--review`); failing cases are an error with exit code 1 whose report still reaches stdout.
+fn test(a: cli::TestArgs) -> Result<String, Error> {
+    use std::io::IsTerminal;
+    if a.list {
+        let files = commands::test::discover(&a.paths)?;
+        return Ok(files
+            .iter()
+            .map(|(f, _)| format!("{}\n", f.display()))
+            .collect());
+    }
+    if a.review && !std::io::stdin().is_terminal() {
+        return Err(loadsim::scenario::ConfigError::flag(
+            "--review",
+            "asks about each snapshot on a terminal, and stdin is not one; use --accept, or run it in a terminal",
+        )
+        .into());
+    }
+    let run = commands::test::test(&commands::test::TestRequest {
+        paths: a.paths,
+        accept: a.accept,
+        ci: commands::test::ci_from_env(),
+        junit: a.junit,
+        options: RunOptions {
+            max_events: a.max_events,
+        },
+    })?;
+    let mut report = run.report.render(a.format);
+    let mut failed = run.report.failed;
+    if a.format == loadsim::expect::report::TestFormat::Json {
+        note_stderr(&run.report.summary_line());
+    }
+    if a.review {
+        print_stdout(&std::mem::take(&mut report));
+        let reviewed = commands::test::review(
+            &run.pending,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stderr().lock(),
+        )
+        .map_err(|source| Error::Output {
+            what: "the review".into(),
+            source,
+        })?;
+        note_stderr(&format!(
+            "review: {} accepted, {} rejected, {} skipped",
+            reviewed.accepted, reviewed.rejected, reviewed.skipped
+        ));
+        failed -= reviewed.accepted_failures;
+    }
+    if failed > 0 {
+        Err(Error::TestsFailed { report, failed })
+    } else {
+        Ok(report)
     }
 }
 

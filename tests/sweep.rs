@@ -554,3 +554,115 @@ fn a_byte_order_mark_is_read_as_utf8() {
     std::fs::write(&sweep, "\u{feff}name: t\nscenarios: [a.yaml]\n").unwrap();
     SweepSpec::load(&sweep).unwrap();
 }
+
+/// `interval: ci95` shows each sensitivity cell as `mean ± h` with h the half-width of the
+/// mean's 95 % interval over the seeds, computed here from results.csv by hand (t(1) = 12.706).
+#[test]
+fn sensitivity_cells_can_show_a_confidence_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "      metric: metrics.success_rate_after\n",
+        "      metric: metrics.success_rate_after\n      interval: ci95\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    assert!(
+        md.contains("± the half-width of its 95 % confidence interval"),
+        "{md}"
+    );
+    // The protected column of the 2 s row, from the two seeds' values in results.csv.
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, win, rate) = (
+        col("scenario"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_after"),
+    );
+    let xs: Vec<f64> = rows
+        .map(|r| r.split(',').collect::<Vec<_>>())
+        .filter(|r| r[sc] == "protected" && r[win] == "2s")
+        .map(|r| r[rate].parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 2);
+    let mean = (xs[0] + xs[1]) / 2.0;
+    // s = |x0 − x1| / √2, se = s / √2 = |x0 − x1| / 2.
+    let h = 12.706_204_736 * (xs[0] - xs[1]).abs() / 2.0;
+    let cell = format!("{mean:.3} ± {h:.3}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 2s") && l.contains(&cell)),
+        "`{cell}` not in\n{md}"
+    );
+}
+
+/// `report.paired`: each scenario minus the baseline cell with the same seed and window, mean ±
+/// 95 % CI half-width over the pairs, computed here by hand from results.csv.
+#[test]
+fn paired_tables_show_the_difference_to_a_baseline_with_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap()
+        + "  paired:\n    - { baseline: naive, metric: metrics.success_rate_during, where: { faults.slow_b.duration: 2s } }\n";
+    std::fs::write(&file, &text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, seed, win, rate) = (
+        col("scenario"),
+        col("seed"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_during"),
+    );
+    let rows: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
+    let value = |scenario: &str, s: &str| -> f64 {
+        rows.iter()
+            .find(|r| r[sc] == scenario && r[seed] == s && r[win] == "2s")
+            .unwrap()[rate]
+            .parse()
+            .unwrap()
+    };
+    let d: Vec<f64> = ["1", "2"]
+        .iter()
+        .map(|s| value("protected", s) - value("naive", s))
+        .collect();
+    let mean = (d[0] + d[1]) / 2.0;
+    let h = 12.706_204_736 * (d[0] - d[1]).abs() / 2.0;
+    let row = format!(
+        "| protected | {mean:.3} ± {h:.3} | [{:.3}, {:.3}] | 2 |",
+        mean - h,
+        mean + h
+    );
+    assert!(
+        md.lines().any(|l| l.split_whitespace().collect::<String>()
+            == row.split_whitespace().collect::<String>()),
+        "`{row}` not in\n{md}"
+    );
+    assert!(
+        md.contains("## `metrics.success_rate_during` minus `naive`"),
+        "{md}"
+    );
+
+    // A baseline that is not one of the scenarios is bad input, with a suggestion.
+    std::fs::write(&file, text.replace("baseline: naive", "baseline: naiv")).unwrap();
+    let o = cargo_bin_cmd!("loadsim")
+        .args(["sweep", "--dry-run"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`report.paired[0].baseline`: `naiv` is not one of the sweep's scenarios")
+            && err.contains("did you mean `naive`?"),
+        "{err}"
+    );
+}

@@ -7,21 +7,34 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
-
 use super::load_all;
 use crate::Error;
 use crate::analysis::lint::{
     self, Level, Lint, describe_call, describe_serves_under, regime_name, show_duration,
     show_factor, show_rate, show_secs,
 };
+use comfy_table::CellAlignment;
+
+use crate::report::markdown::{right_align, table};
 use crate::scenario::Scenario;
 
 /// Validates `files` and lints each scenario. With `deny_warnings`, any warning turns the result
 /// into [`Error::Denied`], which still carries the report for stdout.
 pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<String, Error> {
     let scenarios = load_all(files, sets, None)?;
+    // What `loadsim test` would refuse in `expect:` and `snapshot:` is refused here too.
+    let mut problems = Vec::new();
+    for (sc, file) in scenarios.iter().zip(files) {
+        if let Err(e) = crate::expect::check_file(file, sc) {
+            problems.extend(e.diagnostics);
+        }
+    }
+    if !problems.is_empty() {
+        return Err(crate::scenario::ConfigError {
+            diagnostics: problems,
+        }
+        .into());
+    }
     let mut out = String::new();
     let mut warnings = 0;
     for (i, (sc, file)) in scenarios.iter().zip(files).enumerate() {
@@ -39,23 +52,6 @@ pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<
         });
     }
     Ok(out)
-}
-
-fn table(header: Vec<String>) -> Table {
-    let mut t = Table::new();
-    t.load_style(ASCII_MARKDOWN)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
-    t
-}
-
-fn right_align(t: &mut Table, from: usize) {
-    let n = t.column_count();
-    for i in from..n {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -6,7 +6,9 @@ pub mod check;
 pub mod new;
 pub mod run;
 pub mod schema;
+pub mod seeds;
 pub mod sweep;
+pub mod test;
 
 use std::path::PathBuf;
 

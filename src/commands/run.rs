@@ -59,7 +59,7 @@ pub const MAX_BINS: u64 = 1_000_000;
 
 /// Loads every scenario of `req` and refuses, before running any, those whose event bound
 /// exceeds `req.options.max_events` ([`guard::check_event_budget`]).
-fn load_checked(req: &RunRequest) -> Result<Vec<Scenario>, Error> {
+pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<Scenario>, Error> {
     let scenarios = load_all(&req.files, &req.sets, req.seed)?;
     let mut too_big = Vec::new();
     for (sc, file) in scenarios.iter().zip(&req.files) {

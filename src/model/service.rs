@@ -210,20 +210,21 @@ impl Simulation<'_> {
             let end = match spec.discipline {
                 QueueDiscipline::Fifo => End::Oldest,
                 QueueDiscipline::Lifo => End::Newest,
-                adaptive @ QueueDiscipline::AdaptiveLifo { .. } => match st.station.peek(End::Oldest)
-                {
-                    Some(h) => match self.jobs.get(h) {
-                        None => {
-                            self.services[s].station.discard_stale(End::Oldest);
-                            continue;
-                        }
-                        Some(oldest) if adaptive.serves_newest(now - oldest.admitted_at) => {
-                            End::Newest
-                        }
-                        Some(_) => End::Oldest,
-                    },
-                    None => End::Oldest,
-                },
+                adaptive @ QueueDiscipline::AdaptiveLifo { .. } => {
+                    match st.station.peek(End::Oldest) {
+                        Some(h) => match self.jobs.get(h) {
+                            None => {
+                                self.services[s].station.discard_stale(End::Oldest);
+                                continue;
+                            }
+                            Some(oldest) if adaptive.serves_newest(now - oldest.admitted_at) => {
+                                End::Newest
+                            }
+                            Some(_) => End::Oldest,
+                        },
+                        None => End::Oldest,
+                    }
+                }
             };
             let Some(job) = st.station.peek(end) else {
                 break;

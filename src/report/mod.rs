@@ -10,6 +10,7 @@ pub mod csv;
 pub mod csv_long;
 pub mod flat;
 pub mod json;
+pub mod markdown;
 pub mod number;
 pub mod table;
 pub mod timeseries;

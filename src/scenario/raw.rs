@@ -49,6 +49,12 @@ pub struct ScenarioRaw {
     /// Faults by name (default none); each changes a service for a time window.
     #[serde(default)]
     pub faults: IndexMap<String, FaultRaw>,
+    /// Assertions on this scenario's metrics that `loadsim test` checks, like
+    /// `[{metric: metrics.recovery_s, le: 5}]`; `run` ignores them. Not inherited by `extends`.
+    pub expect: Option<Vec<crate::expect::raw::AssertionRaw>>,
+    /// `true` (or `{digits: N}`): `loadsim test` compares this scenario's metrics with
+    /// `snapshots/<stem>.snap` beside the file; `run` ignores it. Not inherited by `extends`.
+    pub snapshot: Option<crate::expect::raw::SnapshotRaw>,
 }
 
 /// User request arrivals.

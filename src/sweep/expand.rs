@@ -186,14 +186,27 @@ pub fn prepare(
         }
     }
     if problems.is_empty() {
-        for s in &spec.sensitivities {
-            if !columns.contains(&s.metric) {
+        let tables = spec
+            .sensitivities
+            .iter()
+            .map(|s| {
+                (
+                    format!("report.sensitivity[{}].metric", s.position),
+                    &s.metric,
+                )
+            })
+            .chain(
+                spec.paired
+                    .iter()
+                    .map(|p| (format!("report.paired[{}].metric", p.position), &p.metric)),
+            );
+        for (key, metric) in tables {
+            if !columns.contains(metric) {
                 problems.push(spec.diagnostic(
-                    &format!("report.sensitivity[{}].metric", s.position),
+                    &key,
                     format!(
-                        "`{}` is not a column of results.csv{}",
-                        s.metric,
-                        did_you_mean(&s.metric, columns.iter().map(String::as_str))
+                        "`{metric}` is not a column of results.csv{}",
+                        did_you_mean(metric, columns.iter().map(String::as_str))
                     ),
                 ));
             }

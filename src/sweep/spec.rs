@@ -16,6 +16,9 @@
 //!     - { title: …, where: { faults.slow_b.duration: 20s } }
 //!   sensitivity:                     # axis values × scenarios, mean (min–max) over seeds
 //!     - { title: …, axis: faults.slow_b.duration, metric: metrics.recovery_s }
+//!     - { axis: faults.slow_b.duration, metric: metrics.success_rate_after, interval: ci95 }
+//!   paired:                          # scenarios minus a baseline, same seed and grid values
+//!     - { baseline: naive, metric: metrics.recovery_s }
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -72,6 +75,28 @@ struct ReportRaw {
     /// `mean (min–max)` over seeds.
     #[serde(default)]
     sensitivity: Vec<SensitivityRaw>,
+    /// Paired tables: each scenario's difference to a baseline scenario, cell by cell (same seed
+    /// and grid values), as the mean over the pairs with its 95 % confidence interval.
+    #[serde(default)]
+    paired: Vec<PairedRaw>,
+}
+
+/// A paired table (scenarios minus a baseline, a metric over the pairs).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PairedRaw {
+    /// The table's heading.
+    title: Option<String>,
+    /// The baseline scenario: one of `scenarios`, by its file stem. Required.
+    baseline: String,
+    /// A results.csv metric column, like `metrics.recovery_s`. Required.
+    metric: String,
+    /// Fixed axis values: grid key → one of its values.
+    #[serde(default, rename = "where")]
+    #[schemars(with = "IndexMap<String, serde_json::Value>")]
+    fixed: IndexMap<String, Value>,
+    /// Decimals shown (default 3 for rates and ratios, else 2).
+    decimals: Option<u8>,
 }
 
 /// A comparison table (metrics × scenarios).
@@ -102,6 +127,21 @@ struct SensitivityRaw {
     fixed: IndexMap<String, Value>,
     /// Decimals shown (default 3 for rates and ratios, else 2).
     decimals: Option<u8>,
+    /// What follows the mean over seeds: `min-max` (default), or `ci95`, the half-width of the
+    /// mean's 95 % confidence interval (Student's t) as `mean ± h`.
+    interval: Option<Interval>,
+}
+
+/// How a sensitivity cell shows the spread over seeds.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum Interval {
+    /// `mean (min–max)`.
+    #[default]
+    #[serde(rename = "min-max")]
+    MinMax,
+    /// `mean ± h`, h the half-width of the mean's 95 % confidence interval.
+    #[serde(rename = "ci95")]
+    Ci95,
 }
 
 /// A validated sweep file.
@@ -118,6 +158,7 @@ pub struct SweepSpec {
     pub groups: Vec<Vec<usize>>,
     pub comparisons: Vec<Comparison>,
     pub sensitivities: Vec<Sensitivity>,
+    pub paired: Vec<Paired>,
     /// The parsed file, for diagnostics.
     pub doc: Document,
 }
@@ -160,6 +201,20 @@ pub struct Comparison {
     pub fixed: Fixed,
 }
 
+/// A paired table request.
+#[derive(Clone, Debug)]
+pub struct Paired {
+    pub title: Option<String>,
+    /// Index into [`SweepSpec::scenarios`].
+    pub baseline: usize,
+    /// A results.csv metric column.
+    pub metric: String,
+    pub fixed: Fixed,
+    pub decimals: Option<u8>,
+    /// Position in `report.paired`, for diagnostics.
+    pub position: usize,
+}
+
 /// A sensitivity table request.
 #[derive(Clone, Debug)]
 pub struct Sensitivity {
@@ -169,6 +224,7 @@ pub struct Sensitivity {
     pub metric: String,
     pub fixed: Fixed,
     pub decimals: Option<u8>,
+    pub interval: Interval,
     /// Position in `report.sensitivity`, for diagnostics.
     pub position: usize,
 }
@@ -291,6 +347,13 @@ impl Checker<'_> {
             .enumerate()
             .filter_map(|(i, s)| self.sensitivity(&axes, i, s))
             .collect();
+        let paired = raw
+            .report
+            .paired
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, p)| self.paired(&axes, &scenarios, i, p))
+            .collect();
         SweepSpec {
             name: raw.name,
             description: raw.description,
@@ -299,6 +362,7 @@ impl Checker<'_> {
             groups,
             comparisons,
             sensitivities,
+            paired,
             doc: self.doc.clone(),
         }
     }
@@ -502,6 +566,42 @@ impl Checker<'_> {
         out
     }
 
+    fn paired(
+        &mut self,
+        axes: &[Axis],
+        scenarios: &[ScenarioRef],
+        i: usize,
+        p: PairedRaw,
+    ) -> Option<Paired> {
+        let at = format!("report.paired[{i}]");
+        let fixed = self.fixed(axes, &format!("{at}.where"), p.fixed);
+        if p.decimals.is_some_and(|d| d > 12) {
+            self.problem(&format!("{at}.decimals"), "must be at most 12");
+        }
+        let Some(baseline) = scenarios.iter().position(|s| s.name == p.baseline) else {
+            self.problem(
+                &format!("{at}.baseline"),
+                format!(
+                    "`{}` is not one of the sweep's scenarios (their file stems){}",
+                    p.baseline,
+                    crate::config::suggest::did_you_mean(
+                        &p.baseline,
+                        scenarios.iter().map(|s| s.name.as_str())
+                    )
+                ),
+            );
+            return None;
+        };
+        Some(Paired {
+            title: p.title,
+            baseline,
+            metric: p.metric,
+            fixed,
+            decimals: p.decimals,
+            position: i,
+        })
+    }
+
     fn sensitivity(&mut self, axes: &[Axis], i: usize, s: SensitivityRaw) -> Option<Sensitivity> {
         let at = format!("report.sensitivity[{i}]");
         let fixed = self.fixed(axes, &format!("{at}.where"), s.fixed);
@@ -537,6 +637,7 @@ impl Checker<'_> {
             metric: s.metric,
             fixed,
             decimals: s.decimals,
+            interval: s.interval.unwrap_or_default(),
             position: i,
         })
     }

@@ -1,5 +1,6 @@
 //! Integration tests of the simulator core: the article's claims, exact mechanics on tiny
-//! scenarios, determinism, bad input, the CLI, the documentation and the snapshot tables.
+//! scenarios, determinism, bad input, the CLI, the documentation, the snapshot tables and
+//! `loadsim test`.
 
 mod analysis;
 mod article;
@@ -11,4 +12,5 @@ mod docs;
 mod mechanics;
 mod protections;
 mod snapshots;
+mod test_cmd;
 mod ux;
