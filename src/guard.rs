@@ -12,14 +12,18 @@
 //! The event bound is an upper bound, not a forecast: per user request one arrival event, and per
 //! attempt that can reach a service at most five events (the caller's timeout timer, the reply,
 //! the caller's retry timer, the caller's hedge timer and the service's end of own work), times
-//! R1, the worst-case attempts per user request at each service; plus one event per fault (the
-//! end of a capacity fault). A scenario that passes this check cannot hit the run-time
-//! ceiling of [`crate::model::RunOptions::max_events`] except through Poisson fluctuation of the
-//! number of user requests.
+//! R1, the worst-case attempts per user request at each service; plus one event per fault whose
+//! end wakes a service (a capacity fault). The number of user requests is the arrival rate
+//! integrated over the arrival period, surges included where they are in force
+//! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
+//! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
+//! Poisson fluctuation of the number of user requests.
 
 use std::path::Path;
 
-use crate::scenario::{ConfigError, Scenario};
+use crate::config::ConfigError;
+use crate::scenario::Scenario;
+use crate::scenario::faults::RatePlan;
 
 /// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
 /// own work.
@@ -36,20 +40,20 @@ pub fn events_per_user_bound(sc: &Scenario) -> f64 {
     1.0 + EVENTS_PER_ATTEMPT * attempts
 }
 
-/// Most events a run of `sc` can cause with its expected number of user requests
-/// (`rate × duration`, times the surge factors).
+/// The expected number of user requests of a run of `sc`: the arrival rate integrated over the
+/// arrival period, each surge counted only inside its window.
+pub fn expected_requests(sc: &Scenario) -> f64 {
+    RatePlan::new(sc).expected_arrivals(sc.duration)
+}
+
+/// Most events a run of `sc` can cause with its expected number of user requests.
 pub fn event_bound(sc: &Scenario) -> f64 {
-    // Surge faults raise the arrival rate inside their windows; the product of their factors is
-    // an upper bound on the rate at any instant.
-    let surge: f64 = sc
+    let fault_events = sc
         .faults
         .iter()
-        .map(|f| match f.kind {
-            crate::scenario::FaultKind::Surge { factor } => factor.max(1.0),
-            _ => 1.0,
-        })
-        .product();
-    sc.rate * surge * sc.duration.as_secs_f64() * events_per_user_bound(sc) + sc.faults.len() as f64
+        .filter(|f| f.kind.wakes_at_end().is_some())
+        .count();
+    expected_requests(sc) * events_per_user_bound(sc) + fault_events as f64
 }
 
 /// Refuses a scenario whose event bound exceeds `max_events` (the `--max-events` limit); `file`
@@ -63,15 +67,24 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
         .worst_case_attempts()
         .iter()
         .fold(0u64, |a, &b| a.saturating_add(b));
+    let requests = if sc.faults.iter().any(|f| f.kind.rate_factor() != 1.0) {
+        format!(
+            "{:.3e} requests expected with the surges",
+            expected_requests(sc)
+        )
+    } else {
+        format!(
+            "{rate} requests/s × {secs} s",
+            rate = sc.rate,
+            secs = sc.duration.as_secs_f64()
+        )
+    };
     Err(ConfigError::file(
         file,
         format!(
-            "this run could take up to {bound:.3e} events ({rate} requests/s × {secs} s × (1 + \
-             {EVENTS_PER_ATTEMPT} × {attempts} worst-case attempts per request)), above the limit of \
-             {max_events}; shorten `duration`, lower `arrivals.rate` or the retries, or raise \
-             --max-events if you mean it",
-            rate = sc.rate,
-            secs = sc.duration.as_secs_f64(),
+            "this run could take up to {bound:.3e} events ({requests} × (1 + {EVENTS_PER_ATTEMPT} × \
+             {attempts} worst-case attempts per request)), above the limit of {max_events}; shorten \
+             `duration`, lower `arrivals.rate` or the retries, or raise --max-events if you mean it",
         ),
     ))
 }
@@ -203,7 +216,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Document;
+    use crate::config::Document;
 
     fn scenario(rate: &str, retries: u32) -> Scenario {
         let text = format!(
@@ -227,6 +240,51 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("--max-events"), "{text}");
         assert!(text.contains("t.yaml"), "{text}");
+    }
+
+    /// Issue 18: the bound multiplied the factors of every surge, overlapping or not.
+    #[test]
+    fn surges_count_only_inside_their_windows() {
+        let with_faults = |faults: &str| {
+            let text = format!(
+                "duration: 9m\narrivals: {{rate: 100}}\n\
+                 client: {{entry: a, attempt_timeout: 1s}}\n\
+                 services:\n  a: {{slots: 1, service_time: {{dist: constant, value: 1ms}}}}\n\
+                 faults:\n{faults}"
+            );
+            let doc = Document::from_text(Path::new("t.yaml"), &text).unwrap();
+            Scenario::from_document(&doc).unwrap()
+        };
+        // Nine one-minute steps of ×2 … ×10, one after another (6 events per request): the rate
+        // integrates to 60 s × 100/s × (2 + … + 10) = 324 000 requests, ~1.9e6 events. The old
+        // product of factors (10!/1 ≈ 3.6e6) put it at ~1.2e12 and refused it.
+        let sc = with_faults(&crate::scenario::faults::test_support::one_minute_surge_steps());
+        assert_eq!(events_per_user_bound(&sc), 6.0);
+        assert!((expected_requests(&sc) - 324_000.0).abs() < 1e-6);
+        assert!((event_bound(&sc) - 324_000.0 * 6.0).abs() < 1e-3);
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), 2_000_000).is_ok());
+        // Two one-second ×30 surges far apart: 2 s at 3000/s instead of the base 100/s, not the
+        // whole period at 100 × 30 × 30.
+        let sc = with_faults(
+            "  a: {kind: surge, factor: 30, from: 10s, duration: 1s}\n  \
+             b: {kind: surge, factor: 30, from: 5m, duration: 1s}\n",
+        );
+        let requests = 100.0 * 538.0 + 2.0 * 3_000.0;
+        assert!((expected_requests(&sc) - requests).abs() < 1e-6);
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), 400_000).is_ok());
+        // Overlapping surges do multiply, and the refusal says how many requests it counted.
+        let sc = with_faults(
+            "  a: {kind: surge, factor: 30, from: 10s, duration: 2s}\n  \
+             b: {kind: surge, factor: 30, from: 11s, duration: 2s}\n",
+        );
+        let requests = 100.0 * 537.0 + 3_000.0 + 90_000.0 + 3_000.0;
+        assert!((expected_requests(&sc) - requests).abs() < 1e-6);
+        let e = check_event_budget(&sc, Path::new("t.yaml"), 100_000).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1.497e5 requests expected with the surges"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -12,11 +12,19 @@ use clap::{CommandFactory, Parser};
 use cli::{Cli, Command};
 use loadsim::Error;
 use loadsim::commands::{self, Output};
-use loadsim::scenario::Paint;
+use loadsim::config::Paint;
+use loadsim::model::RunOptions;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
+    if cli.version {
+        return print_stdout(&loadsim::version_text(cli.verbose));
+    }
+    let Some(command) = cli.command else {
+        let _ = Cli::command().print_help();
+        return ExitCode::from(2);
+    };
+    match run(command) {
         Ok(output) => print(&output),
         Err(e) => fail(e),
     }
@@ -26,8 +34,12 @@ fn main() -> ExitCode {
 fn run(command: Command) -> Result<Output, Error> {
     match command {
         Command::Run(a) => {
+            let seeds = a.seeds.clone();
             let (request, outputs) = a.request();
-            commands::run::run(&request, &outputs)
+            match seeds {
+                Some(seeds) => commands::seeds::run_seeds(&request, &seeds.0, &outputs),
+                None => commands::run::run(&request, &outputs),
+            }
         }
         Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
         Command::Sweep(a) => commands::sweep::sweep(&a.file, &a.options(command_line())),
@@ -36,6 +48,7 @@ fn run(command: Command) -> Result<Output, Error> {
         Command::New(a) => commands::new::new(&a.request()),
         Command::Schema(a) => commands::schema::schema(a.kind),
         Command::Completions(a) => Ok(completions(a.shell)),
+        Command::Test(a) => test(a),
     }
 }
 
@@ -44,6 +57,71 @@ fn completions(shell: clap_complete::Shell) -> Output {
     let mut out = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "loadsim", &mut out);
     Output::stdout(String::from_utf8_lossy(&out))
+}
+
+/// `loadsim test`: list, or run and print the report (then walk pending snapshots with
+/// `--review`, printing the report first); failing cases are an error with exit code 1 whose
+/// report still reaches stdout.
+fn test(a: cli::TestArgs) -> Result<Output, Error> {
+    use std::io::IsTerminal;
+    if a.list {
+        let files = commands::test::discover(&a.paths)?;
+        return Ok(Output::stdout(
+            files
+                .iter()
+                .map(|(f, _)| format!("{}\n", f.display()))
+                .collect::<String>(),
+        ));
+    }
+    if a.review && !std::io::stdin().is_terminal() {
+        return Err(loadsim::config::ConfigError::flag(
+            "--review",
+            "asks about each snapshot on a terminal, and stdin is not one; use --accept, or run it in a terminal",
+        )
+        .into());
+    }
+    let run = commands::test::test(&commands::test::TestRequest {
+        paths: a.paths,
+        accept: a.accept,
+        ci: commands::test::ci_from_env(),
+        junit: a.junit,
+        options: RunOptions {
+            max_events: a.max_events,
+        },
+    })?;
+    let mut output = Output::stdout(run.report.render(a.format));
+    let mut failed = run.report.failed;
+    if a.format == loadsim::expect::report::TestFormat::Json {
+        output.notes.push(run.report.summary_line());
+    }
+    if a.review {
+        print(&std::mem::take(&mut output));
+        let reviewed = commands::test::review(
+            &run.pending,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stderr().lock(),
+        )
+        .map_err(|source| Error::Output {
+            what: "the review".into(),
+            source,
+        })?;
+        output.notes.push(format!(
+            "review: {} accepted, {} rejected, {} skipped",
+            reviewed.accepted, reviewed.rejected, reviewed.skipped
+        ));
+        failed -= reviewed.accepted_failures;
+    }
+    if failed > 0 {
+        for note in &output.notes {
+            note_stderr(note);
+        }
+        Err(Error::TestsFailed {
+            report: output.stdout,
+            failed,
+        })
+    } else {
+        Ok(output)
+    }
 }
 
 /// The command line as typed (program name shortened to `loadsim`), for manifests.

@@ -169,7 +169,7 @@ mod expansion {
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: [1]\n  seed: [2]\n",
-                "duplicate entry with key \"seed\"",
+                "t.yaml:5:3: `grid.seed`: `seed` is written twice in this mapping (first at line 4)",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b: [{}]\n  faults.slow_b.from: [1s]\n",
@@ -180,8 +180,24 @@ mod expansion {
                 "t.yaml:4:3: `grid.seed`: lists the value `1` twice",
             ),
             (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b.duration: [2s, 1s, 1000ms]\n",
+                "t.yaml:4:3: `grid.faults.slow_b.duration`: lists `1s` and `1000ms`, the same value",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  arrivals.rate: [100, 100.0]\n",
+                "lists `100` and `100.0`, the same value",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: !custom [1]\n",
+                "t.yaml:4:9: `grid.seed`: the tag `!custom` means nothing to loadsim",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\n? [a]\n: 1\n",
+                "t.yaml:3:3: a key must be a name, not a sequence",
+            ),
+            (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2, 3]\nzip: [[a.b, c.d]]\n",
-                "t.yaml:6:1: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
+                "t.yaml:6:7: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2]\nzip: [[a.b, c.d], [c.d, a.b]]\n",
@@ -741,4 +757,137 @@ fn dry_runs_and_small_shards_of_a_large_sweep_need_no_yes() {
     sweep(&file, &out, &["--dry-run", "--max-memory", "100K"])
         .code(2)
         .stderr_has("--max-memory");
+}
+
+/// A UTF-8 byte-order mark at the start of a sweep or scenario file was refused as "more than one
+/// document"; it is read as UTF-8, and positions after it are unchanged.
+#[test]
+fn a_byte_order_mark_is_read_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("a.yaml");
+    let naive = std::fs::read_to_string(repo().join("scenarios/base.yaml")).unwrap();
+    std::fs::write(&scenario, format!("\u{feff}{naive}")).unwrap();
+    loadsim::Scenario::load(&scenario, &[], None).unwrap();
+    let sweep = dir.path().join("s.yaml");
+    std::fs::write(
+        &sweep,
+        "\u{feff}name: t\nscenarios: [a.yaml]\nscenarioz: []\n",
+    )
+    .unwrap();
+    let err = SweepSpec::load(&sweep).unwrap_err().to_string();
+    assert!(err.contains("s.yaml:3:1: `scenarioz`"), "{err}");
+    std::fs::write(&sweep, "\u{feff}name: t\nscenarios: [a.yaml]\n").unwrap();
+    SweepSpec::load(&sweep).unwrap();
+}
+
+/// `interval: ci95` shows each sensitivity cell as `mean ± h` with h the half-width of the
+/// mean's 95 % interval over the seeds, computed here from results.csv by hand (t(1) = 12.706).
+#[test]
+fn sensitivity_cells_can_show_a_confidence_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "      metric: metrics.success_rate_after\n",
+        "      metric: metrics.success_rate_after\n      interval: ci95\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    assert!(
+        md.contains("± the half-width of its 95 % confidence interval"),
+        "{md}"
+    );
+    // The protected column of the 2 s row, from the two seeds' values in results.csv.
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, win, rate) = (
+        col("scenario"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_after"),
+    );
+    let xs: Vec<f64> = rows
+        .map(|r| r.split(',').collect::<Vec<_>>())
+        .filter(|r| r[sc] == "protected" && r[win] == "2s")
+        .map(|r| r[rate].parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 2);
+    let mean = (xs[0] + xs[1]) / 2.0;
+    // s = |x0 − x1| / √2, se = s / √2 = |x0 − x1| / 2.
+    let h = 12.706_204_736 * (xs[0] - xs[1]).abs() / 2.0;
+    let cell = format!("{mean:.3} ± {h:.3}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 2s") && l.contains(&cell)),
+        "`{cell}` not in\n{md}"
+    );
+}
+
+/// `report.paired`: each scenario minus the baseline cell with the same seed and window, mean ±
+/// 95 % CI half-width over the pairs, computed here by hand from results.csv.
+#[test]
+fn paired_tables_show_the_difference_to_a_baseline_with_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap()
+        + "  paired:\n    - { baseline: naive, metric: metrics.success_rate_during, where: { faults.slow_b.duration: 2s } }\n";
+    std::fs::write(&file, &text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, seed, win, rate) = (
+        col("scenario"),
+        col("seed"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_during"),
+    );
+    let rows: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
+    let value = |scenario: &str, s: &str| -> f64 {
+        rows.iter()
+            .find(|r| r[sc] == scenario && r[seed] == s && r[win] == "2s")
+            .unwrap()[rate]
+            .parse()
+            .unwrap()
+    };
+    let d: Vec<f64> = ["1", "2"]
+        .iter()
+        .map(|s| value("protected", s) - value("naive", s))
+        .collect();
+    let mean = (d[0] + d[1]) / 2.0;
+    let h = 12.706_204_736 * (d[0] - d[1]).abs() / 2.0;
+    let row = format!(
+        "| protected | {mean:.3} ± {h:.3} | [{:.3}, {:.3}] | 2 |",
+        mean - h,
+        mean + h
+    );
+    assert!(
+        md.lines().any(|l| l.split_whitespace().collect::<String>()
+            == row.split_whitespace().collect::<String>()),
+        "`{row}` not in\n{md}"
+    );
+    assert!(
+        md.contains("## `metrics.success_rate_during` minus `naive`"),
+        "{md}"
+    );
+
+    // A baseline that is not one of the scenarios is bad input, with a suggestion.
+    std::fs::write(&file, text.replace("baseline: naive", "baseline: naiv")).unwrap();
+    let o = cargo_bin_cmd!("loadsim")
+        .args(["sweep", "--dry-run"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`report.paired[0].baseline`: `naiv` is not one of the sweep's scenarios")
+            && err.contains("did you mean `naive`?"),
+        "{err}"
+    );
 }

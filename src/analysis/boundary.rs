@@ -12,13 +12,13 @@
 //! the spacing is printed with every result. Seeds are searched independently and their
 //! boundaries shown side by side, never averaged into one number.
 
-use crate::scenario::duration::parse_duration;
+use crate::config::duration::parse_duration;
 
 /// What a run must do to count as "recovers".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Criterion {
     /// `recovery_s` is not null: some whole second after the fault window starts three seconds
-    /// of ≥ 99 % success before arrivals stop (MODEL.md's R2).
+    /// of ≥ 99 % success before arrivals stop (docs/model.md §3.2, the article's R2).
     Recovers,
 }
 

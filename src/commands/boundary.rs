@@ -15,11 +15,11 @@ use crate::analysis::boundary::{
     Agreement, Axis, Criterion, Found, Outcome, Phase, PhasePoint, SeedSearch, agreement, bisect,
     max_bisections,
 };
+use crate::config::ConfigError;
 use crate::guard;
 use crate::model::{RunOptions, run_with};
 use crate::report::markdown::MarkdownTable;
 use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, write_output};
-use crate::scenario::ConfigError;
 
 /// Arguments of `loadsim boundary`, independent of clap.
 #[derive(Clone, Debug)]

@@ -21,6 +21,19 @@ use crate::scenario::Scenario;
 /// into [`Error::Denied`], which still carries the report for stdout.
 pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<Output, Error> {
     let loaded = load_scenarios(files, sets, None)?;
+    // What `loadsim test` would refuse in `expect:` and `snapshot:` is refused here too.
+    let mut problems = Vec::new();
+    for ((_, sc), file) in loaded.iter().zip(files) {
+        if let Err(e) = crate::expect::check_file(file, sc) {
+            problems.extend(e.diagnostics);
+        }
+    }
+    if !problems.is_empty() {
+        return Err(crate::config::ConfigError {
+            diagnostics: problems,
+        }
+        .into());
+    }
     let mut out = String::new();
     let mut warnings = 0;
     for (i, ((_, sc), file)) in loaded.iter().zip(files).enumerate() {

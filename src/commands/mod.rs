@@ -8,7 +8,9 @@ pub mod check;
 pub mod new;
 pub mod run;
 pub mod schema;
+pub mod seeds;
 pub mod sweep;
+pub mod test;
 
 /// What a command produced, for the binary to print: the data for stdout and the notes for
 /// stderr (files the command wrote are already written).

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use super::Output;
 use crate::Error;
+use crate::config::ConfigError;
 use crate::runner::{output_error, write_output};
-use crate::scenario::ConfigError;
 use crate::schema;
 
 /// File name of the schema written next to a new scenario, and named by its modeline.

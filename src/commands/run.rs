@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use super::Output;
 use crate::Error;
+use crate::config::ConfigError;
 use crate::guard;
 use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
 use crate::model::{RunError, RunOptions, run_with, run_with_series};
@@ -13,7 +14,7 @@ use crate::report::Format;
 use crate::runner::{
     OutputPlan, Progress, Runner, Subject, collect_all, load_scenarios, write_output,
 };
-use crate::scenario::{ConfigError, Scenario};
+use crate::scenario::Scenario;
 use crate::time::SimDuration;
 
 /// Arguments of `loadsim run`, independent of clap.
@@ -68,7 +69,7 @@ pub const MAX_BINS: u64 = 1_000_000;
 
 /// Loads every scenario of `req` and refuses, before running any, those whose event bound
 /// exceeds `req.options.max_events` ([`guard::check_event_budget`]).
-fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>, Error> {
+pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>, Error> {
     let loaded = load_scenarios(&req.files, &req.sets, req.seed)?;
     collect_all(loaded.into_iter().map(|(subject, sc)| {
         guard::check_event_budget(&sc, &subject.file, req.options.max_events)?;
@@ -132,7 +133,11 @@ pub fn check_resolution(
             .into());
         }
         // The series a run records, counted from the recorder itself (no bins yet).
-        let series = SeriesRecorder::new(sc, resolution).finish().names().count() as u64;
+        let empty = crate::metrics::Recorder::new(sc.services.len(), sc.edges.len(), 0);
+        let series = SeriesRecorder::new(sc, resolution)
+            .finish(&empty)
+            .names()
+            .count() as u64;
         values = values.saturating_add((bins + 1).saturating_mul(series));
     }
     guard::check_memory(

@@ -106,7 +106,7 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
     }
     for s in &deepest_first {
         rows.push(service_row(s, "max queue", Fmt::Count, |m| {
-            Some(m.max_queue as f64)
+            Some(m.counts.max_queue as f64)
         }));
     }
     for s in &deepest_first {
@@ -145,13 +145,13 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
             |m| Some(m.worst_case_attempts_per_request as f64),
         ));
         rows.push(service_row(s, "admitted", Fmt::Count, |m| {
-            Some(m.admitted as f64)
+            Some(m.counts.admitted as f64)
         }));
         rows.push(service_row(s, "rejected (queue full)", Fmt::Count, |m| {
-            Some(m.rejected_full as f64)
+            Some(m.counts.rejected_full as f64)
         }));
         rows.push(service_row(s, "dropped (expired)", Fmt::Count, |m| {
-            Some(m.dropped_expired as f64)
+            Some(m.counts.dropped_expired as f64)
         }));
         rows.push(service_row(
             s,
@@ -165,12 +165,12 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
         for (label, get) in [
             (
                 "rejected (outage)",
-                (|m: &ServiceMetrics| m.rejected_outage) as fn(&ServiceMetrics) -> u64,
+                (|m: &ServiceMetrics| m.counts.rejected_outage) as fn(&ServiceMetrics) -> u64,
             ),
-            ("failed by error fault", |m| m.failed_by_fault),
-            ("dropped (queue time)", |m| m.dropped_queue_time),
-            ("dropped (CoDel)", |m| m.dropped_codel),
-            ("cancelled", |m| m.cancelled),
+            ("failed by error fault", |m| m.counts.failed_by_fault),
+            ("dropped (queue time)", |m| m.counts.dropped_queue_time),
+            ("dropped (CoDel)", |m| m.counts.dropped_codel),
+            ("cancelled", |m| m.counts.cancelled),
         ] {
             if runs
                 .iter()

@@ -20,8 +20,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::ConfigError;
 use crate::metrics::RunSummary;
-use crate::scenario::ConfigError;
 
 /// The journal's file name in the output folder.
 pub const FILE: &str = "journal.jsonl";

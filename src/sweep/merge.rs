@@ -14,8 +14,8 @@ use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
 use crate::commands::Output;
+use crate::config::ConfigError;
 use crate::runner::{FolderLock, OutputPlan, output_error};
-use crate::scenario::ConfigError;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
 pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<Output, Error> {
@@ -35,7 +35,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         .into());
     }
     let Some(first) = manifests.first() else {
-        return Err(ConfigError::flag("DIR", "name at least one folder to merge").into());
+        return Err(ConfigError::flag("loadsim merge", "name at least one folder to merge").into());
     };
     for (m, d) in manifests.iter().zip(dirs).skip(1) {
         if m.inputs_sha256 != first.inputs_sha256 || m.sweep != first.sweep {
@@ -110,7 +110,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         .collect();
     if let Some(example) = missing.first() {
         return Err(ConfigError::flag(
-            "DIR",
+            "loadsim merge",
             format!(
                 "the folders hold {} of {} cells; {} missing, like `{example}`: run the missing shards (or finish them with --resume) and merge again",
                 cells.len() - missing.len(),

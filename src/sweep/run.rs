@@ -15,11 +15,12 @@ use super::manifest::{Manifest, Timing};
 use super::spec::SweepSpec;
 use crate::Error;
 use crate::commands::Output;
+use crate::config::{ConfigError, Diagnostic, source::read_text};
 use crate::guard;
 use crate::model::{RunOptions, run_with};
 use crate::plot::PlotError;
 use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
-use crate::scenario::{ConfigError, Diagnostic, Scenario, source::read_text};
+use crate::scenario::Scenario;
 
 /// Everything `loadsim sweep` takes besides the file.
 #[derive(Clone, Debug, Default)]
@@ -95,7 +96,7 @@ fn check_cells(
     }
     if over > SHOWN {
         too_big.push(Diagnostic {
-            origin: crate::scenario::Origin::Flag {
+            origin: crate::config::Origin::Flag {
                 flag: "--max-events".into(),
             },
             key: String::new(),
