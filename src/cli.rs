@@ -7,8 +7,12 @@ use clap::{Args, Parser, Subcommand, ValueHint};
 
 use loadsim::analysis::boundary::Criterion;
 use loadsim::color::ColorWhen;
-use loadsim::commands::new::Template;
-use loadsim::commands::sweep::Shard;
+use loadsim::commands::boundary::BoundaryRequest;
+use loadsim::commands::new::{NewRequest, Template};
+use loadsim::commands::run::{RunOutputs, RunRequest};
+use loadsim::commands::sweep::{Shard, SweepOptions};
+use loadsim::expect::report::TestFormat;
+use loadsim::model::RunOptions;
 use loadsim::report::Format;
 use loadsim::schema::SchemaKind;
 use loadsim::time::SimDuration;
@@ -16,12 +20,13 @@ use loadsim::time::SimDuration;
 const EXIT_CODES: &str = "\
 Exit codes:
   0  success (also when stdout is closed early, as by `| head`)
-  1  a run failed or output could not be written
+  1  a run failed, output could not be written, or a `loadsim test` case failed
   2  bad input: a scenario file, a key, a value or a flag (also a run over --max-events)
 
 Colour: --color auto (default) colours diagnostics on a terminal, never when NO_COLOR is set, and
 also through a pipe when CLICOLOR_FORCE is set; --color always/never override both.
-Docs: docs/cookbook.md (model your own chain, add a protection, sweep, read the report, CI).";
+Docs: docs/model.md (the model and every metric's definition), docs/cookbook.md (model your own
+chain, add a protection, sweep, read the report, CI).";
 
 const RUN_EXAMPLES: &str = "\
 Examples:
@@ -42,7 +47,25 @@ Examples:
   loadsim run scenarios/naive.yaml scenarios/protected.yaml --timeseries series.csv --plot figures/
 
   # One self-contained HTML page (table, figures, sources) to open or attach anywhere
-  loadsim run scenarios/naive.yaml scenarios/protected.yaml --html report.html";
+  loadsim run scenarios/naive.yaml scenarios/protected.yaml --html report.html
+
+  # Seeds 1 to 20: each metric's mean with its 95 % confidence interval (JSON adds every seed)
+  loadsim run scenarios/protected.yaml --seeds 1..20";
+
+const TEST_EXAMPLES: &str = "\
+Examples:
+  # Every scenario with `expect:` or `snapshot: true` under the current folder
+  loadsim test
+
+  # A folder and a file; JUnit XML for the CI's test view
+  loadsim test examples/ci scenarios/checkout.yaml --junit loadsim-junit.xml
+
+  # Accept new and changed snapshots (then commit snapshots/*.snap)
+  loadsim test --accept
+
+Snapshots live in snapshots/<stem>.snap beside each scenario. A missing one is written as
+.snap.new and fails only when CI is set; a changed one fails with the changed metrics and leaves
+its .snap.new for --accept or --review. See docs/cookbook.md, \"Guard your scenarios in CI\".";
 
 const SWEEP_EXAMPLES: &str = "\
 Examples:
@@ -134,14 +157,21 @@ Examples:
 #[derive(Debug, Parser)]
 #[command(
     name = "loadsim",
-    version,
     about,
-    propagate_version = true,
+    disable_version_flag = true,
+    arg_required_else_help = true,
     after_help = EXIT_CODES
 )]
 pub struct Cli {
+    /// Print the version and the commit it was built from (with --verbose, also the model
+    /// version, which changes whenever results change on purpose).
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
+    /// With --version: also print the model version.
+    #[arg(long, requires = "version")]
+    pub verbose: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
     /// When to colour diagnostics on stderr: `auto` (a terminal, unless NO_COLOR is set; a pipe
     /// too with CLICOLOR_FORCE), `always` or `never` (both override the environment).
     #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = ColorWhen::Auto)]
@@ -152,13 +182,14 @@ pub struct Cli {
 pub enum Command {
     /// Run scenarios and print their metrics side by side.
     ///
-    /// Files run in parallel; results print in argument order on stdout, errors on stderr.
+    /// Files run in parallel; results print in argument order on stdout, errors on stderr. Every
+    /// metric is defined in docs/model.md §3.
     #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
     /// Validate scenarios and lint their policies, without running them.
     ///
     /// The linter prints worst-case attempts (R1), retry budgets against deadlines, queue waits
-    /// (§7) and load against capacity, with suggested fixes.
+    /// (the article's §7) and load against capacity, with suggested fixes.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
     /// Run every cell of a sweep file in parallel and write its report.
@@ -197,6 +228,13 @@ pub enum Command {
     /// for each command (the repository keeps them in docs/man/).
     #[command(after_help = MAN_EXAMPLES)]
     Man(ManArgs),
+    /// Check scenarios' `expect:` assertions and snapshots (for CI).
+    ///
+    /// Runs every scenario file with `expect:` or `snapshot: true` (in parallel), judges each
+    /// assertion and compares each snapshot, and prints one line per case and `N passed, M failed`.
+    /// Exit code 0 when all pass, 1 when any fails, 2 on bad input.
+    #[command(after_help = TEST_EXAMPLES)]
+    Test(TestArgs),
 }
 
 /// Overrides shared by commands that load scenarios.
@@ -216,6 +254,10 @@ pub struct RunArgs {
     /// Seed for every random stream (overrides the file's `seed`).
     #[arg(long)]
     pub seed: Option<u64>,
+    /// Run these seeds (`1..20`, both ends included, or `3,5,9`) and report each metric's mean
+    /// with its 95 % confidence interval; `--format json` adds the value on every seed.
+    #[arg(long, value_name = "SEEDS", conflicts_with_all = ["seed", "timeseries", "plot"], value_parser = parse_seeds)]
+    pub seeds: Option<Seeds>,
     #[command(flatten)]
     pub overrides: Overrides,
     /// Output format (on stdout, or the --output file): `table` for reading, `json` one document for jq, `csv` one
@@ -245,17 +287,63 @@ pub struct RunArgs {
     /// sources (with `extends` merged), the command and the version; no network requests.
     #[arg(long, value_name = "FILE.html", value_hint = ValueHint::FilePath)]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub memory: Memory,
+}
+
+/// The memory budget shared by commands that hold many results.
+#[derive(Debug, Args)]
+pub struct Memory {
+    /// Memory budget for results held at once (time series, sweep cells, boundary probes), like
+    /// `2G` or `512M`: work estimated above it is refused before it starts.
+    #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = loadsim::guard::parse_bytes)]
+    pub max_memory: u64,
+}
+
+/// A `--seeds` list (a newtype, so clap takes it as one value rather than many).
+#[derive(Clone, Debug)]
+pub struct Seeds(pub Vec<u64>);
+
+fn parse_seeds(text: &str) -> Result<Seeds, String> {
+    loadsim::commands::seeds::parse_seeds(text).map(Seeds)
 }
 
 /// Parses a bin width: a duration with a unit, at least 1 ms.
 fn parse_resolution(text: &str) -> Result<SimDuration, String> {
-    let d = loadsim::scenario::duration::parse_duration(text)?;
+    let d = loadsim::config::duration::parse_duration(text)?;
     if d < SimDuration::from_millis(1) {
         return Err(format!(
             "`{text}` is below 1ms; a bin must be at least `1ms` wide"
         ));
     }
     Ok(d)
+}
+
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// Scenario files, or folders to search for `*.yaml` files with `expect:` or `snapshot:`.
+    #[arg(value_name = "PATH", default_value = ".", value_hint = ValueHint::AnyPath)]
+    pub paths: Vec<PathBuf>,
+    /// Accept new and changed snapshots: write `.snap` (instead of `.snap.new`).
+    #[arg(long, conflicts_with = "review")]
+    pub accept: bool,
+    /// After the run, show each new or changed snapshot and ask to accept, reject or skip it
+    /// (needs a terminal on stdin).
+    #[arg(long)]
+    pub review: bool,
+    /// Also write the result as JUnit XML (one testcase per assertion and per snapshot).
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub junit: Option<PathBuf>,
+    /// Output format: `text` (one line per case, then `N passed, M failed`) or `json` (one
+    /// document with every case and the values per seed).
+    #[arg(long, value_enum, default_value_t = TestFormat::Text)]
+    pub format: TestFormat,
+    /// Print the scenario files that would be tested, one per line, and run nothing.
+    #[arg(long, conflicts_with_all = ["accept", "review", "junit"])]
+    pub list: bool,
+    /// Event limit per run (see `loadsim run --max-events`).
+    #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
+    pub max_events: u64,
 }
 
 #[derive(Debug, Args)]
@@ -301,6 +389,12 @@ pub struct BoundaryArgs {
     pub out: Option<PathBuf>,
     #[command(flatten)]
     pub overrides: Overrides,
+    /// Run a search of more than 10000 runs (without it, such a search is refused before it
+    /// starts).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    #[command(flatten)]
+    pub memory: Memory,
 }
 
 #[derive(Debug, Args)]
@@ -330,9 +424,12 @@ pub struct SweepArgs {
     /// Stop after running N cells, leaving the sweep unfinished (to test --resume).
     #[arg(long, value_name = "N", hide = true)]
     pub max_cells: Option<usize>,
-    /// Run a grid of more than 1000 cells (without it, such a sweep is refused before it starts).
+    /// Run more than 1000 cells (the shard's, with --shard; without it, such a sweep is refused
+    /// before it starts; --dry-run never needs it).
     #[arg(long, short = 'y')]
     pub yes: bool,
+    #[command(flatten)]
+    pub memory: Memory,
     /// Event limit per cell: refuse a sweep with a cell that could need more events than this
     /// (rate × duration × worst-case attempts), and stop a run that exceeds it.
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
@@ -360,7 +457,7 @@ pub struct NewArgs {
     /// The article policy to start from.
     #[arg(long, value_enum, default_value_t = Template::Naive)]
     pub from: Template,
-    /// Overwrite the scenario file if it exists.
+    /// Overwrite the scenario file, or a different scenario.schema.json next to it, if it exists.
     #[arg(long)]
     pub force: bool,
     /// No editor schema: no modeline, and no scenario.schema.json written.
@@ -387,4 +484,80 @@ pub struct CompletionsArgs {
     /// The shell to complete for.
     #[arg(value_enum)]
     pub shell: clap_complete::Shell,
+}
+
+// From parsed arguments to the library's requests: what each command needs, without clap.
+impl RunArgs {
+    pub fn request(self) -> (RunRequest, RunOutputs) {
+        (
+            RunRequest {
+                files: self.files,
+                sets: self.overrides.sets,
+                seed: self.seed,
+                options: RunOptions {
+                    max_events: self.max_events,
+                },
+            },
+            RunOutputs {
+                format: self.format,
+                output: self.output,
+                timeseries: self.timeseries,
+                plot_dir: self.plot,
+                resolution: self.timeseries_resolution,
+                max_memory: self.memory.max_memory,
+                html: self.html,
+                command: String::new(),
+            },
+        )
+    }
+}
+
+impl BoundaryArgs {
+    pub fn request(self) -> BoundaryRequest {
+        BoundaryRequest {
+            files: self.files,
+            sets: self.overrides.sets,
+            vary: self.vary,
+            ranges: self.range,
+            seeds: self.seeds,
+            criterion: self.criterion,
+            steps: self.steps,
+            tolerance: self.tolerance,
+            out: self.out,
+            yes: self.yes,
+            max_memory: self.memory.max_memory,
+        }
+    }
+}
+
+impl NewArgs {
+    pub fn request(self) -> NewRequest {
+        NewRequest {
+            name: self.name,
+            from: self.from,
+            force: self.force,
+            schema: !self.no_schema,
+        }
+    }
+}
+
+impl SweepArgs {
+    /// The options of the sweep; `command` is the command line, for its manifest.
+    pub fn options(&self, command: String) -> SweepOptions {
+        SweepOptions {
+            jobs: self.jobs.map(usize::from),
+            out: self.out.clone(),
+            resume: self.resume,
+            shard: self.shard,
+            dry_run: self.dry_run,
+            quiet: self.quiet,
+            max_cells: self.max_cells,
+            yes: self.yes,
+            max_memory: self.memory.max_memory,
+            command,
+            run: RunOptions {
+                max_events: self.max_events,
+            },
+        }
+    }
 }

@@ -3,8 +3,8 @@
 
 use thiserror::Error;
 
+use crate::config::{ConfigError, Paint};
 use crate::model::RunError;
-use crate::scenario::{ConfigError, Paint};
 
 /// Anything a command can fail with.
 #[derive(Debug, Error)]
@@ -26,6 +26,9 @@ pub enum Error {
     /// stdout.
     #[error("error: {warnings} warning(s) found and --deny-warnings is set")]
     Denied { report: String, warnings: usize },
+    /// `loadsim test` found failing cases. Exit code 1; the report still goes to stdout.
+    #[error("error: {failed} test case(s) failed")]
+    TestsFailed { report: String, failed: usize },
     /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
     #[error("error: cannot write {what}: {source}")]
     Output {
@@ -43,14 +46,15 @@ impl Error {
             | Error::Stopped(_)
             | Error::Plot(_)
             | Error::Output { .. }
-            | Error::Denied { .. } => 1,
+            | Error::Denied { .. }
+            | Error::TestsFailed { .. } => 1,
         }
     }
 
     /// What must still reach stdout although the command failed (the report of a denied check).
     pub fn stdout(&self) -> Option<&str> {
         match self {
-            Error::Denied { report, .. } => Some(report),
+            Error::Denied { report, .. } | Error::TestsFailed { report, .. } => Some(report),
             _ => None,
         }
     }

@@ -1,21 +1,29 @@
 //! Refusals of input that is well formed but unreasonable to act on. Owns the checks that run
 //! after a scenario validated and before any simulated second: a scenario whose event count could
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
-//! without `--yes` ([`check_cell_limit`]), and an output file that cannot be written
-//! ([`check_output_path`], so a long run does not fail at its very end). Each refusal is a
+//! without `--yes` ([`check_cell_limit`]; for a shard, its own cells count), a boundary search too
+//! long to start without `--yes` ([`check_run_limit`]), and work whose results would not fit the
+//! memory budget ([`check_memory`], raised by `--max-memory`, default [`DEFAULT_MAX_MEMORY`]):
+//! time series (bins × series × scenarios × [`BYTES_PER_SERIES_VALUE`]), boundary probes
+//! (runs × [`BYTES_PER_PROBE`]) and sweep cells (cells × [`bytes_per_cell`]). (Output paths are
+//! checked before anything runs by [`crate::runner::OutputPlan`].) Each refusal is a
 //! [`ConfigError`] (exit code 2) that says what to change.
 //!
 //! The event bound is an upper bound, not a forecast: per user request one arrival event, and per
 //! attempt that can reach a service at most five events (the caller's timeout timer, the reply,
 //! the caller's retry timer, the caller's hedge timer and the service's end of own work), times
-//! R1, the worst-case attempts per user request at each service; plus one event per fault (the
-//! end of a capacity fault). A scenario that passes this check cannot hit the run-time
-//! ceiling of [`crate::model::RunOptions::max_events`] except through Poisson fluctuation of the
-//! number of user requests.
+//! R1, the worst-case attempts per user request at each service; plus one event per fault whose
+//! end wakes a service (a capacity fault). The number of user requests is the arrival rate
+//! integrated over the arrival period, surges included where they are in force
+//! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
+//! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
+//! Poisson fluctuation of the number of user requests.
 
 use std::path::Path;
 
-use crate::scenario::{ConfigError, Diagnostic, Origin, Scenario};
+use crate::config::ConfigError;
+use crate::scenario::Scenario;
+use crate::scenario::faults::RatePlan;
 
 /// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
 /// own work.
@@ -32,20 +40,20 @@ pub fn events_per_user_bound(sc: &Scenario) -> f64 {
     1.0 + EVENTS_PER_ATTEMPT * attempts
 }
 
-/// Most events a run of `sc` can cause with its expected number of user requests
-/// (`rate × duration`, times the surge factors).
+/// The expected number of user requests of a run of `sc`: the arrival rate integrated over the
+/// arrival period, each surge counted only inside its window.
+pub fn expected_requests(sc: &Scenario) -> f64 {
+    RatePlan::new(sc).expected_arrivals(sc.duration)
+}
+
+/// Most events a run of `sc` can cause with its expected number of user requests.
 pub fn event_bound(sc: &Scenario) -> f64 {
-    // Surge faults raise the arrival rate inside their windows; the product of their factors is
-    // an upper bound on the rate at any instant.
-    let surge: f64 = sc
+    let fault_events = sc
         .faults
         .iter()
-        .map(|f| match f.kind {
-            crate::scenario::FaultKind::Surge { factor } => factor.max(1.0),
-            _ => 1.0,
-        })
-        .product();
-    sc.rate * surge * sc.duration.as_secs_f64() * events_per_user_bound(sc) + sc.faults.len() as f64
+        .filter(|f| f.kind.wakes_at_end().is_some())
+        .count();
+    expected_requests(sc) * events_per_user_bound(sc) + fault_events as f64
 }
 
 /// Refuses a scenario whose event bound exceeds `max_events` (the `--max-events` limit); `file`
@@ -59,15 +67,24 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
         .worst_case_attempts()
         .iter()
         .fold(0u64, |a, &b| a.saturating_add(b));
+    let requests = if sc.faults.iter().any(|f| f.kind.rate_factor() != 1.0) {
+        format!(
+            "{:.3e} requests expected with the surges",
+            expected_requests(sc)
+        )
+    } else {
+        format!(
+            "{rate} requests/s × {secs} s",
+            rate = sc.rate,
+            secs = sc.duration.as_secs_f64()
+        )
+    };
     Err(ConfigError::file(
         file,
         format!(
-            "this run could take up to {bound:.3e} events ({rate} requests/s × {secs} s × (1 + \
-             {EVENTS_PER_ATTEMPT} × {attempts} worst-case attempts per request)), above the limit of \
-             {max_events}; shorten `duration`, lower `arrivals.rate` or the retries, or raise \
-             --max-events if you mean it",
-            rate = sc.rate,
-            secs = sc.duration.as_secs_f64(),
+            "this run could take up to {bound:.3e} events ({requests} × (1 + {EVENTS_PER_ATTEMPT} × \
+             {attempts} worst-case attempts per request)), above the limit of {max_events}; shorten \
+             `duration`, lower `arrivals.rate` or the retries, or raise --max-events if you mean it",
         ),
     ))
 }
@@ -80,7 +97,7 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
             "--yes",
             format!(
                 "the sweep expands to {cells} cells; loadsim runs at most {MAX_CELLS} in one sweep \
-                 (every cell is checked in memory first); narrow the grid or split it into sweeps"
+                 (every cell is checked before any runs); narrow the grid or split it into sweeps"
             ),
         ));
     }
@@ -90,91 +107,116 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
     Err(ConfigError::flag(
         "--yes",
         format!(
-            "the sweep expands to {cells} cells, more than {MAX_CELLS_WITHOUT_YES}; narrow the grid, \
-             or pass --yes to run them all"
+            "{cells} cells to run, more than {MAX_CELLS_WITHOUT_YES}; narrow the grid, split it with \
+             --shard K/N (a shard counts its own cells), or pass --yes to run them all"
         ),
     ))
 }
 
-/// Refuses an output file that cannot be written: its folder is missing or not writable, or the
-/// path is a folder or a read-only file. Leaves no file behind.
-pub fn check_output_path(path: &Path) -> Result<(), ConfigError> {
-    check_output_flag("--output", path)
+/// Largest boundary search or phase diagram that runs without `--yes`, in runs.
+pub const MAX_RUNS_WITHOUT_YES: u64 = 10_000;
+
+/// Refuses a boundary search or phase diagram of more than [`MAX_RUNS_WITHOUT_YES`] runs unless
+/// `yes` (`--yes`); `runs` is an upper bound (scan points plus the most bisection steps).
+pub fn check_run_limit(runs: u64, yes: bool) -> Result<(), ConfigError> {
+    if yes || runs <= MAX_RUNS_WITHOUT_YES {
+        return Ok(());
+    }
+    Err(ConfigError::flag(
+        "--yes",
+        format!(
+            "this could take up to {runs} runs, more than {MAX_RUNS_WITHOUT_YES}; lower --steps, \
+             the number of seeds or files, or pass --yes to run them all"
+        ),
+    ))
 }
 
-/// [`check_output_path`] for the file of another flag (`--html`), named in the diagnostic.
-pub fn check_output_flag(flag: &str, path: &Path) -> Result<(), ConfigError> {
-    let refuse = |message: String| {
-        ConfigError::one(Diagnostic {
-            origin: Origin::Flag {
-                flag: format!("{flag} {}", path.display()),
-            },
-            key: String::new(),
-            message,
-        })
-    };
-    if path.as_os_str().is_empty() {
-        return Err(refuse("the output path is empty".into()));
+/// The default memory budget (`--max-memory`): what a command may hold at once for its results,
+/// estimated before anything runs.
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
+
+/// Bytes one time-series value costs until it is written: the bin's row (8), the finished column
+/// (16) and its line of the long CSV (about 40).
+pub const BYTES_PER_SERIES_VALUE: u64 = 64;
+
+/// Bytes one expanded sweep cell costs (its key and axis values), whether it runs or not.
+pub const BYTES_PER_EXPANDED_CELL: u64 = 256;
+
+/// Bytes one boundary probe costs: its point, its outcome and its scan value.
+pub const BYTES_PER_PROBE: u64 = 64;
+
+/// Bytes one sweep cell costs while the sweep holds its record (a run summary keeps a few dozen
+/// numbers per service and per edge), estimated from the size of its scenario.
+pub fn bytes_per_cell(sc: &Scenario) -> u64 {
+    2048 + 1024 * (sc.services.len() + sc.edges.len()) as u64
+}
+
+/// Refuses work whose memory `estimate` (bytes) exceeds `limit` (`--max-memory`); `what` says
+/// what is held and `how` how to need less.
+pub fn check_memory(what: &str, estimate: u64, limit: u64, how: &str) -> Result<(), ConfigError> {
+    if estimate <= limit {
+        return Ok(());
     }
-    if path.is_dir() {
-        return Err(refuse(
-            "is a folder; name a file inside it, like `out/results.json`".into(),
-        ));
+    Err(ConfigError::flag(
+        "--max-memory",
+        format!(
+            "{what} would take about {} of memory, above the limit of {}; {how}, or raise \
+             --max-memory if the machine has the memory",
+            show_bytes(estimate),
+            show_bytes(limit)
+        ),
+    ))
+}
+
+/// `1.5 GiB`, `512 MiB`, `800 B`.
+pub fn show_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
     }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    if !folder.is_dir() {
-        return Err(refuse(format!(
-            "the folder `{}` does not exist; create it first",
-            folder.display()
-        )));
-    }
-    if path.exists() {
-        // Opening for writing without truncating checks permission and leaves the file as it was.
-        return std::fs::OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map(drop)
-            .map_err(|e| refuse(format!("cannot be written: {e}")));
-    }
-    // Probe the folder with a file of our own, removed at once.
-    let probe = tempfile_in(folder);
-    match probe {
-        Ok(p) => {
-            let _ = std::fs::remove_file(p);
-            Ok(())
-        }
-        Err(e) => Err(refuse(format!(
-            "cannot create a file in `{}`: {e}",
-            folder.display()
-        ))),
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{} {}", crate::report::number::trimmed(v, 1), UNITS[u])
     }
 }
 
-/// Creates an empty, uniquely named file in `folder` and returns its path.
-fn tempfile_in(folder: &Path) -> std::io::Result<std::path::PathBuf> {
-    let pid = std::process::id();
-    for n in 0..100u32 {
-        let p = folder.join(format!(".loadsim-write-probe-{pid}-{n}"));
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&p)
-        {
-            Ok(_) => return Ok(p),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e),
-        }
+/// Parses a memory size: a number of bytes with an optional unit `K`, `M`, `G` or `T` (powers of
+/// 1024; `KiB`, `MB`… are read the same), like `2G` or `512MiB`.
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let bad = || format!("`{text}` is not a size; write it like `2G`, `512M` or `1073741824`");
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let unit = unit
+        .trim()
+        .trim_end_matches(['B', 'b'])
+        .trim_end_matches(['i', 'I']);
+    let scale: u64 = match unit.to_ascii_uppercase().as_str() {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(bad()),
+    };
+    let bytes = value * scale as f64;
+    if !bytes.is_finite() || bytes < 1.0 || bytes > u64::MAX as f64 {
+        return Err(bad());
     }
-    Err(std::io::Error::other("no free probe file name"))
+    Ok(bytes as u64)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scenario::Document;
+    use crate::config::Document;
 
     fn scenario(rate: &str, retries: u32) -> Scenario {
         let text = format!(
@@ -200,6 +242,51 @@ mod tests {
         assert!(text.contains("t.yaml"), "{text}");
     }
 
+    /// Issue 18: the bound multiplied the factors of every surge, overlapping or not.
+    #[test]
+    fn surges_count_only_inside_their_windows() {
+        let with_faults = |faults: &str| {
+            let text = format!(
+                "duration: 9m\narrivals: {{rate: 100}}\n\
+                 client: {{entry: a, attempt_timeout: 1s}}\n\
+                 services:\n  a: {{slots: 1, service_time: {{dist: constant, value: 1ms}}}}\n\
+                 faults:\n{faults}"
+            );
+            let doc = Document::from_text(Path::new("t.yaml"), &text).unwrap();
+            Scenario::from_document(&doc).unwrap()
+        };
+        // Nine one-minute steps of ×2 … ×10, one after another (6 events per request): the rate
+        // integrates to 60 s × 100/s × (2 + … + 10) = 324 000 requests, ~1.9e6 events. The old
+        // product of factors (10!/1 ≈ 3.6e6) put it at ~1.2e12 and refused it.
+        let sc = with_faults(&crate::scenario::faults::test_support::one_minute_surge_steps());
+        assert_eq!(events_per_user_bound(&sc), 6.0);
+        assert!((expected_requests(&sc) - 324_000.0).abs() < 1e-6);
+        assert!((event_bound(&sc) - 324_000.0 * 6.0).abs() < 1e-3);
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), 2_000_000).is_ok());
+        // Two one-second ×30 surges far apart: 2 s at 3000/s instead of the base 100/s, not the
+        // whole period at 100 × 30 × 30.
+        let sc = with_faults(
+            "  a: {kind: surge, factor: 30, from: 10s, duration: 1s}\n  \
+             b: {kind: surge, factor: 30, from: 5m, duration: 1s}\n",
+        );
+        let requests = 100.0 * 538.0 + 2.0 * 3_000.0;
+        assert!((expected_requests(&sc) - requests).abs() < 1e-6);
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), 400_000).is_ok());
+        // Overlapping surges do multiply, and the refusal says how many requests it counted.
+        let sc = with_faults(
+            "  a: {kind: surge, factor: 30, from: 10s, duration: 2s}\n  \
+             b: {kind: surge, factor: 30, from: 11s, duration: 2s}\n",
+        );
+        let requests = 100.0 * 537.0 + 3_000.0 + 90_000.0 + 3_000.0;
+        assert!((expected_requests(&sc) - requests).abs() < 1e-6);
+        let e = check_event_budget(&sc, Path::new("t.yaml"), 100_000).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("1.497e5 requests expected with the surges"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn cell_limit_needs_yes_above_the_limit() {
         assert!(check_cell_limit(MAX_CELLS_WITHOUT_YES, false).is_ok());
@@ -207,30 +294,31 @@ mod tests {
         let e = check_cell_limit(MAX_CELLS_WITHOUT_YES + 1, false).unwrap_err();
         assert!(e.to_string().contains("--yes"), "{e}");
         assert!(e.to_string().contains("1001 cells"), "{e}");
+        assert!(check_run_limit(MAX_RUNS_WITHOUT_YES, false).is_ok());
+        assert!(check_run_limit(MAX_RUNS_WITHOUT_YES + 1, true).is_ok());
+        let e = check_run_limit(MAX_RUNS_WITHOUT_YES + 1, false).unwrap_err();
+        assert!(e.to_string().contains("--yes"), "{e}");
         let e = check_cell_limit(u64::MAX, true).unwrap_err();
         assert!(e.to_string().contains("at most"), "{e}");
     }
 
     #[test]
-    fn output_paths_must_be_writable_files_in_existing_folders() {
-        let dir = tempfile::tempdir().unwrap();
-        let ok = dir.path().join("out.json");
-        assert!(check_output_path(&ok).is_ok());
-        assert!(!ok.exists(), "the check leaves no file behind");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
-        let missing = dir.path().join("no/such/folder/out.json");
+    fn memory_sizes_parse_and_show_in_powers_of_1024() {
+        assert_eq!(parse_bytes("2G"), Ok(2 << 30));
+        assert_eq!(parse_bytes("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_bytes("1.5k"), Ok(1536));
+        assert_eq!(parse_bytes("100"), Ok(100));
+        assert!(parse_bytes("lots").is_err());
+        assert!(parse_bytes("0").is_err());
+        assert!(parse_bytes("3X").is_err());
+        assert_eq!(show_bytes(3 << 30), "3 GiB");
+        assert_eq!(show_bytes(1536), "1.5 KiB");
+        let e = check_memory("the time series", 3 << 30, 2 << 30, "choose wider bins").unwrap_err();
+        let text = e.to_string();
         assert!(
-            check_output_path(&missing)
-                .unwrap_err()
-                .to_string()
-                .contains("does not exist")
+            text.contains("3 GiB") && text.contains("--max-memory"),
+            "{text}"
         );
-        assert!(
-            check_output_path(dir.path())
-                .unwrap_err()
-                .to_string()
-                .contains("is a folder")
-        );
-        assert!(check_output_path(Path::new("")).is_err());
+        assert!(check_memory("x", 2 << 30, 2 << 30, "").is_ok());
     }
 }

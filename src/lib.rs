@@ -7,16 +7,28 @@
 //!
 //! ## Data flow
 //!
-//! `scenarios/*.yaml` → [`scenario::source`] (extends, `--set`, key positions) →
+//! `scenarios/*.yaml` → [`config`] (reading, extends, `--set`, key positions, diagnostics) →
 //! [`scenario::raw`] (serde mirror) → [`scenario::Scenario`] (validated) →
 //! [`model::Simulation`] (engine + components) → [`metrics::Recorder`] →
-//! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV). On request the recorder also bins
-//! what it counts over time ([`metrics::timeseries`]), for the time-series CSV
+//! [`metrics::RunSummary`] → [`report`] (table, JSON, CSV). On request a sampler also bins
+//! what the recorder counts over time ([`metrics::timeseries`]), for the time-series CSV
 //! ([`report::timeseries`]) and the SVG figures ([`plot`]).
 //!
 //! `sweeps/*.yaml` → [`sweep::spec`] → [`sweep::expand`](mod@sweep::expand) (cells, all validated first) →
-//! [`sweep::run`] (rayon, journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
+//! [`sweep::run`] (journal, `--resume`, `--shard`) → [`sweep::aggregate`] (results.csv,
 //! results.md); [`sweep::merge`] joins shards.
+//!
+//! `loadsim run`, `loadsim sweep` and `loadsim boundary` share one grid runner, [`runner`]:
+//! loading with `--set` overrides, the order-preserving parallel map and its progress bar, and
+//! writing outputs (checked before anything runs, atomically, with a lock on a sweep's folder).
+//!
+//! Each protection (timeouts, retries, throttles, budgets, breakers, hedging, queue disciplines,
+//! shedding…) is one module of [`protections`]: its YAML form, validation, defaults and runtime
+//! rule together; each fault kind's meaning is stated once in [`scenario::faults`].
+//!
+//! A scenario file may also say what it expects of its results ([`expect`]: assertions over one or
+//! many seeds, paired with a baseline, and a snapshot of its metrics); `loadsim test` checks them
+//! for CI, with the mean-and-interval estimator of [`stats`]. Neither changes a run.
 //!
 //! Around single runs, [`analysis`]: [`analysis::lint`] reads a `Scenario`'s policies against the
 //! article's budget rules without running it (`loadsim check`), and [`analysis::boundary`] runs a
@@ -38,19 +50,45 @@
 pub mod analysis;
 pub mod color;
 pub mod commands;
+pub mod config;
 pub mod engine;
 pub mod error;
+pub mod expect;
 pub mod guard;
 pub mod metrics;
 pub mod model;
 pub mod plot;
+pub mod protections;
 pub mod report;
 pub mod rng;
+pub mod runner;
 pub mod scenario;
 pub mod schema;
+pub mod stats;
 pub mod sweep;
 pub mod theory;
 pub mod time;
+
+/// The version of the model's results. Bump it in the commit that changes the results of any
+/// scenario on purpose (a model fix, a new default, a different estimator), and say why there:
+/// the snapshots of `loadsim test` record it, so a reviewer of a changed snapshot sees that the
+/// tool, not their scenario, moved the numbers. `loadsim -V --verbose` prints it. Refactors that
+/// keep every result byte-identical leave it alone.
+pub const MODEL_VERSION: u32 = 1;
+
+/// The commit this loadsim was built from (`git rev-parse --short HEAD` at build time), or
+/// `unknown` when it was built outside a git checkout.
+pub const COMMIT: &str = env!("LOADSIM_COMMIT");
+
+/// What `loadsim --version` prints: the version and the commit; with `verbose`, also
+/// [`MODEL_VERSION`].
+pub fn version_text(verbose: bool) -> String {
+    let mut s = format!("loadsim {} (commit {COMMIT})\n", env!("CARGO_PKG_VERSION"));
+    if verbose {
+        s.push_str(&format!("model version {MODEL_VERSION}\n"));
+    }
+    s
+}
 
 pub use error::Error;
 pub use metrics::RunSummary;

@@ -1,5 +1,6 @@
-//! The `loadsim` binary: parse the command line, call the library, print, map errors to exit codes
-//! (0 ok or closed pipe, 1 a run failed, 2 bad input).
+//! The `loadsim` binary, read top to bottom as its pipeline: parse the command line, run the
+//! command (a library function that returns its output), print, and map the outcome to an exit
+//! code (0 ok or closed pipe, 1 a run failed, 2 bad input).
 
 mod cli;
 
@@ -9,145 +10,129 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 
 use cli::{Cli, Command};
+use loadsim::Error;
+use loadsim::commands::{self, Output};
+use loadsim::config::Paint;
 use loadsim::model::RunOptions;
-use loadsim::scenario::Paint;
-use loadsim::{Error, commands, guard};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cli.color.apply();
-    let (result, output) = match cli.command {
-        Command::Run(a) => {
-            let checked = [("--output", &a.output), ("--html", &a.html)]
-                .into_iter()
-                .filter_map(|(flag, path)| Some((flag, path.as_ref()?)))
-                .try_for_each(|(flag, path)| guard::check_output_flag(flag, path));
-            let result = checked
-                .map_err(Error::from)
-                .and_then(|()| {
-                    commands::run::run_with_outputs(
-                        &commands::run::RunRequest {
-                            files: a.files,
-                            sets: a.overrides.sets,
-                            seed: a.seed,
-                            options: RunOptions {
-                                max_events: a.max_events,
-                            },
-                        },
-                        a.format,
-                        &commands::run::SeriesOutputs {
-                            timeseries: a.timeseries,
-                            plot_dir: a.plot,
-                            resolution: a.timeseries_resolution,
-                            html: a.html,
-                            command: command_line(),
-                        },
-                    )
-                })
-                .map(|(text, written)| {
-                    for path in written {
-                        let _ = writeln!(std::io::stderr().lock(), "wrote {}", path.display());
-                    }
-                    text
-                });
-            (result, a.output)
-        }
-        Command::Check(a) => (
-            commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
-            None,
-        ),
-        Command::Boundary(a) => (
-            commands::boundary::boundary(&commands::boundary::BoundaryRequest {
-                files: a.files,
-                sets: a.overrides.sets,
-                vary: a.vary,
-                ranges: a.range,
-                seeds: a.seeds,
-                criterion: a.criterion,
-                steps: a.steps,
-                tolerance: a.tolerance,
-                out: a.out,
-            }),
-            None,
-        ),
-        Command::New(a) => (
-            commands::new::new_scenario(&commands::new::NewRequest {
-                name: a.name,
-                from: a.from,
-                force: a.force,
-                schema: !a.no_schema,
-            })
-            .map(|w| {
-                let mut note = format!("wrote {}", w.scenario.display());
-                match (&w.schema, &w.modeline) {
-                    (Some(s), _) => {
-                        note.push_str(&format!(" and {} (its editor schema)", s.display()))
-                    }
-                    (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
-                    (None, None) => {}
-                }
-                note.push_str(&format!(
-                    "; run it with `loadsim run {}`",
-                    w.scenario.display()
-                ));
-                note_stderr(&note);
-                String::new()
-            }),
-            None,
-        ),
-        Command::Schema(a) => (commands::schema::schema(a.kind), None),
-        Command::Man(a) => match a.out {
-            None => (commands::man::page(Cli::command()), None),
-            Some(dir) => (
-                commands::man::write_all(Cli::command(), &dir).map(|written| {
-                    for path in written {
-                        note_stderr(&format!("wrote {}", path.display()));
-                    }
-                    String::new()
-                }),
-                None,
-            ),
-        },
-        Command::Completions(a) => {
-            let mut out = Vec::new();
-            clap_complete::generate(a.shell, &mut Cli::command(), "loadsim", &mut out);
-            (Ok(String::from_utf8_lossy(&out).into_owned()), None)
-        }
-        Command::Sweep(a) => (
-            commands::sweep::sweep(
-                &a.file,
-                &commands::sweep::SweepOptions {
-                    jobs: a.jobs.map(usize::from),
-                    out: a.out,
-                    resume: a.resume,
-                    shard: a.shard,
-                    dry_run: a.dry_run,
-                    quiet: a.quiet,
-                    max_cells: a.max_cells,
-                    yes: a.yes,
-                    command: command_line(),
-                    run: RunOptions {
-                        max_events: a.max_events,
-                    },
-                },
-            ),
-            None,
-        ),
-        Command::Merge(a) => (
-            commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
-            None,
-        ),
+    if cli.version {
+        return print_stdout(&loadsim::version_text(cli.verbose));
+    }
+    let Some(command) = cli.command else {
+        let _ = Cli::command().print_help();
+        return ExitCode::from(2);
     };
-    match (result, output) {
-        (Ok(text), None) => print_stdout(&text),
-        (Ok(text), Some(path)) => match std::fs::write(&path, text) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(source) => fail(Error::Output {
-                what: path.display().to_string(),
-                source,
+    match run(command) {
+        Ok(output) => print(&output),
+        Err(e) => fail(e),
+    }
+}
+
+/// Runs one command.
+fn run(command: Command) -> Result<Output, Error> {
+    match command {
+        Command::Run(a) => {
+            let seeds = a.seeds.clone();
+            let (request, mut outputs) = a.request();
+            outputs.command = command_line();
+            match seeds {
+                Some(seeds) => commands::seeds::run_seeds(&request, &seeds.0, &outputs),
+                None => commands::run::run(&request, &outputs),
+            }
+        }
+        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
+        Command::Sweep(a) => commands::sweep::sweep(&a.file, &a.options(command_line())),
+        Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
+        Command::Boundary(a) => commands::boundary::boundary(&a.request()),
+        Command::New(a) => commands::new::new(&a.request()),
+        Command::Schema(a) => commands::schema::schema(a.kind),
+        Command::Completions(a) => Ok(completions(a.shell)),
+        Command::Man(a) => match a.out {
+            None => commands::man::page(Cli::command()).map(Output::stdout),
+            Some(dir) => commands::man::write_all(Cli::command(), &dir).map(|written| Output {
+                stdout: String::new(),
+                notes: written
+                    .iter()
+                    .map(|p| format!("wrote {}", p.display()))
+                    .collect(),
             }),
         },
-        (Err(e), _) => fail(e),
+        Command::Test(a) => test(a),
+    }
+}
+
+/// The completion script for `shell`.
+fn completions(shell: clap_complete::Shell) -> Output {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "loadsim", &mut out);
+    Output::stdout(String::from_utf8_lossy(&out))
+}
+
+/// `loadsim test`: list, or run and print the report (then walk pending snapshots with
+/// `--review`, printing the report first); failing cases are an error with exit code 1 whose
+/// report still reaches stdout.
+fn test(a: cli::TestArgs) -> Result<Output, Error> {
+    use std::io::IsTerminal;
+    if a.list {
+        let files = commands::test::discover(&a.paths)?;
+        return Ok(Output::stdout(
+            files
+                .iter()
+                .map(|(f, _)| format!("{}\n", f.display()))
+                .collect::<String>(),
+        ));
+    }
+    if a.review && !std::io::stdin().is_terminal() {
+        return Err(loadsim::config::ConfigError::flag(
+            "--review",
+            "asks about each snapshot on a terminal, and stdin is not one; use --accept, or run it in a terminal",
+        )
+        .into());
+    }
+    let run = commands::test::test(&commands::test::TestRequest {
+        paths: a.paths,
+        accept: a.accept,
+        ci: commands::test::ci_from_env(),
+        junit: a.junit,
+        options: RunOptions {
+            max_events: a.max_events,
+        },
+    })?;
+    let mut output = Output::stdout(run.report.render(a.format));
+    let mut failed = run.report.failed;
+    if a.format == loadsim::expect::report::TestFormat::Json {
+        output.notes.push(run.report.summary_line());
+    }
+    if a.review {
+        print(&std::mem::take(&mut output));
+        let reviewed = commands::test::review(
+            &run.pending,
+            &mut std::io::stdin().lock(),
+            &mut std::io::stderr().lock(),
+        )
+        .map_err(|source| Error::Output {
+            what: "the review".into(),
+            source,
+        })?;
+        output.notes.push(format!(
+            "review: {} accepted, {} rejected, {} skipped",
+            reviewed.accepted, reviewed.rejected, reviewed.skipped
+        ));
+        failed -= reviewed.accepted_failures;
+    }
+    if failed > 0 {
+        for note in &output.notes {
+            note_stderr(note);
+        }
+        Err(Error::TestsFailed {
+            report: output.stdout,
+            failed,
+        })
+    } else {
+        Ok(output)
     }
 }
 
@@ -157,6 +142,14 @@ fn command_line() -> String {
         .chain(std::env::args().skip(1))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Prints a command's notes on stderr, then its data on stdout.
+fn print(output: &Output) -> ExitCode {
+    for note in &output.notes {
+        note_stderr(note);
+    }
+    print_stdout(&output.stdout)
 }
 
 /// Prints `e` on stderr (after any report it still owes stdout, like a denied check's) and maps

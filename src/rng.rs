@@ -1,4 +1,4 @@
-//! Random streams. Owns the rule of MODEL.md §2: every random quantity comes from its own ChaCha
+//! Random streams. Owns the rule of docs/model.md §2.2: every random quantity comes from its own ChaCha
 //! stream, derived from the scenario seed and a purpose label ("arrivals", "service/svc_b",
 //! "jitter/svc_a->svc_b", "fault/slow_b"), so changing a policy never shifts the arrival sequence
 //! (common random numbers). Sampling is written here, by inversion from 53-bit uniforms, so a

@@ -49,6 +49,7 @@ pub fn scenario() -> Value {
     defs.insert("Scenario".into(), scenario);
 
     descriptions_to_reference_sites(&mut defs);
+    defs.values_mut().for_each(cite_defaults);
 
     let names: Vec<String> = defs.keys().cloned().collect();
     for name in &names {
@@ -186,6 +187,39 @@ fn describe_references(schema: &mut Value, described: bool, texts: &HashMap<Stri
             }
             _ => {}
         }
+    }
+}
+
+/// A key's default is a constant of the code (`#[schemars(extend("default" = CONSTANT))]` on the
+/// raw field), never written in its doc comment: this adds "(default `…`)" to the description of
+/// every schema that has a `default`, from that value, so the text cannot drift from the code.
+/// Placed at the end of the description's first sentence or clause.
+fn cite_defaults(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if let (Some(default), Some(Value::String(text))) =
+                (map.get("default").cloned(), map.get_mut("description"))
+            {
+                let shown = match default {
+                    Value::String(s) => s,
+                    // `20`, not `20.0`: Rust's float formatting drops a zero fraction.
+                    Value::Number(n) => n.as_f64().map_or(n.to_string(), |f| f.to_string()),
+                    other => other.to_string(),
+                };
+                // At the end of the first sentence (or clause).
+                let cite = format!(" (default `{shown}`)");
+                let end = [text.find("; "), text.find(". ")]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .or_else(|| text.strip_suffix('.').map(str::len))
+                    .unwrap_or(text.len());
+                text.insert_str(end, &cite);
+            }
+            map.values_mut().for_each(cite_defaults);
+        }
+        Value::Array(items) => items.iter_mut().for_each(cite_defaults),
+        _ => {}
     }
 }
 

@@ -56,6 +56,17 @@ fn sweep(file: &Path, out: &Path, extra: &[&str]) -> assert_cmd::assert::Assert 
         .assert()
 }
 
+/// `loadsim merge DIRS --out OUT --quiet`.
+fn merge(dirs: &[&Path], out: &Path) -> assert_cmd::assert::Assert {
+    cargo_bin_cmd!("loadsim")
+        .arg("merge")
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .arg("--quiet")
+        .assert()
+}
+
 /// `assert.stderr_has(text)`: the command's stderr contains `text`.
 trait StderrHas {
     fn stderr_has(self, text: &str) -> Self;
@@ -158,7 +169,7 @@ mod expansion {
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: [1]\n  seed: [2]\n",
-                "duplicate entry with key \"seed\"",
+                "t.yaml:5:3: `grid.seed`: `seed` is written twice in this mapping (first at line 4)",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b: [{}]\n  faults.slow_b.from: [1s]\n",
@@ -169,8 +180,24 @@ mod expansion {
                 "t.yaml:4:3: `grid.seed`: lists the value `1` twice",
             ),
             (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  faults.slow_b.duration: [2s, 1s, 1000ms]\n",
+                "t.yaml:4:3: `grid.faults.slow_b.duration`: lists `1s` and `1000ms`, the same value",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  arrivals.rate: [100, 100.0]\n",
+                "lists `100` and `100.0`, the same value",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\ngrid:\n  seed: !custom [1]\n",
+                "t.yaml:4:9: `grid.seed`: the tag `!custom` means nothing to loadsim",
+            ),
+            (
+                "name: t\nscenarios: [a.yaml]\n? [a]\n: 1\n",
+                "t.yaml:3:3: a key must be a name, not a sequence",
+            ),
+            (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2, 3]\nzip: [[a.b, c.d]]\n",
-                "t.yaml:6:1: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
+                "t.yaml:6:7: `zip[0]`: zipped keys must list as many values: `a.b` has 2, `c.d` has 3",
             ),
             (
                 "name: t\nscenarios: [a.yaml]\ngrid:\n  a.b: [1, 2]\n  c.d: [1, 2]\nzip: [[a.b, c.d], [c.d, a.b]]\n",
@@ -500,15 +527,33 @@ mod cli {
         assert!(read(&out, naive_heat).contains("never"));
     }
 
-    /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now.
+    /// The committed evidence is exactly what `loadsim sweep sweeps/<name>.yaml` writes now,
+    /// manifest included: nothing in it depends on the machine or the run (issue 18: the
+    /// README's first command leaves a fresh clone clean), and what does (command, threads, wall
+    /// time) is in timing.json, which git ignores.
     #[test]
     fn committed_evidence_is_what_the_code_produces() {
         let dir = tempfile::tempdir().unwrap();
         for name in ["blog37", "timeouts", "protections"] {
             let out = dir.path().join(name);
-            sweep(&repo().join(format!("sweeps/{name}.yaml")), &out, &[]).success();
+            cargo_bin_cmd!("loadsim")
+                .current_dir(repo())
+                .args([
+                    "sweep",
+                    &format!("sweeps/{name}.yaml"),
+                    "--quiet",
+                    "--jobs",
+                    "1",
+                ])
+                .arg("--out")
+                .arg(&out)
+                .assert()
+                .success();
+            let timing: serde_json::Value =
+                serde_json::from_str(&read(&out, "timing.json")).unwrap();
+            assert!(timing["wall_s"].as_f64().is_some() && timing["jobs"] == 1);
             let evidence = repo().join("evidence").join(name);
-            for file in ["results.md", "results.csv"] {
+            for file in ["results.md", "results.csv", "manifest.json"] {
                 assert!(
                     read(&out, file) == read(&evidence, file),
                     "evidence/{name}/{file} is stale: regenerate it with `cargo run --release -- sweep sweeps/{name}.yaml`"
@@ -516,4 +561,333 @@ mod cli {
             }
         }
     }
+}
+
+/// Issue 18's "files lost or overwritten", on a sweep's output folder.
+mod outputs {
+    use super::*;
+
+    /// A lock held by a running process (pid 1 always runs) refuses a second sweep with exit 2
+    /// naming it; a lock left by a process that is gone is taken over, and released at the end.
+    #[test]
+    fn a_locked_folder_is_refused_and_a_stale_lock_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(&out).unwrap();
+        let lock = out.join(".loadsim.lock");
+        std::fs::write(&lock, "1\n").unwrap();
+        sweep(&file, &out, &[])
+            .code(2)
+            .stderr_has("another loadsim (process 1");
+        assert!(!out.join("journal.jsonl").exists(), "nothing was written");
+        std::fs::write(&lock, "4294967295\n").unwrap();
+        sweep(&file, &out, &[]).success();
+        assert!(out.join("results.csv").exists());
+        assert!(!lock.exists(), "the lock is released");
+    }
+
+    /// Two sweeps started together on one folder: one runs, the other is refused (exit 2) or,
+    /// if the first already finished, runs after it; never both at once.
+    #[test]
+    fn concurrent_sweeps_on_one_folder_do_not_mix() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        let start = || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_loadsim"))
+                .arg("sweep")
+                .arg(&file)
+                .arg("--out")
+                .arg(&out)
+                .arg("--quiet")
+                .output()
+                .unwrap()
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(start);
+            let b = s.spawn(start);
+            (a.join().unwrap(), b.join().unwrap())
+        });
+        let codes = [a.status.code(), b.status.code()];
+        assert!(codes.contains(&Some(0)), "{codes:?}");
+        for o in [&a, &b] {
+            if o.status.code() != Some(0) {
+                assert_eq!(o.status.code(), Some(2));
+                assert!(String::from_utf8_lossy(&o.stderr).contains("another loadsim"));
+            }
+        }
+        assert_eq!(read(&out, "journal.jsonl").lines().count(), 1 + 8);
+    }
+
+    /// A second, different sweep into the folder of a first is refused; the first's results stay.
+    #[test]
+    fn another_sweep_into_the_same_folder_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &[]).success();
+        let before = read(&out, "results.csv");
+        let other = dir.path().join("other.yaml");
+        std::fs::write(
+            &other,
+            read(dir.path(), "small.yaml").replace("name: small", "name: other"),
+        )
+        .unwrap();
+        sweep(&other, &out, &[])
+            .code(2)
+            .stderr_has("holds the results of sweep `small`, not `other`");
+        assert_eq!(read(&out, "results.csv"), before);
+    }
+
+    /// A sweep folder is never one of the sweep's inputs.
+    #[test]
+    fn an_output_folder_holding_an_input_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let renamed = dir.path().join("results.md");
+        std::fs::rename(&file, &renamed).unwrap();
+        sweep(&renamed, dir.path(), &[])
+            .code(2)
+            .stderr_has("an input of this command");
+        assert!(read(dir.path(), "results.md").starts_with("name: small"));
+    }
+
+    /// A journal line changed by hand, or torn in the middle, fails its checksum: `--resume`
+    /// and `merge` refuse it (exit 2) instead of merging its values.
+    #[test]
+    fn a_tampered_journal_is_refused_by_resume_and_merge() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = small_sweep(dir.path());
+        let out = dir.path().join("out");
+        sweep(&file, &out, &[]).success();
+        let journal = read(&out, "journal.jsonl");
+        let lines: Vec<&str> = journal.lines().collect();
+        let tampered = lines[3].replacen("\"requests\":", "\"requests\":1", 1);
+        assert_ne!(tampered, lines[3]);
+        let mut edited: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        edited[3] = tampered;
+        std::fs::write(out.join("journal.jsonl"), edited.join("\n") + "\n").unwrap();
+        sweep(&file, &out, &["--resume"])
+            .code(2)
+            .stderr_has("line 4 does not match its checksum");
+        merge(&[&out], &dir.path().join("merged"))
+            .code(2)
+            .stderr_has("line 4 does not match its checksum");
+        // A torn last line is what a crash leaves: resume runs its cell again, merge refuses.
+        let torn = format!("{}{}", lines[..5].join("\n") + "\n", &lines[5][..40]);
+        std::fs::write(out.join("journal.jsonl"), torn).unwrap();
+        merge(&[&out], &dir.path().join("merged"))
+            .code(2)
+            .stderr_has("ends with a torn line");
+        sweep(&file, &out, &["--resume"]).success();
+        assert_eq!(read(&out, "journal.jsonl").lines().count(), 1 + 8);
+    }
+}
+
+/// Issue 18: a report table with nothing to draw (every value null: naive never recovers, so a
+/// sensitivity table on `metrics.recovery_s` has no point) still writes results.csv, results.md
+/// and the manifest with exit 0; its figure says "never recovered"; `--resume` and `merge` work
+/// on the folder.
+#[test]
+fn a_figure_with_nothing_to_draw_never_costs_the_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("never.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: never\nscenarios: [{s}/naive.yaml]\ngrid:\n  duration: [8s]\n  seed: [1, 2]\n  faults.slow_b.duration: [2s, 3s]\n  faults.slow_b.from: [1s]\nreport:\n  sensitivity:\n    - axis: faults.slow_b.duration\n      metric: metrics.recovery_s\n",
+            s = repo().join("scenarios").display()
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let csv = read(&out, "results.csv");
+    assert_eq!(csv.lines().count(), 1 + 4);
+    let md = read(&out, "results.md");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| 2s") || l.starts_with("| 3s"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(
+        rows.iter().all(|r| r.contains("never")),
+        "every value is null: {md}"
+    );
+    assert!(out.join("manifest.json").is_file());
+    let figure = read(&out, "figure_1.svg");
+    roxmltree::Document::parse(&figure).expect("well-formed SVG");
+    assert!(figure.contains("never recovered"), "{figure}");
+    sweep(&file, &out, &["--resume"]).success();
+    assert_eq!(read(&out, "results.md"), md);
+    let merged = dir.path().join("merged");
+    merge(&[&out], &merged).success();
+    assert_same_results(&out, &merged);
+}
+
+/// Issue 18: the cluster recipes above 1000 cells. A dry run never needs `--yes`; a shard needs
+/// it only when the shard itself is above the limit; the whole sweep still does.
+#[test]
+fn dry_runs_and_small_shards_of_a_large_sweep_need_no_yes() {
+    let dir = tempfile::tempdir().unwrap();
+    let seeds: Vec<String> = (1..=1200).map(|s| s.to_string()).collect();
+    let file = dir.path().join("large.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "name: large\nscenarios: [{s}/protected.yaml]\ngrid:\n  duration: [1s]\n  faults: [{{}}]\n  seed: [{seeds}]\n",
+            s = repo().join("scenarios").display(),
+            seeds = seeds.join(", ")
+        ),
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let a = sweep(&file, &out, &["--dry-run"]).success();
+    let plan = String::from_utf8(a.get_output().stdout.clone()).unwrap();
+    assert!(plan.starts_with("sweep `large`: 1200 cells"), "{plan}");
+    sweep(&file, &out, &[]).code(2).stderr_has("--yes");
+    sweep(&file, &out, &["--shard", "1/1"])
+        .code(2)
+        .stderr_has("--yes");
+    let shard = dir.path().join("shard");
+    sweep(&file, &shard, &["--shard", "2/3"]).success();
+    assert_eq!(read(&shard, "results.csv").lines().count(), 1 + 400);
+    // The memory budget covers the expansion too (a dry run of a million cells needs none).
+    sweep(&file, &out, &["--dry-run", "--max-memory", "100K"])
+        .code(2)
+        .stderr_has("--max-memory");
+}
+
+/// A UTF-8 byte-order mark at the start of a sweep or scenario file was refused as "more than one
+/// document"; it is read as UTF-8, and positions after it are unchanged.
+#[test]
+fn a_byte_order_mark_is_read_as_utf8() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("a.yaml");
+    let naive = std::fs::read_to_string(repo().join("scenarios/base.yaml")).unwrap();
+    std::fs::write(&scenario, format!("\u{feff}{naive}")).unwrap();
+    loadsim::Scenario::load(&scenario, &[], None).unwrap();
+    let sweep = dir.path().join("s.yaml");
+    std::fs::write(
+        &sweep,
+        "\u{feff}name: t\nscenarios: [a.yaml]\nscenarioz: []\n",
+    )
+    .unwrap();
+    let err = SweepSpec::load(&sweep).unwrap_err().to_string();
+    assert!(err.contains("s.yaml:3:1: `scenarioz`"), "{err}");
+    std::fs::write(&sweep, "\u{feff}name: t\nscenarios: [a.yaml]\n").unwrap();
+    SweepSpec::load(&sweep).unwrap();
+}
+
+/// `interval: ci95` shows each sensitivity cell as `mean ± h` with h the half-width of the
+/// mean's 95 % interval over the seeds, computed here from results.csv by hand (t(1) = 12.706).
+#[test]
+fn sensitivity_cells_can_show_a_confidence_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap().replace(
+        "      metric: metrics.success_rate_after\n",
+        "      metric: metrics.success_rate_after\n      interval: ci95\n",
+    );
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    assert!(
+        md.contains("± the half-width of its 95 % confidence interval"),
+        "{md}"
+    );
+    // The protected column of the 2 s row, from the two seeds' values in results.csv.
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, win, rate) = (
+        col("scenario"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_after"),
+    );
+    let xs: Vec<f64> = rows
+        .map(|r| r.split(',').collect::<Vec<_>>())
+        .filter(|r| r[sc] == "protected" && r[win] == "2s")
+        .map(|r| r[rate].parse().unwrap())
+        .collect();
+    assert_eq!(xs.len(), 2);
+    let mean = (xs[0] + xs[1]) / 2.0;
+    // s = |x0 − x1| / √2, se = s / √2 = |x0 − x1| / 2.
+    let h = 12.706_204_736 * (xs[0] - xs[1]).abs() / 2.0;
+    let cell = format!("{mean:.3} ± {h:.3}");
+    assert!(
+        md.lines()
+            .any(|l| l.starts_with("| 2s") && l.contains(&cell)),
+        "`{cell}` not in\n{md}"
+    );
+}
+
+/// `report.paired`: each scenario minus the baseline cell with the same seed and window, mean ±
+/// 95 % CI half-width over the pairs, computed here by hand from results.csv.
+#[test]
+fn paired_tables_show_the_difference_to_a_baseline_with_its_interval() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = std::fs::read_to_string(&file).unwrap()
+        + "  paired:\n    - { baseline: naive, metric: metrics.success_rate_during, where: { faults.slow_b.duration: 2s } }\n";
+    std::fs::write(&file, &text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    let csv = read(&out, "results.csv");
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (sc, seed, win, rate) = (
+        col("scenario"),
+        col("seed"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_during"),
+    );
+    let rows: Vec<Vec<&str>> = rows.map(|r| r.split(',').collect()).collect();
+    let value = |scenario: &str, s: &str| -> f64 {
+        rows.iter()
+            .find(|r| r[sc] == scenario && r[seed] == s && r[win] == "2s")
+            .unwrap()[rate]
+            .parse()
+            .unwrap()
+    };
+    let d: Vec<f64> = ["1", "2"]
+        .iter()
+        .map(|s| value("protected", s) - value("naive", s))
+        .collect();
+    let mean = (d[0] + d[1]) / 2.0;
+    let h = 12.706_204_736 * (d[0] - d[1]).abs() / 2.0;
+    let row = format!(
+        "| protected | {mean:.3} ± {h:.3} | [{:.3}, {:.3}] | 2 |",
+        mean - h,
+        mean + h
+    );
+    assert!(
+        md.lines().any(|l| l.split_whitespace().collect::<String>()
+            == row.split_whitespace().collect::<String>()),
+        "`{row}` not in\n{md}"
+    );
+    assert!(
+        md.contains("## `metrics.success_rate_during` minus `naive`"),
+        "{md}"
+    );
+
+    // A baseline that is not one of the scenarios is bad input, with a suggestion.
+    std::fs::write(&file, text.replace("baseline: naive", "baseline: naiv")).unwrap();
+    let o = cargo_bin_cmd!("loadsim")
+        .args(["sweep", "--dry-run"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("`report.paired[0].baseline`: `naiv` is not one of the sweep's scenarios")
+            && err.contains("did you mean `naive`?"),
+        "{err}"
+    );
 }

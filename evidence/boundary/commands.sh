@@ -22,5 +22,5 @@ $B check $P > $E/check.txt
 #    criterion monotone near the boundary, or is there a band where seeds and values flip?
 $B boundary scenarios/naive.yaml --vary faults.slow_b.duration --range 0s..3s --steps 61 --tolerance 10ms --seeds $S --out $E/window-naive-fine > $E/window-naive-fine.md
 $B boundary scenarios/deadline.yaml scenarios/deadline_budget.yaml --vary arrivals.rate --range 350..500 --steps 151 --tolerance 1 --seeds $S --out $E/load-deadline-fine > $E/load-deadline-fine.md
-# 7. MODEL.md's other reading of the article: svc_a serves the newest request first (LIFO)
+# 7. the other reading of the article (docs/model.md §5.1): svc_a serves the newest request first (LIFO)
 $B boundary scenarios/deadline_budget.yaml --vary arrivals.rate --range 200..700 --steps 26 --tolerance 1 --seeds $S --set services.svc_a.queue_discipline=lifo --out $E/load-lifo > $E/load-lifo.md

@@ -12,15 +12,13 @@
 //! the spacing is printed with every result. Seeds are searched independently and their
 //! boundaries shown side by side, never averaged into one number.
 
-use rayon::prelude::*;
-
-use crate::scenario::duration::parse_duration;
+use crate::config::duration::parse_duration;
 
 /// What a run must do to count as "recovers".
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Criterion {
     /// `recovery_s` is not null: some whole second after the fault window starts three seconds
-    /// of ≥ 99 % success before arrivals stop (MODEL.md's R2).
+    /// of ≥ 99 % success before arrivals stop (docs/model.md §3.2, the article's R2).
     Recovers,
 }
 
@@ -174,6 +172,16 @@ impl Axis {
         out
     }
 
+    /// How many values [`Axis::grid`] gives at most for `steps`, without making them (a
+    /// whole-number key has no more than its range holds).
+    pub fn grid_len(&self, steps: usize) -> u64 {
+        let steps = steps.max(2) as u64;
+        match self.kind {
+            Kind::Integer => steps.min((self.high - self.low) as u64 + 1),
+            _ => steps,
+        }
+    }
+
     /// Parses a tolerance written like the range's values (`100ms`, `5`).
     pub fn parse_tolerance(&self, text: &str) -> Result<f64, String> {
         let (kind, v) = parse_value(text)?;
@@ -230,20 +238,45 @@ impl SeedSearch {
     }
 }
 
-/// Searches one seed: the scan (its values probed in parallel), then the bisection.
-pub fn search<E: Send>(
+/// Searches one seed: the scan of `axis.grid(steps)`, then the bisection, one probe at a time.
+/// A grid runner probes the scans of many seeds at once and calls [`bisect`] for each.
+pub fn search<E>(
     axis: &Axis,
     seed: u64,
     steps: usize,
     tolerance: f64,
-    probe: &(impl Fn(f64) -> Result<Outcome, E> + Sync),
+    probe: &impl Fn(f64) -> Result<Outcome, E>,
 ) -> Result<SeedSearch, E> {
-    let values = axis.grid(steps);
-    let outcomes: Vec<Result<Outcome, E>> = values.par_iter().map(|&v| probe(v)).collect();
-    let mut scan = Vec::with_capacity(values.len());
-    for (v, o) in values.into_iter().zip(outcomes) {
-        scan.push((v, o?));
+    let scan = axis
+        .grid(steps)
+        .into_iter()
+        .map(|v| probe(v).map(|o| (v, o)))
+        .collect::<Result<Vec<_>, E>>()?;
+    bisect(axis, seed, scan, tolerance, probe)
+}
+
+/// Most bisection probes one seed's search can take after a scan of `steps` values at
+/// `tolerance` (for budgets and progress).
+pub fn max_bisections(axis: &Axis, steps: usize, tolerance: f64) -> u64 {
+    let spacing = (axis.high - axis.low) / (steps.max(2) - 1) as f64;
+    let width = tolerance.max(axis.resolution());
+    if spacing <= width {
+        return 0;
     }
+    // Each probe halves the interval (one more for snapping to the key's resolution); a
+    // positive width ends it within 64 halvings of any finite range.
+    ((spacing / width).log2().ceil() + 1.0).clamp(0.0, 64.0) as u64
+}
+
+/// Finishes one seed's search from its `scan` (each scan value with its outcome, in order):
+/// bisects between the last value that recovers and the first that does not.
+pub fn bisect<E>(
+    axis: &Axis,
+    seed: u64,
+    scan: Vec<(f64, Outcome)>,
+    tolerance: f64,
+    probe: &impl Fn(f64) -> Result<Outcome, E>,
+) -> Result<SeedSearch, E> {
     let first_never = scan.iter().position(|(_, o)| o.is_none());
     let recovers_again_at = match first_never {
         Some(i) => scan[i..]
@@ -350,35 +383,29 @@ pub struct Phase {
     pub cells: Vec<Vec<Vec<Outcome>>>,
 }
 
-/// Runs `probe(seed, x, y)` on every grid point and seed, in parallel; the result does not
-/// depend on the number of threads.
-pub fn phase<E: Send>(
+/// Runs `probe(seed, x, y)` on every grid point and seed, one at a time. A grid runner probes
+/// [`Phase::points`] in parallel and assembles them with [`Phase::from_outcomes`].
+pub fn phase<E>(
     x: &Axis,
     y: &Axis,
     steps: usize,
     seeds: &[u64],
-    probe: &(impl Fn(u64, f64, f64) -> Result<Outcome, E> + Sync),
+    probe: &impl Fn(u64, f64, f64) -> Result<Outcome, E>,
 ) -> Result<Phase, E> {
-    let (xs, ys) = (x.grid(steps), y.grid(steps));
-    let points: Vec<(usize, usize, usize)> = (0..ys.len())
-        .flat_map(|yi| {
-            (0..xs.len()).flat_map(move |xi| (0..seeds.len()).map(move |si| (yi, xi, si)))
-        })
-        .collect();
-    let outcomes: Vec<Result<Outcome, E>> = points
-        .par_iter()
-        .map(|&(yi, xi, si)| probe(seeds[si], xs[xi], ys[yi]))
-        .collect();
-    let mut cells = vec![vec![Vec::with_capacity(seeds.len()); xs.len()]; ys.len()];
-    for (&(yi, xi, _), o) in points.iter().zip(outcomes) {
-        cells[yi][xi].push(o?);
-    }
-    Ok(Phase {
-        xs,
-        ys,
-        seeds: seeds.to_vec(),
-        cells,
-    })
+    let points = Phase::points(x, y, steps, seeds);
+    let outcomes = points
+        .iter()
+        .map(|p| probe(p.seed, p.x, p.y))
+        .collect::<Result<Vec<_>, E>>()?;
+    Ok(Phase::from_outcomes(x, y, steps, seeds, outcomes))
+}
+
+/// One run of a phase diagram.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhasePoint {
+    pub seed: u64,
+    pub x: f64,
+    pub y: f64,
 }
 
 /// The median over seeds with "never" counted as longer than any recovery time (the upper
@@ -394,6 +421,46 @@ pub fn median_outcome(outcomes: &[Outcome]) -> Outcome {
 }
 
 impl Phase {
+    /// Every run of the diagram over `x.grid(steps) × y.grid(steps) × seeds`: rows of y, then
+    /// x, then seeds, in the order [`Phase::from_outcomes`] reads their outcomes.
+    pub fn points(x: &Axis, y: &Axis, steps: usize, seeds: &[u64]) -> Vec<PhasePoint> {
+        let (xs, ys) = (x.grid(steps), y.grid(steps));
+        let mut points = Vec::with_capacity(xs.len() * ys.len() * seeds.len());
+        for &yv in &ys {
+            for &xv in &xs {
+                for &seed in seeds {
+                    points.push(PhasePoint { seed, x: xv, y: yv });
+                }
+            }
+        }
+        points
+    }
+
+    /// The diagram from the outcomes of [`Phase::points`], in their order.
+    pub fn from_outcomes(
+        x: &Axis,
+        y: &Axis,
+        steps: usize,
+        seeds: &[u64],
+        outcomes: Vec<Outcome>,
+    ) -> Phase {
+        let (xs, ys) = (x.grid(steps), y.grid(steps));
+        let mut it = outcomes.into_iter();
+        let cells = (0..ys.len())
+            .map(|_| {
+                (0..xs.len())
+                    .map(|_| it.by_ref().take(seeds.len()).collect())
+                    .collect()
+            })
+            .collect();
+        Phase {
+            xs,
+            ys,
+            seeds: seeds.to_vec(),
+            cells,
+        }
+    }
+
     /// `[yi][xi]` medians over seeds (see [`median_outcome`]).
     pub fn medians(&self) -> Vec<Vec<Outcome>> {
         self.cells

@@ -1,23 +1,25 @@
 //! `loadsim boundary`: where a scenario stops recovering. One `--vary` searches, per seed, for the
 //! smallest value of the key at which a run no longer recovers (scan, then bisection:
-//! [`crate::analysis::boundary`]); two draw the phase diagram over a grid of both keys. Renders
-//! Markdown on stdout and, with `--out`, writes every probe and cell as CSV. A count of finished
-//! runs goes to stderr while it works, only when stderr is a terminal.
+//! [`crate::analysis::boundary`]); two draw the phase diagram over a grid of both keys. Runs on the
+//! grid runner ([`crate::runner`]): every scan value of every file and seed at once, then the
+//! bisections side by side. Renders Markdown on stdout and, with `--out`, writes every probe and
+//! cell as CSV (and the diagram as an SVG heatmap).
 
+use std::collections::HashSet;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
-
+use super::Output;
 use crate::Error;
 use crate::analysis::boundary::{
-    Agreement, Axis, Criterion, Found, Outcome, Phase, SeedSearch, agreement, phase, search,
+    Agreement, Axis, Criterion, Found, Outcome, Phase, PhasePoint, SeedSearch, agreement, bisect,
+    max_bisections,
 };
+use crate::config::ConfigError;
+use crate::guard;
 use crate::model::{RunOptions, run_with};
-use crate::scenario::{ConfigError, Document, Scenario};
+use crate::report::markdown::MarkdownTable;
+use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, write_output};
 
 /// Arguments of `loadsim boundary`, independent of clap.
 #[derive(Clone, Debug)]
@@ -34,32 +36,20 @@ pub struct BoundaryRequest {
     /// In the range's unit; `None` for a hundredth of the range.
     pub tolerance: Option<String>,
     pub out: Option<PathBuf>,
+    /// Run more than [`guard::MAX_RUNS_WITHOUT_YES`] runs (`--yes`).
+    pub yes: bool,
+    /// `--max-memory`: the budget for the probes held at once, in bytes.
+    pub max_memory: u64,
 }
 
-/// Counts finished runs on stderr; draws nothing when stderr is not a terminal.
-fn progress(total: Option<u64>) -> ProgressBar {
-    let (bar, template) = match total {
-        Some(n) => (ProgressBar::new(n), "{bar:30} {pos}/{len} runs, {elapsed}"),
-        None => (
-            ProgressBar::new_spinner(),
-            "{spinner} {pos} runs, {elapsed}",
-        ),
-    };
-    bar.set_draw_target(ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(template) {
-        bar.set_style(style);
-    }
-    bar
-}
-
-/// A scenario file, loaded once with the user's `--set`s; every probe starts from a copy.
-struct Subject {
-    doc: Document,
+/// A scenario file searched: loaded once with the user's `--set`s, its name and seeds.
+struct Searched {
+    subject: Subject,
     name: String,
     seeds: Vec<u64>,
 }
 
-impl Subject {
+impl Searched {
     /// Runs the scenario with `values` on the axes and `seed`, and applies the criterion.
     fn probe(
         &self,
@@ -68,26 +58,21 @@ impl Subject {
         seed: u64,
         criterion: Criterion,
     ) -> Result<Outcome, Error> {
-        let sc = self.scenario(axes, values, seed)?;
+        let sets: Vec<String> = axes
+            .iter()
+            .zip(values)
+            .map(|(a, &v)| a.set_arg(v))
+            .collect();
+        let sc = self.subject.scenario(&sets, Some(seed))?;
         let summary = run_with(&sc, RunOptions::default())?;
         Ok(match criterion {
             Criterion::Recovers => summary.metrics.recovery_s,
         })
     }
-
-    fn scenario(&self, axes: &[Axis], values: &[f64], seed: u64) -> Result<Scenario, ConfigError> {
-        let mut doc = self.doc.clone();
-        for (a, &v) in axes.iter().zip(values) {
-            doc.apply_set(&a.set_arg(v))?;
-        }
-        let mut sc = Scenario::from_document(&doc)?;
-        sc.seed = seed;
-        Ok(sc)
-    }
 }
 
 /// Runs the search or the phase diagram for every file and renders the report.
-pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
+pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
     let axes = parse_axes(req)?;
     let tolerance = match (&req.tolerance, axes.len()) {
         (None, _) => axes[0].default_tolerance(),
@@ -105,33 +90,20 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
     if req.steps < 2 {
         return Err(ConfigError::flag("--steps", "must be at least 2 (LOW and HIGH)").into());
     }
-    let subjects = load_subjects(req, &axes)?;
-    let mut out = String::new();
-    if axes.len() == 1 {
-        let axis = &axes[0];
-        let jobs: Vec<(usize, u64)> = subjects
+    check_budget(req, &axes, tolerance)?;
+    let searched = load_searched(req, &axes)?;
+    if let Some(dir) = &req.out {
+        let mut plan = OutputPlan::new(searched.iter().flat_map(|s| s.subject.inputs()));
+        let names: HashSet<String> = searched
             .iter()
-            .enumerate()
-            .flat_map(|(i, s)| s.seeds.iter().map(move |&seed| (i, seed)))
+            .flat_map(|s| output_names(&s.name, &axes))
             .collect();
-        let bar = progress(None);
-        let results: Vec<Result<SeedSearch, Error>> = jobs
-            .par_iter()
-            .map(|&(i, seed)| {
-                let subject = &subjects[i];
-                let probe = |v: f64| {
-                    let o = subject.probe(&axes, &[v], seed, req.criterion);
-                    bar.inc(1);
-                    o
-                };
-                search(axis, seed, req.steps, tolerance, &probe)
-            })
-            .collect();
-        bar.finish_and_clear();
-        let mut per_subject: Vec<Vec<SeedSearch>> = vec![Vec::new(); subjects.len()];
-        for (&(i, _), r) in jobs.iter().zip(results) {
-            per_subject[i].push(r?);
-        }
+        plan.folder("--out", dir, move |n| names.contains(n))?;
+    }
+    let runner = Runner::new(None)?;
+    let mut out = String::new();
+    if let [axis] = &axes[..] {
+        let per_subject = search_all(&runner, &searched, &axes, req, tolerance)?;
         let _ = writeln!(
             out,
             "# Boundary over `{}` from {} to {}\n\ncriterion: {}.  \nscan: {} values, every {}; bisection until the interval is at most {} wide.",
@@ -143,10 +115,10 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
             axis.show((axis.high - axis.low) / (req.steps - 1) as f64),
             axis.show(tolerance),
         );
-        if subjects.len() > 1 {
-            render_summary(&mut out, axis, &subjects, &per_subject);
+        if searched.len() > 1 {
+            render_summary(&mut out, axis, &searched, &per_subject);
         }
-        for (s, seeds) in subjects.iter().zip(&per_subject) {
+        for (s, seeds) in searched.iter().zip(&per_subject) {
             render_search(&mut out, axis, &s.name, seeds);
             if let Some(dir) = &req.out {
                 write_search_csv(dir, axis, &s.name, seeds)?;
@@ -161,20 +133,11 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
             y.key,
             req.criterion.describe(),
         );
-        for s in &subjects {
-            let cells = x.grid(req.steps).len() * y.grid(req.steps).len() * s.seeds.len();
-            let bar = progress(Some(cells as u64));
-            let probe = |seed: u64, xv: f64, yv: f64| {
-                let o = s.probe(&axes, &[xv, yv], seed, req.criterion);
-                bar.inc(1);
-                o
-            };
-            let p = phase(x, y, req.steps, &s.seeds, &probe);
-            bar.finish_and_clear();
-            let p = p?;
-            render_phase(&mut out, x, y, &s.name, &p);
+        let phases = phase_all(&runner, &searched, &axes, req)?;
+        for (s, p) in searched.iter().zip(&phases) {
+            render_phase(&mut out, x, y, &s.name, p);
             if let Some(dir) = &req.out {
-                write_phase_csv(dir, x, y, &s.name, &p)?;
+                write_phase_csv(dir, x, y, &s.name, p)?;
                 let stem = format!("{}.{}.{}.phase", s.name, x.key, y.key);
                 write_heatmap(
                     &dir.join(format!("{stem}.svg")),
@@ -188,7 +151,134 @@ pub fn boundary(req: &BoundaryRequest) -> Result<String, Error> {
             }
         }
     }
-    Ok(out)
+    Ok(Output::stdout(out))
+}
+
+/// Refuses, before anything is loaded or allocated, a search whose runs need `--yes` or whose
+/// probes would not fit `--max-memory`.
+fn check_budget(req: &BoundaryRequest, axes: &[Axis], tolerance: f64) -> Result<(), Error> {
+    let per_seed = match axes {
+        [a] => a
+            .grid_len(req.steps)
+            .saturating_add(max_bisections(a, req.steps, tolerance)),
+        [x, y] => x.grid_len(req.steps).saturating_mul(y.grid_len(req.steps)),
+        _ => 0,
+    };
+    let seeds = req.seeds.len().max(1) as u64;
+    let runs = per_seed
+        .saturating_mul(seeds)
+        .saturating_mul(req.files.len() as u64);
+    guard::check_memory(
+        &format!("the search's {runs} runs"),
+        runs.saturating_mul(guard::BYTES_PER_PROBE),
+        req.max_memory,
+        "lower --steps",
+    )?;
+    guard::check_run_limit(runs, req.yes)?;
+    Ok(())
+}
+
+/// The files `--out` receives for the scenario `name`.
+fn output_names(name: &str, axes: &[Axis]) -> Vec<String> {
+    match axes {
+        [a] => vec![
+            format!("{name}.{}.probes.csv", a.key),
+            format!("{name}.{}.boundary.csv", a.key),
+        ],
+        [x, y] => vec![
+            format!("{name}.{}.{}.phase.csv", x.key, y.key),
+            format!("{name}.{}.{}.phase.svg", x.key, y.key),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// One-key searches of every file and seed: every scan value of every search runs at once, then
+/// the bisections (each sequential) side by side. Searches by file, seeds in order.
+fn search_all(
+    runner: &Runner,
+    searched: &[Searched],
+    axes: &[Axis],
+    req: &BoundaryRequest,
+    tolerance: f64,
+) -> Result<Vec<Vec<SeedSearch>>, Error> {
+    let axis = &axes[0];
+    let grid = axis.grid(req.steps);
+    let jobs: Vec<(usize, u64)> = searched
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| s.seeds.iter().map(move |&seed| (i, seed)))
+        .collect();
+    let scan_points: Vec<(usize, u64, f64)> = jobs
+        .iter()
+        .flat_map(|&(i, seed)| grid.iter().map(move |&v| (i, seed, v)))
+        .collect();
+    let progress = Progress::new(None, "runs", false);
+    let probe = |i: usize, seed: u64, v: f64| {
+        let o = searched[i].probe(axes, &[v], seed, req.criterion);
+        progress.inc();
+        o
+    };
+    let scanned = runner.map(&scan_points, |&(i, seed, v)| probe(i, seed, v));
+    let mut scanned = scanned.into_iter();
+    let mut scans = Vec::with_capacity(jobs.len());
+    for _ in &jobs {
+        let outcomes = scanned
+            .by_ref()
+            .take(grid.len())
+            .collect::<Result<Vec<Outcome>, Error>>()?;
+        scans.push(grid.iter().copied().zip(outcomes).collect::<Vec<_>>());
+    }
+    let searches: Vec<usize> = (0..jobs.len()).collect();
+    let results = runner.map(&searches, |&n| {
+        let (i, seed) = jobs[n];
+        bisect(axis, seed, scans[n].clone(), tolerance, &|v| {
+            probe(i, seed, v)
+        })
+    });
+    let mut per_subject: Vec<Vec<SeedSearch>> = vec![Vec::new(); searched.len()];
+    for (&(i, _), r) in jobs.iter().zip(results) {
+        per_subject[i].push(r?);
+    }
+    Ok(per_subject)
+}
+
+/// Phase diagrams of every file: every grid point of every file and seed at once.
+fn phase_all(
+    runner: &Runner,
+    searched: &[Searched],
+    axes: &[Axis],
+    req: &BoundaryRequest,
+) -> Result<Vec<Phase>, Error> {
+    let (x, y) = (&axes[0], &axes[1]);
+    let points: Vec<(usize, PhasePoint)> = searched
+        .iter()
+        .enumerate()
+        .flat_map(|(i, s)| {
+            Phase::points(x, y, req.steps, &s.seeds)
+                .into_iter()
+                .map(move |p| (i, p))
+        })
+        .collect();
+    let progress = Progress::new(Some(points.len() as u64), "runs", false);
+    let outcomes = runner.map(&points, |(i, p)| {
+        let o = searched[*i].probe(axes, &[p.x, p.y], p.seed, req.criterion);
+        progress.inc();
+        o
+    });
+    drop(progress);
+    let mut outcomes = outcomes.into_iter();
+    searched
+        .iter()
+        .map(|s| {
+            let n = Phase::points(x, y, req.steps, &s.seeds).len();
+            let mine = outcomes
+                .by_ref()
+                .take(n)
+                .collect::<Result<Vec<Outcome>, Error>>()?;
+            Ok(Phase::from_outcomes(x, y, req.steps, &s.seeds, mine))
+        })
+        .collect()
 }
 
 fn parse_axes(req: &BoundaryRequest) -> Result<Vec<Axis>, Error> {
@@ -224,7 +314,7 @@ fn parse_axes(req: &BoundaryRequest) -> Result<Vec<Axis>, Error> {
 
 /// Loads every file and validates it at every corner of the ranges, so a key or range the
 /// scenario rejects is reported (exit 2) before anything runs.
-fn load_subjects(req: &BoundaryRequest, axes: &[Axis]) -> Result<Vec<Subject>, Error> {
+fn load_searched(req: &BoundaryRequest, axes: &[Axis]) -> Result<Vec<Searched>, Error> {
     let corners: Vec<Vec<f64>> = match axes {
         [a] => vec![vec![a.low], vec![a.high]],
         [a, b] => vec![
@@ -235,80 +325,48 @@ fn load_subjects(req: &BoundaryRequest, axes: &[Axis]) -> Result<Vec<Subject>, E
         ],
         _ => unreachable!("parse_axes allows one or two keys"),
     };
-    let mut subjects = Vec::new();
-    let mut problems = Vec::new();
-    for file in &req.files {
-        let loaded = (|| {
-            let mut doc = Document::load(file)?;
-            for s in &req.sets {
-                doc.apply_set(s)?;
-            }
-            Ok::<Document, ConfigError>(doc)
-        })();
-        let doc = match loaded {
-            Ok(d) => d,
-            Err(e) => {
-                problems.extend(e.diagnostics);
-                continue;
-            }
-        };
-        let mut subject = Subject {
-            doc,
-            name: String::new(),
-            seeds: req.seeds.clone(),
-        };
+    let searched = req.files.iter().map(|file| {
+        let subject = Subject::load(file, &req.sets)?;
+        let mut problems = Vec::new();
+        let mut name = String::new();
         for c in &corners {
-            match subject.scenario(axes, c, 0) {
+            let sets: Vec<String> = axes.iter().zip(c).map(|(a, &v)| a.set_arg(v)).collect();
+            match subject.scenario(&sets, None) {
                 Ok(sc) => {
                     if sc.faults.is_empty() && req.criterion == Criterion::Recovers {
-                        problems.push(
+                        problems.extend(
                             ConfigError::file(
-                                file,
+                                &subject.file,
                                 "has no fault, so no run can recover (recovery is measured from the end of the fault window); add a fault or vary a scenario that has one",
                             )
-                            .diagnostics
-                            .remove(0),
+                            .diagnostics,
                         );
                     }
-                    subject.name = sc.name.clone();
+                    name = sc.name;
                 }
                 Err(e) => problems.extend(e.diagnostics),
             }
         }
-        if subject.seeds.is_empty() {
-            let own = Scenario::from_document(&subject.doc).map(|sc| sc.seed);
-            match own {
-                Ok(seed) => subject.seeds.push(seed),
+        let mut seeds = req.seeds.clone();
+        if seeds.is_empty() {
+            match subject.scenario(&[], None) {
+                Ok(sc) => seeds.push(sc.seed),
                 Err(e) => problems.extend(e.diagnostics),
             }
         }
-        subjects.push(subject);
-    }
-    if problems.is_empty() {
-        Ok(subjects)
-    } else {
-        problems.dedup();
-        Err(ConfigError {
-            diagnostics: problems,
+        if problems.is_empty() {
+            Ok(Searched {
+                subject,
+                name,
+                seeds,
+            })
+        } else {
+            Err(ConfigError {
+                diagnostics: problems,
+            })
         }
-        .into())
-    }
-}
-
-fn table(header: Vec<String>) -> Table {
-    let mut t = Table::new();
-    t.load_style(ASCII_MARKDOWN)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
-    t
-}
-
-fn right_align(t: &mut Table, from: usize) {
-    for i in from..t.column_count() {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    });
+    Ok(collect_all(searched)?)
 }
 
 /// A recovery time in seconds, or `never`.
@@ -359,7 +417,7 @@ fn seed_columns(per_subject: &[Vec<SeedSearch>]) -> Vec<u64> {
 fn render_summary(
     out: &mut String,
     axis: &Axis,
-    subjects: &[Subject],
+    subjects: &[Searched],
     per_subject: &[Vec<SeedSearch>],
 ) {
     let seeds = seed_columns(per_subject);
@@ -371,7 +429,7 @@ fn render_summary(
     let mut header = vec!["scenario".to_owned()];
     header.extend(seeds.iter().map(|s| format!("seed {s}")));
     header.push("seeds together".into());
-    let mut t = table(header);
+    let mut t = MarkdownTable::new(header);
     for (s, results) in subjects.iter().zip(per_subject) {
         let mut row = vec![s.name.clone()];
         for seed in &seeds {
@@ -384,7 +442,7 @@ fn render_summary(
             });
         }
         row.push(show_agreement(axis, agreement(axis, results)));
-        t.add_row(row);
+        t.row(row);
     }
     let _ = writeln!(out, "{t}");
 }
@@ -396,22 +454,22 @@ fn render_search(out: &mut String, axis: &Axis, name: &str, results: &[SeedSearc
     );
     let mut header = vec![axis.key.clone()];
     header.extend(results.iter().map(|r| format!("seed {}", r.seed)));
-    let mut t = table(header);
+    let mut t = MarkdownTable::new(header);
     if let Some(first) = results.first() {
         for (i, &(v, _)) in first.scan.iter().enumerate() {
             let mut row = vec![axis.show(v)];
             row.extend(results.iter().map(|r| show_outcome(r.scan[i].1)));
-            t.add_row(row);
+            t.row(row);
         }
     }
-    right_align(&mut t, 0);
+    t.right_from(0);
     let _ = writeln!(out, "{t}\n");
-    let mut t = table(vec![
-        "seed".into(),
-        "boundary".into(),
-        "runs".into(),
-        "bisection (value → recovery)".into(),
-        "monotone over the scan".into(),
+    let mut t = MarkdownTable::new([
+        "seed",
+        "boundary",
+        "runs",
+        "bisection (value → recovery)",
+        "monotone over the scan",
     ]);
     for r in results {
         let probes: Vec<String> = r
@@ -438,7 +496,7 @@ fn render_search(out: &mut String, axis: &Axis, name: &str, results: &[SeedSearc
                 shown.join(", ")
             )
         };
-        t.add_row(vec![
+        t.row(vec![
             r.seed.to_string(),
             show_found(axis, r.found),
             format!("{} + {}", r.scan.len(), r.bisection.len()),
@@ -470,7 +528,7 @@ fn render_phase(out: &mut String, x: &Axis, y: &Axis, name: &str, p: &Phase) {
     let mut header = vec![format!("{} ╲ {}", y.key, x.key)];
     header.extend(p.xs.iter().map(|&v| x.show(v)));
     header.push("first never".into());
-    let mut t = table(header);
+    let mut t = MarkdownTable::new(header);
     let medians = p.medians();
     for yi in (0..p.ys.len()).rev() {
         let mut row = vec![y.show(p.ys[yi])];
@@ -489,27 +547,20 @@ fn render_phase(out: &mut String, x: &Axis, y: &Axis, name: &str, p: &Phase) {
                 .position(Option::is_none)
                 .map_or("—".to_owned(), |xi| x.show(p.xs[xi])),
         );
-        t.add_row(row);
+        t.row(row);
     }
-    right_align(&mut t, 0);
+    t.right_from(0);
     let _ = writeln!(out, "{t}");
 }
 
-fn csv_error(path: &Path, e: csv::Error) -> Error {
-    Error::Output {
-        what: path.display().to_string(),
-        source: std::io::Error::other(e),
+/// Writes `rows` as a CSV file at `dir/file`, atomically.
+fn write_csv(dir: &Path, file: &str, rows: Vec<Vec<String>>) -> Result<(), Error> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    for row in rows {
+        w.write_record(&row).expect("writing CSV to memory");
     }
-}
-
-fn csv_writer(dir: &Path, file: &str) -> Result<(csv::Writer<std::fs::File>, PathBuf), Error> {
-    std::fs::create_dir_all(dir).map_err(|source| Error::Output {
-        what: dir.display().to_string(),
-        source,
-    })?;
-    let path = dir.join(file);
-    let w = csv::Writer::from_path(&path).map_err(|e| csv_error(&path, e))?;
-    Ok((w, path))
+    let bytes = w.into_inner().expect("flushing CSV to memory");
+    write_output(&dir.join(file), &bytes)
 }
 
 fn outcome_fields(o: Outcome) -> [String; 2] {
@@ -526,7 +577,6 @@ fn write_search_csv(
     name: &str,
     results: &[SeedSearch],
 ) -> Result<(), Error> {
-    let (mut w, path) = csv_writer(dir, &format!("{name}.{}.probes.csv", axis.key))?;
     let mut rows = vec![vec![
         "scenario".to_owned(),
         "seed".into(),
@@ -552,14 +602,7 @@ fn write_search_csv(
             }
         }
     }
-    for row in rows {
-        w.write_record(&row).map_err(|e| csv_error(&path, e))?;
-    }
-    w.flush().map_err(|source| Error::Output {
-        what: path.display().to_string(),
-        source,
-    })?;
-    let (mut w, path) = csv_writer(dir, &format!("{name}.{}.boundary.csv", axis.key))?;
+    write_csv(dir, &format!("{name}.{}.probes.csv", axis.key), rows)?;
     let mut rows = vec![vec![
         "scenario".to_owned(),
         "seed".into(),
@@ -588,34 +631,30 @@ fn write_search_csv(
             again.join(" "),
         ]);
     }
-    for row in rows {
-        w.write_record(&row).map_err(|e| csv_error(&path, e))?;
-    }
-    w.flush().map_err(|source| Error::Output {
-        what: path.display().to_string(),
-        source,
-    })
+    write_csv(dir, &format!("{name}.{}.boundary.csv", axis.key), rows)
 }
 
 /// `<scenario>.<x>.<y>.phase.csv`: one row per grid point and seed.
 fn write_phase_csv(dir: &Path, x: &Axis, y: &Axis, name: &str, p: &Phase) -> Result<(), Error> {
-    let (mut w, path) = csv_writer(dir, &format!("{name}.{}.{}.phase.csv", x.key, y.key))?;
-    w.write_record([
-        "scenario",
-        "seed",
-        "x_key",
-        "x",
-        "y_key",
-        "y",
-        "recovers",
-        "recovery_s",
-    ])
-    .map_err(|e| csv_error(&path, e))?;
+    let mut rows = vec![
+        [
+            "scenario",
+            "seed",
+            "x_key",
+            "x",
+            "y_key",
+            "y",
+            "recovers",
+            "recovery_s",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    ];
     for (yi, row) in p.cells.iter().enumerate() {
         for (xi, cell) in row.iter().enumerate() {
             for (si, &o) in cell.iter().enumerate() {
                 let [rec, secs] = outcome_fields(o);
-                w.write_record([
+                rows.push(vec![
                     name.to_owned(),
                     p.seeds[si].to_string(),
                     x.key.clone(),
@@ -624,15 +663,11 @@ fn write_phase_csv(dir: &Path, x: &Axis, y: &Axis, name: &str, p: &Phase) -> Res
                     y.csv(p.ys[yi]),
                     rec,
                     secs,
-                ])
-                .map_err(|e| csv_error(&path, e))?;
+                ]);
             }
         }
     }
-    w.flush().map_err(|source| Error::Output {
-        what: path.display().to_string(),
-        source,
-    })
+    write_csv(dir, &format!("{name}.{}.{}.phase.csv", x.key, y.key), rows)
 }
 
 /// The phase diagram as an SVG heatmap (`loadsim::plot::heatmap`): `cells[yi][xi]` is the

@@ -7,24 +7,36 @@
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement, Table};
-
-use super::load_all;
+use super::Output;
 use crate::Error;
 use crate::analysis::lint::{
     self, Level, Lint, describe_call, describe_serves_under, regime_name, show_duration,
     show_factor, show_rate, show_secs,
 };
+use crate::report::markdown::{Align, MarkdownTable};
+use crate::runner::load_scenarios;
 use crate::scenario::Scenario;
 
 /// Validates `files` and lints each scenario. With `deny_warnings`, any warning turns the result
 /// into [`Error::Denied`], which still carries the report for stdout.
-pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<String, Error> {
-    let scenarios = load_all(files, sets, None)?;
+pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<Output, Error> {
+    let loaded = load_scenarios(files, sets, None)?;
+    // What `loadsim test` would refuse in `expect:` and `snapshot:` is refused here too.
+    let mut problems = Vec::new();
+    for ((_, sc), file) in loaded.iter().zip(files) {
+        if let Err(e) = crate::expect::check_file(file, sc) {
+            problems.extend(e.diagnostics);
+        }
+    }
+    if !problems.is_empty() {
+        return Err(crate::config::ConfigError {
+            diagnostics: problems,
+        }
+        .into());
+    }
     let mut out = String::new();
     let mut warnings = 0;
-    for (i, (sc, file)) in scenarios.iter().zip(files).enumerate() {
+    for (i, ((_, sc), file)) in loaded.iter().zip(files).enumerate() {
         if i > 0 {
             out.push('\n');
         }
@@ -38,24 +50,7 @@ pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<
             warnings,
         });
     }
-    Ok(out)
-}
-
-fn table(header: Vec<String>) -> Table {
-    let mut t = Table::new();
-    t.load_style(ASCII_MARKDOWN)
-        .set_content_arrangement(ContentArrangement::Disabled)
-        .set_header(header);
-    t
-}
-
-fn right_align(t: &mut Table, from: usize) {
-    let n = t.column_count();
-    for i in from..n {
-        if let Some(c) = t.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
+    Ok(Output::stdout(out))
 }
 
 fn plural(n: usize, word: &str) -> String {
@@ -107,7 +102,7 @@ fn describe(out: &mut String, sc: &Scenario, file: &Path, l: &Lint) {
 
 fn r1(out: &mut String, sc: &Scenario) {
     let _ = writeln!(out, "\nworst-case attempts per user request (R1):");
-    let mut t = table(vec!["service".into(), "attempts".into(), "chain".into()]);
+    let mut t = MarkdownTable::new(["service", "attempts", "chain"]);
     let worst = sc.worst_case_attempts();
     let paths = sc.path_counts();
     for s in sc.topological_order() {
@@ -132,12 +127,10 @@ fn r1(out: &mut String, sc: &Scenario) {
         } else {
             products.join(" + ")
         };
-        t.add_row(vec![sc.services[s].name.clone(), worst[s].to_string(), how]);
+        t.row(vec![sc.services[s].name.clone(), worst[s].to_string(), how]);
     }
-    right_align(&mut t, 1);
-    if let Some(c) = t.column_mut(2) {
-        c.set_cell_alignment(CellAlignment::Left);
-    }
+    t.right_from(1);
+    t.align(2, Align::Left);
     let _ = writeln!(out, "{t}");
 }
 
@@ -146,11 +139,11 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
         out,
         "\nbudget: each call's worst case (attempts × attempt timeout + the longest backoffs) against the time its caller serves under:"
     );
-    let mut t = table(vec![
-        "call".into(),
-        "worst case".into(),
-        "caller serves under".into(),
-        "attempts that fit".into(),
+    let mut t = MarkdownTable::new([
+        "call",
+        "worst case",
+        "caller serves under",
+        "attempts that fit",
     ]);
     let c = &l.client;
     let mut client = format!("{} × {}", c.attempts, show_duration(c.timeout));
@@ -162,7 +155,7 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
             show_duration(c.total)
         ));
     }
-    t.add_row(vec![
+    t.row(vec![
         format!("client->{}", sc.services[sc.client.entry].name),
         client,
         "the user: how long a failed request can take".into(),
@@ -183,7 +176,7 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
             }
             _ => ("—".into(), "—".into()),
         };
-        t.add_row(vec![
+        t.row(vec![
             sc.edges[call.edge].name.clone(),
             describe_call(&call.worst),
             under,
@@ -209,7 +202,7 @@ fn queues(out: &mut String, sc: &Scenario, l: &Lint) {
     header.extend(regime_headers(sc, l, "wait"));
     header.push("callers wait".into());
     header.push("drops expired".into());
-    let mut t = table(header);
+    let mut t = MarkdownTable::new(header);
     for q in &l.queues {
         let svc = &sc.services[q.service];
         let ge = if svc.calls.is_empty() { "" } else { "≥ " };
@@ -233,9 +226,9 @@ fn queues(out: &mut String, sc: &Scenario, l: &Lint) {
             }
             .into(),
         );
-        t.add_row(row);
+        t.row(row);
     }
-    right_align(&mut t, 1);
+    t.right_from(1);
     let _ = writeln!(out, "{t}");
 }
 
@@ -254,7 +247,7 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
         "sustained failure".into(),
         "worst case (R1)".into(),
     ]);
-    let mut t = table(header);
+    let mut t = MarkdownTable::new(header);
     for load in &l.loads {
         let s = load.service;
         let calls = !sc.services[s].calls.is_empty();
@@ -277,9 +270,9 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
         row.push(per(load.first));
         row.push(per(load.sustained));
         row.push(per(load.worst as f64));
-        t.add_row(row);
+        t.row(row);
     }
-    right_align(&mut t, 1);
+    t.right_from(1);
     let _ = writeln!(out, "{t}");
     let _ = writeln!(
         out,

@@ -1,5 +1,7 @@
 //! The subcommands as library functions. Owns what each command does between parsed arguments and
-//! text on stdout, so the binary stays a thin shell and tests can call commands directly.
+//! text on stdout, so the binary stays a thin shell and tests can call commands directly. What
+//! commands share — loading with overrides, the parallel map, progress, writing outputs — is the
+//! grid runner, [`crate::runner`].
 
 pub mod boundary;
 pub mod check;
@@ -7,40 +9,34 @@ pub mod man;
 pub mod new;
 pub mod run;
 pub mod schema;
+pub mod seeds;
 pub mod sweep;
+pub mod test;
 
-use std::path::PathBuf;
+/// What a command produced, for the binary to print: the data for stdout and the notes for
+/// stderr (files the command wrote are already written).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Output {
+    /// The report or data, printed on stdout (or written to `--output`).
+    pub stdout: String,
+    /// One-line notes for stderr, such as which files were written.
+    pub notes: Vec<String>,
+}
 
-use rayon::prelude::*;
-
-use crate::Error;
-use crate::scenario::{ConfigError, Scenario};
-
-/// Loads every file with the same overrides; all files' problems are reported together.
-pub fn load_all(
-    files: &[PathBuf],
-    sets: &[String],
-    seed: Option<u64>,
-) -> Result<Vec<Scenario>, Error> {
-    let results: Vec<Result<Scenario, ConfigError>> = files
-        .par_iter()
-        .map(|f| Scenario::load(f, sets, seed))
-        .collect();
-    let mut scenarios = Vec::new();
-    let mut problems = Vec::new();
-    for r in results {
-        match r {
-            Ok(s) => scenarios.push(s),
-            Err(e) => problems.extend(e.diagnostics),
+impl Output {
+    /// Output that is only text for stdout.
+    pub fn stdout(text: impl Into<String>) -> Output {
+        Output {
+            stdout: text.into(),
+            notes: Vec::new(),
         }
     }
-    if problems.is_empty() {
-        Ok(scenarios)
-    } else {
-        problems.dedup();
-        Err(ConfigError {
-            diagnostics: problems,
+
+    /// Output that is only a note for stderr.
+    pub fn note(note: impl Into<String>) -> Output {
+        Output {
+            stdout: String::new(),
+            notes: vec![note.into()],
         }
-        .into())
     }
 }

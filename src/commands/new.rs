@@ -8,8 +8,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Output;
 use crate::Error;
-use crate::scenario::ConfigError;
+use crate::config::ConfigError;
+use crate::runner::{output_error, write_output};
 use crate::schema;
 
 /// File name of the schema written next to a new scenario, and named by its modeline.
@@ -65,7 +67,7 @@ pub struct NewRequest {
     /// `checkout`, `checkout.yaml` or `scenarios/checkout.yaml`; `.yaml` is added when missing.
     pub name: PathBuf,
     pub from: Template,
-    /// Overwrite an existing scenario file.
+    /// Overwrite an existing scenario file, or a different `scenario.schema.json` next to it.
     pub force: bool,
     /// Also write the editor schema next to the file and name it in a modeline.
     pub schema: bool,
@@ -131,9 +133,6 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
         .into());
     }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
-    if let Some(dir) = dir {
-        std::fs::create_dir_all(dir).map_err(|e| output_error(dir, e))?;
-    }
     let folder = dir.unwrap_or(Path::new("."));
     let existing = req.schema.then(|| project_schema(folder)).flatten();
     let modeline = match (&existing, req.schema) {
@@ -141,17 +140,33 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
         (None, true) => Some(SCHEMA_FILE.to_owned()),
         (None, false) => None,
     };
+    // The schema next to the file: written unless the same text is already there; a different
+    // file of that name is not ours to replace without --force. Checked before anything is
+    // written.
+    let schema_path = dir.unwrap_or(Path::new("")).join(SCHEMA_FILE);
+    let schema_text = schema::to_text(&schema::scenario());
+    let write_schema = req.schema
+        && existing.is_none()
+        && std::fs::read_to_string(&schema_path).ok().as_deref() != Some(schema_text.as_str());
+    if write_schema && schema_path.exists() && !req.force {
+        return Err(ConfigError::file(
+            &schema_path,
+            "already exists and is not loadsim's scenario schema; pass --force to overwrite it, or --no-schema to write no schema",
+        )
+        .into());
+    }
+    if let Some(dir) = dir {
+        std::fs::create_dir_all(dir).map_err(|e| output_error(dir, e))?;
+    }
     let text = render(
         req.from,
         &stem,
         &path.display().to_string(),
         modeline.as_deref(),
     );
-    std::fs::write(&path, text).map_err(|e| output_error(&path, e))?;
-    let schema = if req.schema && existing.is_none() {
-        let schema_path = dir.unwrap_or(Path::new("")).join(SCHEMA_FILE);
-        let text = schema::to_text(&schema::scenario());
-        std::fs::write(&schema_path, text).map_err(|e| output_error(&schema_path, e))?;
+    write_output(&path, text.as_bytes())?;
+    let schema = if write_schema {
+        write_output(&schema_path, schema_text.as_bytes())?;
         Some(schema_path)
     } else {
         None
@@ -163,6 +178,23 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
     })
 }
 
+/// `loadsim new`: writes the starter scenario and says on stderr what was written and how to run
+/// it.
+pub fn new(req: &NewRequest) -> Result<Output, Error> {
+    let w = new_scenario(req)?;
+    let mut note = format!("wrote {}", w.scenario.display());
+    match (&w.schema, &w.modeline) {
+        (Some(s), _) => note.push_str(&format!(" and {} (its editor schema)", s.display())),
+        (None, Some(m)) => note.push_str(&format!(" (its editor schema: {m})")),
+        (None, None) => {}
+    }
+    note.push_str(&format!(
+        "; run it with `loadsim run {}`",
+        w.scenario.display()
+    ));
+    Ok(Output::note(note))
+}
+
 fn with_yaml_extension(name: &Path) -> PathBuf {
     match name.extension().and_then(|e| e.to_str()) {
         Some("yaml" | "yml") => name.to_owned(),
@@ -171,13 +203,6 @@ fn with_yaml_extension(name: &Path) -> PathBuf {
             s.push(".yaml");
             PathBuf::from(s)
         }
-    }
-}
-
-fn output_error(path: &Path, source: std::io::Error) -> Error {
-    Error::Output {
-        what: path.display().to_string(),
-        source,
     }
 }
 

@@ -4,15 +4,17 @@
 
 use std::path::PathBuf;
 
-use rayon::prelude::*;
-
-use super::load_all;
+use super::Output;
 use crate::Error;
+use crate::config::ConfigError;
 use crate::guard;
-use crate::metrics::{RunSummary, TimeSeries};
-use crate::model::{RunOptions, run_with, run_with_series};
+use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
+use crate::model::{RunError, RunOptions, run_with, run_with_series};
 use crate::report::Format;
-use crate::scenario::{ConfigError, Scenario};
+use crate::runner::{
+    OutputPlan, Progress, Runner, Subject, collect_all, load_scenarios, write_output,
+};
+use crate::scenario::Scenario;
 use crate::time::SimDuration;
 
 /// Arguments of `loadsim run`, independent of clap.
@@ -24,36 +26,45 @@ pub struct RunRequest {
     pub options: RunOptions,
 }
 
-/// The optional outputs of `loadsim run` beyond the report on stdout.
+/// Where `loadsim run` puts what it computes.
 #[derive(Clone, Debug)]
-pub struct SeriesOutputs {
+pub struct RunOutputs {
+    /// `--format`: how the report reads.
+    pub format: Format,
+    /// `--output FILE`: the report goes to this file instead of stdout.
+    pub output: Option<PathBuf>,
     /// `--timeseries FILE.csv`: the long time-series CSV.
     pub timeseries: Option<PathBuf>,
     /// `--plot DIR`: the SVG figures.
     pub plot_dir: Option<PathBuf>,
     /// `--timeseries-resolution`: the bin width (default 1 s).
     pub resolution: SimDuration,
+    /// `--max-memory`: the budget for the time series, in bytes.
+    pub max_memory: u64,
     /// `--html FILE`: the self-contained HTML report ([`crate::report::html`]).
     pub html: Option<PathBuf>,
     /// The command line, shown at the foot of the HTML report.
     pub command: String,
 }
 
-impl Default for SeriesOutputs {
+impl Default for RunOutputs {
     fn default() -> Self {
-        SeriesOutputs {
+        RunOutputs {
+            format: Format::Table,
+            output: None,
             timeseries: None,
             plot_dir: None,
             resolution: SimDuration::from_secs(1),
+            max_memory: guard::DEFAULT_MAX_MEMORY,
             html: None,
             command: String::new(),
         }
     }
 }
 
-impl SeriesOutputs {
+impl RunOutputs {
     /// Whether any output needs the time series.
-    pub fn wanted(&self) -> bool {
+    pub fn wants_series(&self) -> bool {
         self.timeseries.is_some() || self.plot_dir.is_some() || self.html.is_some()
     }
 }
@@ -64,55 +75,46 @@ pub const MAX_BINS: u64 = 1_000_000;
 
 /// Loads every scenario of `req` and refuses, before running any, those whose event bound
 /// exceeds `req.options.max_events` ([`guard::check_event_budget`]).
-fn load_checked(req: &RunRequest) -> Result<Vec<Scenario>, Error> {
-    let scenarios = load_all(&req.files, &req.sets, req.seed)?;
-    let mut too_big = Vec::new();
-    for (sc, file) in scenarios.iter().zip(&req.files) {
-        if let Err(e) = guard::check_event_budget(sc, file, req.options.max_events) {
-            too_big.extend(e.diagnostics);
-        }
-    }
-    if !too_big.is_empty() {
-        return Err(ConfigError {
-            diagnostics: too_big,
-        }
-        .into());
-    }
-    Ok(scenarios)
+pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>, Error> {
+    let loaded = load_scenarios(&req.files, &req.sets, req.seed)?;
+    collect_all(loaded.into_iter().map(|(subject, sc)| {
+        guard::check_event_budget(&sc, &subject.file, req.options.max_events)?;
+        Ok((subject, sc))
+    }))
+    .map_err(Error::from)
+}
+
+/// Runs `run` on every scenario on the grid runner; results in argument order.
+fn run_each<R: Send>(
+    loaded: &[(Subject, Scenario)],
+    run: impl Fn(&Scenario) -> Result<R, RunError> + Sync + Send,
+) -> Result<Vec<R>, Error> {
+    let runner = Runner::new(None)?;
+    let progress = Progress::new(Some(loaded.len() as u64), "runs", loaded.len() < 2);
+    runner
+        .map(loaded, |(_, sc)| {
+            let r = run(sc);
+            progress.inc();
+            r
+        })
+        .into_iter()
+        .map(|r| r.map_err(Error::from))
+        .collect()
 }
 
 /// Runs every scenario of `req`, in argument order.
 pub fn run_all(req: &RunRequest) -> Result<Vec<RunSummary>, Error> {
-    let scenarios = load_checked(req)?;
-    let results: Vec<_> = scenarios
-        .par_iter()
-        .map(|s| run_with(s, req.options))
-        .collect();
-    results
-        .into_iter()
-        .map(|r| r.map_err(Error::from))
-        .collect()
+    run_each(&load_checked(req)?, |sc| run_with(sc, req.options))
 }
 
-/// Runs every scenario of `req` with time series in bins of `resolution`, in argument order.
-pub fn run_all_series(
-    req: &RunRequest,
+/// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario,
+/// and time series that would not fit `max_memory` (`--max-memory`): bins × series × scenarios ×
+/// [`guard::BYTES_PER_SERIES_VALUE`].
+pub fn check_resolution(
+    scenarios: &[Scenario],
     resolution: SimDuration,
-) -> Result<Vec<(RunSummary, TimeSeries)>, Error> {
-    let scenarios = load_checked(req)?;
-    check_resolution(&scenarios, resolution)?;
-    let results: Vec<_> = scenarios
-        .par_iter()
-        .map(|s| run_with_series(s, req.options, resolution))
-        .collect();
-    results
-        .into_iter()
-        .map(|r| r.map_err(Error::from))
-        .collect()
-}
-
-/// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario.
-pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Result<(), Error> {
+    max_memory: u64,
+) -> Result<(), Error> {
     const FLAG: &str = "--timeseries-resolution";
     if resolution.is_zero() {
         return Err(ConfigError::flag(
@@ -121,9 +123,11 @@ pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Resu
         )
         .into());
     }
+    let mut values: u64 = 0;
     for sc in scenarios {
         let span = sc.duration.0.saturating_add(sc.drain.0);
-        if span.div_ceil(resolution.0) > MAX_BINS {
+        let bins = span.div_ceil(resolution.0);
+        if bins > MAX_BINS {
             return Err(ConfigError::flag(
                 FLAG,
                 format!(
@@ -134,48 +138,89 @@ pub fn check_resolution(scenarios: &[Scenario], resolution: SimDuration) -> Resu
             )
             .into());
         }
+        // The series a run records, counted from the recorder itself (no bins yet).
+        let empty = crate::metrics::Recorder::new(sc.services.len(), sc.edges.len(), 0);
+        let series = SeriesRecorder::new(sc, resolution)
+            .finish(&empty)
+            .names()
+            .count() as u64;
+        values = values.saturating_add((bins + 1).saturating_mul(series));
     }
+    guard::check_memory(
+        &format!(
+            "the time series ({values} values: bins × series over {} scenario(s))",
+            scenarios.len()
+        ),
+        values.saturating_mul(guard::BYTES_PER_SERIES_VALUE),
+        max_memory,
+        &format!("choose a wider {FLAG}"),
+    )?;
     Ok(())
 }
 
-/// Runs and renders in `format`.
-pub fn run_and_render(req: &RunRequest, format: Format) -> Result<String, Error> {
-    let runs = run_all(req)?;
-    Ok(format.renderer().render(&runs))
-}
-
-/// Runs, writes the time-series CSV and figures `outputs` asks for, and renders the report in
-/// `format`. Returns the report and the files written.
-pub fn run_with_outputs(
-    req: &RunRequest,
-    format: Format,
-    outputs: &SeriesOutputs,
-) -> Result<(String, Vec<PathBuf>), Error> {
-    if !outputs.wanted() {
-        return Ok((run_and_render(req, format)?, Vec::new()));
+/// `loadsim run`: checks every output path (creating its folder) before anything runs, runs
+/// every scenario, writes the time-series CSV and figures asked for, and renders the report —
+/// into `--output` if given, else for stdout.
+pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
+    let loaded = load_checked(req)?;
+    let series = outputs.wants_series();
+    if series {
+        let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
+        check_resolution(&scenarios, outputs.resolution, outputs.max_memory)?;
     }
-    let runs = run_all_series(req, outputs.resolution)?;
-    let mut written = Vec::new();
+    let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
+    if let Some(path) = &outputs.output {
+        plan.file("--output", path)?;
+    }
     if let Some(path) = &outputs.timeseries {
-        let pairs: Vec<(&str, &TimeSeries)> =
-            runs.iter().map(|(s, t)| (s.scenario.as_str(), t)).collect();
-        let csv = crate::report::timeseries::render_long(&pairs);
-        std::fs::write(path, csv).map_err(|source| Error::Output {
-            what: path.display().to_string(),
-            source,
-        })?;
-        written.push(path.clone());
+        plan.file("--timeseries", path)?;
     }
     if let Some(dir) = &outputs.plot_dir {
-        let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
-        written.extend(crate::plot::run_plots(dir, &pairs)?);
+        plan.folder("--plot", dir, |n| crate::plot::run::FIGURES.contains(&n))?;
     }
     if let Some(path) = &outputs.html {
-        let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
-        let docs = crate::report::html::load_sources(&req.files, &req.sets)?;
-        crate::report::html::run_page(&pairs, &docs, &outputs.command)?.write(path)?;
-        written.push(path.clone());
+        plan.file("--html", path)?;
     }
-    let summaries: Vec<RunSummary> = runs.into_iter().map(|(s, _)| s).collect();
-    Ok((format.renderer().render(&summaries), written))
+    let mut notes = Vec::new();
+    let summaries = if series {
+        let runs = run_each(&loaded, |sc| {
+            run_with_series(sc, req.options, outputs.resolution)
+        })?;
+        let mut written = Vec::new();
+        if let Some(path) = &outputs.timeseries {
+            let pairs: Vec<(&str, &TimeSeries)> =
+                runs.iter().map(|(s, t)| (s.scenario.as_str(), t)).collect();
+            let csv = crate::report::timeseries::render_long(&pairs);
+            write_output(path, csv.as_bytes())?;
+            written.push(path.clone());
+        }
+        if let Some(dir) = &outputs.plot_dir {
+            let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
+            written.extend(crate::plot::run_plots(dir, &pairs)?);
+        }
+        if let Some(path) = &outputs.html {
+            let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
+            let docs: Vec<_> = loaded.iter().map(|(s, _)| s.doc.clone()).collect();
+            crate::report::html::run_page(&pairs, &docs, &outputs.command)?.write(path)?;
+            written.push(path.clone());
+        }
+        notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
+        runs.into_iter().map(|(s, _)| s).collect()
+    } else {
+        run_each(&loaded, |sc| run_with(sc, req.options))?
+    };
+    let report = outputs.format.renderer().render(&summaries);
+    match &outputs.output {
+        Some(path) => {
+            write_output(path, report.as_bytes())?;
+            Ok(Output {
+                stdout: String::new(),
+                notes,
+            })
+        }
+        None => Ok(Output {
+            stdout: report,
+            notes,
+        }),
+    }
 }

@@ -1,12 +1,11 @@
-//! Live counters of a run. Owns what is counted while events happen: user requests by window and
-//! by arrival second, latency histograms, and per-service and per-edge counters and time
-//! integrals; and, when asked for, the time-series bins ([`SeriesRecorder`]) sampled from them.
-//! Everything here is O(1) per update and O(1) in the number of requests (per-second and
-//! per-bin counters are O(seconds)).
+//! Live counters of a run. Owns what is counted while events happen: user requests by window, by
+//! arrival second and (for time series) by arrival bin, latency histograms, and the per-service
+//! and per-edge counter families declared in [`super::counters`]. It knows nothing of time series:
+//! the series sampler reads it. Everything here is O(1) per update and O(1) in the number of
+//! requests (per-second and per-bin counters are O(seconds)).
 
-use hdrhistogram::Histogram;
-
-use super::timeseries::{SeriesRecorder, ServiceLevel};
+use super::counters::{EdgeCounters, ServiceCounters};
+use super::histogram::MicrosHistogram;
 use crate::time::{SimDuration, SimTime};
 
 /// Which part of the run a user request arrived in.
@@ -15,70 +14,6 @@ pub enum Window {
     Before = 0,
     During = 1,
     After = 2,
-}
-
-/// A latency histogram in microseconds, 1 µs to 100 days, 3 significant digits.
-pub fn latency_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, 100 * 86_400 * 1_000_000, 3).expect("static bounds are valid")
-}
-
-/// Below this many microseconds an HDR histogram with 3 significant digits stores every value
-/// exactly (2048 sub-buckets of width 1), so counting such values in a plain array and adding them
-/// when the histogram is read gives the very histogram that recording each would give.
-const EXACT_MICROS: usize = 2048;
-
-/// A latency histogram in microseconds ([`latency_histogram`]) with a cheap path for short
-/// durations: most queueing times are zero or a few milliseconds, and an array increment costs a
-/// tenth of an HDR record. Read it through [`MicrosHistogram::histogram`].
-#[derive(Clone, Debug)]
-pub struct MicrosHistogram {
-    /// `exact[v]`: how many values of `v` µs (v < [`EXACT_MICROS`]) are not yet in `hdr`.
-    exact: Box<[u64]>,
-    hdr: Histogram<u64>,
-}
-
-impl Default for MicrosHistogram {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl MicrosHistogram {
-    /// An empty histogram.
-    pub fn new() -> Self {
-        MicrosHistogram {
-            exact: vec![0; EXACT_MICROS].into_boxed_slice(),
-            hdr: latency_histogram(),
-        }
-    }
-
-    /// Records `d`, in whole microseconds clamped to the histogram's range.
-    #[inline]
-    pub fn record(&mut self, d: SimDuration) {
-        let us = (d.0 / 1_000).max(1);
-        match self.exact.get_mut(us as usize) {
-            Some(count) => *count += 1,
-            None => self
-                .hdr
-                .record(us.min(self.hdr.high()))
-                .expect("clamped into range"),
-        }
-    }
-
-    /// Everything recorded, as one HDR histogram.
-    pub fn histogram(&self) -> Histogram<u64> {
-        let mut h = self.hdr.clone();
-        for (us, &n) in self.exact.iter().enumerate().filter(|(_, n)| **n > 0) {
-            h.record_n(us as u64, n).expect("exact values are in range");
-        }
-        h
-    }
-}
-
-/// Records `d` into a microsecond histogram (clamped to its range).
-#[inline]
-pub fn record_micros(h: &mut MicrosHistogram, d: SimDuration) {
-    h.record(d);
 }
 
 /// Counters for user requests.
@@ -93,176 +28,47 @@ pub struct UserCounters {
     pub client_attempts: u64,
     pub success_latency: MicrosHistogram,
     pub failed_latency: MicrosHistogram,
+    /// Ended requests by the time-series bin they arrived in, when time series were asked for.
+    pub by_arrival_bin: Option<OutcomesByArrival>,
 }
 
-/// Counters for one service.
-#[derive(Debug)]
-pub struct ServiceCounters {
-    pub arrivals: u64,
-    pub arrivals_during_fault: u64,
-    pub admitted: u64,
-    pub completed: u64,
-    pub completed_abandoned: u64,
-    pub rejected_full: u64,
-    pub rejected_outage: u64,
-    pub failed_by_fault: u64,
-    pub dropped_expired: u64,
-    pub dropped_queue_time: u64,
-    pub dropped_codel: u64,
-    pub cancelled: u64,
-    pub max_queue: u64,
-    /// Admitted requests that had to queue.
-    pub enqueued: u64,
-    /// Requests that started work, and the sum of their queueing times.
-    pub started: u64,
-    pub wait_sum_ns: u128,
-    pub queue_wait: MicrosHistogram,
-    /// Requests that left the service (completed or dropped), and their time in it.
-    pub departed: u64,
-    pub sojourn_sum_ns: u128,
-    /// Completions in the call tree of a succeeded user request.
-    pub useful: u64,
-    /// ∫ busy slots dt and ∫ queue length dt over the arrival period, in slot-nanoseconds.
-    pub busy_area: u128,
-    pub queue_area: u128,
-    pub last_touch: SimTime,
-    /// Requests admitted during the arrival period, and the sum of their admission instants.
-    pub admitted_in_period: u64,
-    pub admitted_at_sum_ns: u128,
-    /// Requests that left during the arrival period, and the sum of their departure instants.
-    pub departed_in_period: u64,
-    pub departed_at_sum_ns: u128,
-    /// The same integrals over the whole run, unclipped, with the peaks since the last
-    /// time-series sample.
-    pub gauge: Gauge,
+/// User requests that ended, by the bin of simulated time they arrived in.
+#[derive(Clone, Debug)]
+pub struct OutcomesByArrival {
+    resolution: SimDuration,
+    /// Per bin: requests that succeeded, and that failed.
+    pub succeeded: Vec<u32>,
+    pub failed: Vec<u32>,
 }
 
-/// Levels of a service integrated over the whole run, for per-bin means and maxima.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Gauge {
-    pub last: SimTime,
-    pub busy_area: u128,
-    pub queue_area: u128,
-    /// Highest levels passed to `touch` since the last sample.
-    pub busy_peak: u32,
-    pub queue_peak: u64,
-}
-
-impl ServiceCounters {
-    pub fn new() -> Self {
-        ServiceCounters {
-            arrivals: 0,
-            arrivals_during_fault: 0,
-            admitted: 0,
-            completed: 0,
-            completed_abandoned: 0,
-            rejected_full: 0,
-            rejected_outage: 0,
-            failed_by_fault: 0,
-            dropped_expired: 0,
-            dropped_queue_time: 0,
-            dropped_codel: 0,
-            cancelled: 0,
-            max_queue: 0,
-            enqueued: 0,
-            started: 0,
-            wait_sum_ns: 0,
-            queue_wait: MicrosHistogram::new(),
-            departed: 0,
-            sojourn_sum_ns: 0,
-            useful: 0,
-            busy_area: 0,
-            queue_area: 0,
-            last_touch: SimTime::ZERO,
-            admitted_in_period: 0,
-            admitted_at_sum_ns: 0,
-            departed_in_period: 0,
-            departed_at_sum_ns: 0,
-            gauge: Gauge::default(),
+impl OutcomesByArrival {
+    /// Bins of `resolution` (positive).
+    pub fn new(resolution: SimDuration) -> Self {
+        assert!(!resolution.is_zero(), "a bin width must be positive");
+        OutcomesByArrival {
+            resolution,
+            succeeded: Vec::new(),
+            failed: Vec::new(),
         }
     }
 
-    /// A request was admitted at `now`; `until` is the end of arrivals.
-    #[inline]
-    pub fn admit(&mut self, now: SimTime, until: SimTime) {
-        self.admitted += 1;
-        if now < until {
-            self.admitted_in_period += 1;
-            self.admitted_at_sum_ns += now.0 as u128;
+    /// The bin width.
+    pub fn resolution(&self) -> SimDuration {
+        self.resolution
+    }
+
+    fn record(&mut self, arrival: SimTime, ok: bool) {
+        let bin = (arrival.0 / self.resolution.0) as usize;
+        let v = if ok {
+            &mut self.succeeded
+        } else {
+            &mut self.failed
+        };
+        if v.len() <= bin {
+            v.resize(bin + 1, 0);
         }
+        v[bin] += 1;
     }
-
-    /// A request admitted at `admitted_at` left at `now` (completed or dropped).
-    #[inline]
-    pub fn depart(&mut self, now: SimTime, admitted_at: SimTime, until: SimTime) {
-        self.departed += 1;
-        self.sojourn_sum_ns += (now - admitted_at).0 as u128;
-        if now < until {
-            self.departed_in_period += 1;
-            self.departed_at_sum_ns += now.0 as u128;
-        }
-    }
-
-    /// Σ over requests admitted before `until` of the time they spent in the service before
-    /// `until`, in nanoseconds: departures before `until` count up to their departure, the rest up
-    /// to `until`. Equals the integral of the number in system over `[0, until)` (Little's law on a
-    /// finite window that starts empty).
-    pub fn sojourn_in_period_ns(&self, until: SimTime) -> u128 {
-        let still_in = (self.admitted_in_period - self.departed_in_period) as u128;
-        self.departed_at_sum_ns + still_in * until.0 as u128 - self.admitted_at_sum_ns
-    }
-
-    /// Accumulates the time integrals up to `now` (clipped to `until`, the end of arrivals), given
-    /// the levels that held since the last touch. Called before every change of either level.
-    #[inline]
-    pub fn touch(&mut self, now: SimTime, until: SimTime, busy: u32, queued: usize) {
-        let g = &mut self.gauge;
-        if now > g.last {
-            let dt = (now.0 - g.last.0) as u128;
-            g.busy_area += busy as u128 * dt;
-            g.queue_area += queued as u128 * dt;
-            g.last = now;
-        }
-        g.busy_peak = g.busy_peak.max(busy);
-        g.queue_peak = g.queue_peak.max(queued as u64);
-        let t = now.min(until);
-        if t > self.last_touch {
-            let dt = (t.0 - self.last_touch.0) as u128;
-            self.busy_area += busy as u128 * dt;
-            self.queue_area += queued as u128 * dt;
-            self.last_touch = t;
-        }
-    }
-}
-
-impl Default for ServiceCounters {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// Counters for one call edge.
-#[derive(Debug, Default, Clone)]
-pub struct EdgeCounters {
-    pub attempts: u64,
-    pub retries: u64,
-    pub retries_throttled: u64,
-    pub timeouts: u64,
-    pub rejects: u64,
-    pub errors: u64,
-    pub successes: u64,
-    /// Calls that failed before sending because the caller's deadline had already passed.
-    pub deadline_exhausted: u64,
-    pub retries_budget_denied: u64,
-    pub throttled_locally: u64,
-    pub rejected_circuit_open: u64,
-    pub circuit_opened: u64,
-    pub circuit_open_ns: u64,
-    pub hedges: u64,
-    pub hedges_throttled: u64,
-    pub cancels_sent: u64,
-    pub pushback_honored: u64,
-    pub pushback_no_retry: u64,
 }
 
 /// Everything a run counts.
@@ -271,8 +77,6 @@ pub struct Recorder {
     pub users: UserCounters,
     pub services: Vec<ServiceCounters>,
     pub edges: Vec<EdgeCounters>,
-    /// Time-series bins, when the run was asked for them.
-    pub series: Option<SeriesRecorder>,
 }
 
 impl Recorder {
@@ -289,29 +93,17 @@ impl Recorder {
                 client_attempts: 0,
                 success_latency: MicrosHistogram::new(),
                 failed_latency: MicrosHistogram::new(),
+                by_arrival_bin: None,
             },
-            services: (0..services).map(|_| ServiceCounters::new()).collect(),
+            services: (0..services).map(|_| ServiceCounters::default()).collect(),
             edges: vec![EdgeCounters::default(); edges],
-            series: None,
         }
     }
 
-    /// Closes every time-series bin that ends at or before `now`, reading the live levels through
-    /// `level` (per service) and `tokens` (per edge). Returns the next boundary to call back at
-    /// (`SimTime::NEVER` without time series).
-    pub fn sample_until(
-        &mut self,
-        now: SimTime,
-        level: &dyn Fn(usize) -> ServiceLevel,
-        tokens: &dyn Fn(usize) -> Option<f64>,
-    ) -> SimTime {
-        let Some(series) = &mut self.series else {
-            return SimTime::NEVER;
-        };
-        while series.next_boundary() <= now {
-            series.sample(&self.users, &mut self.services, &self.edges, level, tokens);
-        }
-        series.next_boundary()
+    /// Also counts ended user requests by arrival bin of `resolution` (for time series).
+    pub fn with_arrival_bins(mut self, resolution: SimDuration) -> Self {
+        self.users.by_arrival_bin = Some(OutcomesByArrival::new(resolution));
+        self
     }
 
     /// A user request arrived at `at` in `window`.
@@ -341,37 +133,13 @@ impl Recorder {
             {
                 *c += 1;
             }
-            record_micros(&mut self.users.success_latency, latency);
+            self.users.success_latency.record(latency);
         } else {
             self.users.failed += 1;
-            record_micros(&mut self.users.failed_latency, latency);
+            self.users.failed_latency.record(latency);
         }
-        if let Some(series) = &mut self.series {
-            series.user_ended(arrival, ok);
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn micros_histogram_equals_direct_hdr_recording() {
-        let mut direct = latency_histogram();
-        let mut fast = MicrosHistogram::new();
-        let durations = (0..5_000u64)
-            .map(|i| SimDuration(i * i * 7_919 % 50_000_000_000))
-            .chain([SimDuration::ZERO, SimDuration(999), SimDuration(u64::MAX)]);
-        for d in durations {
-            record_micros(&mut fast, d);
-            let us = (d.0 / 1_000).clamp(1, direct.high());
-            direct.record(us).unwrap();
-        }
-        let merged = fast.histogram();
-        assert_eq!(merged, direct);
-        for q in [0.0, 0.01, 0.5, 0.9, 0.99, 0.999, 1.0] {
-            assert_eq!(merged.value_at_quantile(q), direct.value_at_quantile(q));
+        if let Some(bins) = &mut self.users.by_arrival_bin {
+            bins.record(arrival, ok);
         }
     }
 }

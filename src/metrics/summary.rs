@@ -1,4 +1,4 @@
-//! The numbers of a finished run, under MODEL.md §3's names, and how each is estimated. Owns the
+//! The numbers of a finished run, under docs/model.md §3's names, and how each is estimated. Owns the
 //! [`RunSummary`] that every report format renders. Ratios whose denominator is zero are `None`
 //! (JSON `null`), never NaN.
 //!
@@ -20,6 +20,9 @@
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
+pub use super::counters::CallMetrics;
+use super::counters::ServiceCounts;
+use super::levels::LevelAreas;
 use super::recorder::{Recorder, Window};
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, SimTime};
@@ -29,11 +32,29 @@ use crate::time::{NANOS_PER_SEC, SimTime};
 pub struct FinalState {
     pub end: SimTime,
     pub in_flight: Vec<u64>,
+    /// Per service, its level integrals over the arrival period.
+    pub levels: Vec<LevelAreas>,
     pub unfinished_users: u64,
     pub events: u64,
     pub peak_pending: u64,
     pub peak_jobs: u64,
     pub wall: std::time::Duration,
+}
+
+impl FinalState {
+    /// The state of a run of `services` services that did nothing (for the summary's layout).
+    pub fn empty(services: usize) -> Self {
+        FinalState {
+            end: SimTime::ZERO,
+            in_flight: vec![0; services],
+            levels: vec![LevelAreas::default(); services],
+            unfinished_users: 0,
+            events: 0,
+            peak_pending: 0,
+            peak_jobs: 0,
+            wall: std::time::Duration::ZERO,
+        }
+    }
 }
 
 /// One run: scenario, seed and every metric.
@@ -47,7 +68,7 @@ pub struct RunSummary {
     pub engine: EngineMetrics,
 }
 
-/// User-facing outcomes (MODEL.md §3).
+/// User-facing outcomes (docs/model.md §3.2).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct RunMetrics {
     /// Succeeded / arrived, for user requests arriving before the fault window.
@@ -78,24 +99,9 @@ pub struct RunMetrics {
 /// Per-service counters and ratios.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ServiceMetrics {
-    pub arrivals: u64,
-    pub admitted: u64,
-    pub completed: u64,
-    pub completed_abandoned: u64,
-    pub rejected_full: u64,
-    pub dropped_expired: u64,
-    pub max_queue: u64,
-    pub arrivals_during_fault: u64,
-    /// Arrivals rejected by an `outage` fault.
-    pub rejected_outage: u64,
-    /// Arrivals failed at once by an `error` fault.
-    pub failed_by_fault: u64,
-    /// Dropped at dequeue for waiting longer than `max_queue_time`.
-    pub dropped_queue_time: u64,
-    /// Dropped at dequeue by CoDel.
-    pub dropped_codel: u64,
-    /// Admitted requests whose caller cancelled them (queued or running).
-    pub cancelled: u64,
+    /// The declared counters ([`super::counters`]), first in the JSON object.
+    #[serde(flatten)]
+    pub counts: ServiceCounts,
     /// `arrivals_during_fault` / user requests arriving in the fault window.
     pub arrivals_during_fault_per_request: Option<f64>,
     /// Arrivals / user requests.
@@ -128,37 +134,6 @@ pub struct ServiceMetrics {
     /// `duration`): Little's W on that window, so that `mean_in_system` equals
     /// `admitted_in_period_per_s × sojourn_in_period_mean_s`.
     pub sojourn_in_period_mean_s: Option<f64>,
-}
-
-/// Per-edge counters.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct CallMetrics {
-    pub attempts: u64,
-    pub retries: u64,
-    pub retries_throttled: u64,
-    pub timeouts: u64,
-    pub rejects: u64,
-    pub errors: u64,
-    pub successes: u64,
-    /// Calls not sent because the caller's deadline had passed.
-    pub deadline_exhausted: u64,
-    /// Retries refused by the Envoy-style retry budget.
-    pub retries_budget_denied: u64,
-    /// Attempts rejected locally by adaptive throttling.
-    pub throttled_locally: u64,
-    /// Attempts refused because the circuit breaker was open (or out of half-open probes).
-    pub rejected_circuit_open: u64,
-    /// Times the breaker opened, and the time it spent open.
-    pub circuit_opened: u64,
-    pub circuit_open_s: f64,
-    /// Hedged attempts sent, and hedges the A6 bucket refused.
-    pub hedges: u64,
-    pub hedges_throttled: u64,
-    /// Cancellations sent to the callee for abandoned attempts.
-    pub cancels_sent: u64,
-    /// Retries that waited for a retry-after hint; retries dropped because the callee said not to.
-    pub pushback_honored: u64,
-    pub pushback_no_retry: u64,
 }
 
 /// What the run cost.
@@ -234,22 +209,10 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let c = &rec.services[i];
+            let (c, levels) = (&rec.services[i], fin.levels[i]);
             let queue_wait = c.queue_wait.histogram();
             let m = ServiceMetrics {
-                arrivals: c.arrivals,
-                admitted: c.admitted,
-                completed: c.completed,
-                completed_abandoned: c.completed_abandoned,
-                rejected_full: c.rejected_full,
-                dropped_expired: c.dropped_expired,
-                max_queue: c.max_queue,
-                arrivals_during_fault: c.arrivals_during_fault,
-                rejected_outage: c.rejected_outage,
-                failed_by_fault: c.failed_by_fault,
-                dropped_queue_time: c.dropped_queue_time,
-                dropped_codel: c.dropped_codel,
-                cancelled: c.cancelled,
+                counts: c.summary(),
                 arrivals_during_fault_per_request: ratio(
                     c.arrivals_during_fault,
                     requests_during_fault,
@@ -264,9 +227,9 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 queue_wait_p50_s: quantile_s(&queue_wait, 0.5),
                 queue_wait_p99_s: quantile_s(&queue_wait, 0.99),
                 waited_fraction: ratio(c.enqueued, c.admitted),
-                utilization: c.busy_area as f64 / (period * s.slots as f64),
-                mean_in_system: (c.busy_area + c.queue_area) as f64 / period,
-                mean_queue_len: c.queue_area as f64 / period,
+                utilization: levels.busy as f64 / (period * s.slots as f64),
+                mean_in_system: (levels.busy + levels.queue) as f64 / period,
+                mean_queue_len: levels.queue as f64 / period,
                 sojourn_mean_s: (c.departed > 0)
                     .then(|| c.sojourn_sum_ns as f64 / c.departed as f64 / 1e9),
                 admitted_in_period_per_s: c.admitted_in_period as f64 / (period / 1e9),
@@ -282,31 +245,8 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
     let calls = sc
         .edges
         .iter()
-        .enumerate()
-        .map(|(i, e)| {
-            let c = &rec.edges[i];
-            let m = CallMetrics {
-                attempts: c.attempts,
-                retries: c.retries,
-                retries_throttled: c.retries_throttled,
-                timeouts: c.timeouts,
-                rejects: c.rejects,
-                errors: c.errors,
-                successes: c.successes,
-                deadline_exhausted: c.deadline_exhausted,
-                retries_budget_denied: c.retries_budget_denied,
-                throttled_locally: c.throttled_locally,
-                rejected_circuit_open: c.rejected_circuit_open,
-                circuit_opened: c.circuit_opened,
-                circuit_open_s: c.circuit_open_ns as f64 / 1e9,
-                hedges: c.hedges,
-                hedges_throttled: c.hedges_throttled,
-                cancels_sent: c.cancels_sent,
-                pushback_honored: c.pushback_honored,
-                pushback_no_retry: c.pushback_no_retry,
-            };
-            (e.name.clone(), m)
-        })
+        .zip(&rec.edges)
+        .map(|(e, c)| (e.name.clone(), c.summary()))
         .collect();
     let wall_s = fin.wall.as_secs_f64();
     RunSummary {

@@ -3,13 +3,13 @@
 //! the CSV report and the plots read. Memory is proportional to bins × series, never to requests.
 //!
 //! How bins are filled without touching the places where things are counted: the run loop calls
-//! [`Recorder::sample_until`](super::Recorder::sample_until) before the first event at or after
-//! each bin boundary, which snapshots every cumulative counter of the [`Recorder`](super::Recorder)
-//! (the bin's count is the difference of two snapshots) and reads the levels that only the
-//! simulation holds (busy slots, queue length, tokens). Queue and slot levels between boundaries
-//! come from the time integrals that [`ServiceCounters::touch`](super::recorder::ServiceCounters)
-//! keeps at every level change. Only what is counted *by arrival time of the user request*
-//! (succeeded and failed) is binned at the moment the request ends.
+//! [`SeriesRecorder::sample_until`] before the first event at or after each bin boundary, which
+//! snapshots every cumulative counter of the [`Recorder`] (the bin's count is the difference of
+//! two snapshots) and reads what only the simulation holds: each service's levels through its
+//! [`LevelMeter`](super::levels::LevelMeter) (time averages and peaks over the bin) and the
+//! edges' tokens. The recorder does not know the series exist. Only what is counted *by arrival
+//! time of the user request* (succeeded and failed) is binned by the recorder at the moment the
+//! request ends.
 //!
 //! Series, by dotted name (a bin `[t, t + resolution)` is labelled by its start `t`):
 //!
@@ -19,11 +19,11 @@
 //! | `users.succeeded`, `users.failed` | of those, how many ended in success / failure (by *arrival* bin) |
 //! | `users.success_rate` | `succeeded / arrivals` (absent where no request arrived) |
 //! | `users.client_attempts` | client attempts sent in the bin (first tries and client retries) |
-//! | `services.<s>.arrivals`, `admitted`, `completed`, `completed_abandoned`, `rejected_full`, `dropped_expired` | counted when they happen |
+//! | `services.<s>.<counter>` | each service counter declared `series` in [`super::counters`] (`arrivals`, `admitted`, …), counted when it happens |
 //! | `services.<s>.queue_mean`, `queue_max` | requests queued: time average over the bin, highest level in it |
 //! | `services.<s>.busy_mean`, `busy_max` | busy slots: time average over the bin, highest level in it |
 //! | `services.<s>.attempts_per_request` | `services.<s>.arrivals / users.arrivals` (amplification; absent where no user request arrived) |
-//! | `calls.<a>-><b>.attempts`, `retries`, `retries_throttled`, `timeouts`, `rejects`, `errors`, `successes`, `deadline_exhausted` | counted when they happen |
+//! | `calls.<a>-><b>.<counter>` | each edge counter declared `series` in [`super::counters`] (`attempts`, `retries`, …), counted when it happens |
 //! | `calls.<a>-><b>.tokens` | gRFC A6 tokens at the end of the bin (edges with a retry throttle only) |
 //!
 //! Bins cover `[0, max(duration, end of run))`, rounded up to whole bins; after the run ends the
@@ -31,88 +31,30 @@
 
 use indexmap::IndexMap;
 
-use super::recorder::{EdgeCounters, ServiceCounters, UserCounters};
+use super::counters::{Counter, EdgeCounters, ServiceCounters};
+use super::levels::LevelSample;
+use super::recorder::Recorder;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 
-/// Per-service counters of a bin, in the order of their series names.
-const SERVICE_COUNTS: [&str; 11] = [
-    "arrivals",
-    "admitted",
-    "completed",
-    "completed_abandoned",
-    "rejected_full",
-    "dropped_expired",
-    "rejected_outage",
-    "failed_by_fault",
-    "dropped_queue_time",
-    "dropped_codel",
-    "cancelled",
-];
 /// Per-service levels of a bin, in the order of their series names.
 const SERVICE_LEVELS: [&str; 4] = ["queue_mean", "queue_max", "busy_mean", "busy_max"];
-/// Per-edge counters of a bin, in the order of their series names.
-const EDGE_COUNTS: [&str; 16] = [
-    "attempts",
-    "retries",
-    "retries_throttled",
-    "timeouts",
-    "rejects",
-    "errors",
-    "successes",
-    "deadline_exhausted",
-    "retries_budget_denied",
-    "throttled_locally",
-    "rejected_circuit_open",
-    "hedges",
-    "hedges_throttled",
-    "cancels_sent",
-    "pushback_honored",
-    "pushback_no_retry",
-];
 
-fn service_counts(c: &ServiceCounters) -> [u64; 11] {
-    [
-        c.arrivals,
-        c.admitted,
-        c.completed,
-        c.completed_abandoned,
-        c.rejected_full,
-        c.dropped_expired,
-        c.rejected_outage,
-        c.failed_by_fault,
-        c.dropped_queue_time,
-        c.dropped_codel,
-        c.cancelled,
-    ]
+/// The declared counters of a family that have time series, in declaration order.
+fn series_counters(family: &'static [Counter]) -> impl Iterator<Item = &'static str> + Clone {
+    family.iter().filter(|c| c.in_series()).map(|c| c.name)
 }
 
-fn edge_counts(c: &EdgeCounters) -> [u64; 16] {
-    [
-        c.attempts,
-        c.retries,
-        c.retries_throttled,
-        c.timeouts,
-        c.rejects,
-        c.errors,
-        c.successes,
-        c.deadline_exhausted,
-        c.retries_budget_denied,
-        c.throttled_locally,
-        c.rejected_circuit_open,
-        c.hedges,
-        c.hedges_throttled,
-        c.cancels_sent,
-        c.pushback_honored,
-        c.pushback_no_retry,
-    ]
-}
-
-/// Live levels of one service at a bin boundary, read from the simulation.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ServiceLevel {
-    pub busy: u32,
-    pub queued: u64,
+/// The values of the counters [`series_counters`] names, from all of a family's `values`.
+fn series_values<const N: usize>(
+    family: &'static [Counter],
+    values: [u64; N],
+) -> impl Iterator<Item = u64> {
+    family
+        .iter()
+        .zip(values)
+        .filter(|(c, _)| c.in_series())
+        .map(|(_, v)| v)
 }
 
 /// The bins of a run in progress.
@@ -127,6 +69,9 @@ pub struct SeriesRecorder {
     edges: Vec<String>,
     /// Which edges have a token bucket (and so a `tokens` series).
     throttled: Vec<bool>,
+    /// How many counters of a service, and of an edge, have series.
+    service_counts: usize,
+    edge_counts: usize,
     /// Cumulative counters at the last boundary, in sampling order.
     prev: Vec<u64>,
     /// Cumulative ∫busy dt and ∫queue dt per service at the last boundary.
@@ -134,13 +79,13 @@ pub struct SeriesRecorder {
     /// Sampled values, one row of `width` per bin.
     rows: Vec<f64>,
     width: usize,
-    succeeded_by_arrival: Vec<u32>,
-    failed_by_arrival: Vec<u32>,
     arrivals_end: SimTime,
 }
 
 impl SeriesRecorder {
-    /// Bins of `resolution` for a run of `sc` (`resolution` must be positive).
+    /// Bins of `resolution` for a run of `sc` (`resolution` must be positive). The run's
+    /// [`Recorder`] must count outcomes by arrival bin of the same resolution
+    /// ([`Recorder::with_arrival_bins`]).
     pub fn new(sc: &Scenario, resolution: SimDuration) -> Self {
         assert!(
             !resolution.is_zero(),
@@ -149,7 +94,9 @@ impl SeriesRecorder {
         let services: Vec<String> = sc.services.iter().map(|s| s.name.clone()).collect();
         let edges: Vec<String> = sc.edges.iter().map(|e| e.name.clone()).collect();
         let throttled: Vec<bool> = sc.edges.iter().map(|e| e.throttle.is_some()).collect();
-        let counters = 2 + services.len() * SERVICE_COUNTS.len() + edges.len() * EDGE_COUNTS.len();
+        let service_counts = series_counters(ServiceCounters::COUNTERS).count();
+        let edge_counts = series_counters(EdgeCounters::COUNTERS).count();
+        let counters = 2 + services.len() * service_counts + edges.len() * edge_counts;
         let width = counters
             + services.len() * SERVICE_LEVELS.len()
             + throttled.iter().filter(|&&t| t).count();
@@ -161,11 +108,11 @@ impl SeriesRecorder {
             services,
             edges,
             throttled,
+            service_counts,
+            edge_counts,
             prev: vec![0; counters],
             rows: Vec::new(),
             width,
-            succeeded_by_arrival: Vec::new(),
-            failed_by_arrival: Vec::new(),
             arrivals_end: SimTime(sc.duration.0),
         }
     }
@@ -182,27 +129,27 @@ impl SeriesRecorder {
         self.next
     }
 
-    /// A user request that arrived at `arrival` ended (`ok`: it succeeded).
-    pub(crate) fn user_ended(&mut self, arrival: SimTime, ok: bool) {
-        let bin = (arrival.0 / self.resolution.0) as usize;
-        let v = if ok {
-            &mut self.succeeded_by_arrival
-        } else {
-            &mut self.failed_by_arrival
-        };
-        if v.len() <= bin {
-            v.resize(bin + 1, 0);
+    /// Closes every bin that ends at or before `now`, reading the counters of `rec`, each
+    /// service's levels through `levels` (service index, boundary) and each edge's tokens through
+    /// `tokens`. Returns the next boundary to call back at.
+    pub fn sample_until(
+        &mut self,
+        now: SimTime,
+        rec: &Recorder,
+        levels: &mut dyn FnMut(usize, SimTime) -> LevelSample,
+        tokens: &dyn Fn(usize) -> Option<f64>,
+    ) -> SimTime {
+        while self.next <= now {
+            self.sample(rec, levels, tokens);
         }
-        v[bin] += 1;
+        self.next
     }
 
     /// Closes the next bin: every counter and level is as it stands at its end boundary.
-    pub(crate) fn sample(
+    fn sample(
         &mut self,
-        users: &UserCounters,
-        services: &mut [ServiceCounters],
-        edges: &[EdgeCounters],
-        level: &dyn Fn(usize) -> ServiceLevel,
+        rec: &Recorder,
+        levels: &mut dyn FnMut(usize, SimTime) -> LevelSample,
         tokens: &dyn Fn(usize) -> Option<f64>,
     ) {
         let boundary = self.next;
@@ -214,32 +161,27 @@ impl SeriesRecorder {
             self.prev[i] = cum;
             i += 1;
         };
-        count(&mut self.rows, users.by_window.iter().sum());
-        count(&mut self.rows, users.client_attempts);
-        for c in services.iter() {
-            for v in service_counts(c) {
+        count(&mut self.rows, rec.users.by_window.iter().sum());
+        count(&mut self.rows, rec.users.client_attempts);
+        for c in &rec.services {
+            for v in series_values(ServiceCounters::COUNTERS, c.values()) {
                 count(&mut self.rows, v);
             }
         }
-        for c in edges {
-            for v in edge_counts(c) {
+        for c in &rec.edges {
+            for v in series_values(EdgeCounters::COUNTERS, c.values()) {
                 count(&mut self.rows, v);
             }
         }
-        for (s, c) in services.iter_mut().enumerate() {
-            let now = level(s);
-            let g = &mut c.gauge;
-            let dt = boundary.saturating_since(g.last).0 as u128;
-            let busy_area = g.busy_area + now.busy as u128 * dt;
-            let queue_area = g.queue_area + now.queued as u128 * dt;
+        for s in 0..self.services.len() {
+            let now = levels(s, boundary);
+            let (busy_area, queue_area) = (now.areas.busy, now.areas.queue);
             let (prev_busy, prev_queue) = self.prev_area[s];
             self.prev_area[s] = (busy_area, queue_area);
             self.rows.push((queue_area - prev_queue) as f64 / res);
-            self.rows.push(g.queue_peak.max(now.queued) as f64);
+            self.rows.push(now.queue_max as f64);
             self.rows.push((busy_area - prev_busy) as f64 / res);
-            self.rows.push(g.busy_peak.max(now.busy) as f64);
-            g.queue_peak = 0;
-            g.busy_peak = 0;
+            self.rows.push(now.busy_max as f64);
         }
         for (e, &throttled) in self.throttled.iter().enumerate() {
             if throttled {
@@ -258,8 +200,9 @@ impl SeriesRecorder {
         until.div_ceil(self.resolution.0).max(1) as usize
     }
 
-    /// The finished columns, in the order of the module's table.
-    pub fn finish(self) -> TimeSeries {
+    /// The finished columns, in the order of the module's table; `rec` is the run's recorder,
+    /// for the outcomes by arrival bin.
+    pub fn finish(self, rec: &Recorder) -> TimeSeries {
         let bins = self.bins;
         let col = |j: usize| -> Vec<Option<f64>> {
             (0..bins)
@@ -280,15 +223,17 @@ impl SeriesRecorder {
                 })
                 .collect()
         };
+        let outcomes = rec.users.by_arrival_bin.as_ref();
+        debug_assert_eq!(outcomes.map(|o| o.resolution()), Some(self.resolution));
+        let (succeeded, failed) = match outcomes {
+            Some(o) => (by_arrival(&o.succeeded), by_arrival(&o.failed)),
+            None => (by_arrival(&[]), by_arrival(&[])),
+        };
         let mut columns = IndexMap::new();
         let arrivals = col(0);
-        let succeeded = by_arrival(&self.succeeded_by_arrival);
         columns.insert("users.arrivals".to_owned(), arrivals.clone());
         columns.insert("users.succeeded".to_owned(), succeeded.clone());
-        columns.insert(
-            "users.failed".to_owned(),
-            by_arrival(&self.failed_by_arrival),
-        );
+        columns.insert("users.failed".to_owned(), failed);
         columns.insert(
             "users.success_rate".to_owned(),
             ratio(&succeeded, &arrivals),
@@ -296,26 +241,26 @@ impl SeriesRecorder {
         columns.insert("users.client_attempts".to_owned(), col(1));
         let counters = self.prev.len();
         for (s, name) in self.services.iter().enumerate() {
-            for (k, what) in SERVICE_COUNTS.iter().enumerate() {
-                let j = 2 + s * SERVICE_COUNTS.len() + k;
-                columns.insert(format!("services.{name}.{what}"), col(j));
+            let base = 2 + s * self.service_counts;
+            for (k, what) in series_counters(ServiceCounters::COUNTERS).enumerate() {
+                columns.insert(format!("services.{name}.{what}"), col(base + k));
             }
             for (k, what) in SERVICE_LEVELS.iter().enumerate() {
                 let j = counters + s * SERVICE_LEVELS.len() + k;
                 columns.insert(format!("services.{name}.{what}"), col(j));
             }
-            let service_arrivals = col(2 + s * SERVICE_COUNTS.len());
+            let service_arrivals = col(base);
             columns.insert(
                 format!("services.{name}.attempts_per_request"),
                 ratio(&service_arrivals, &arrivals),
             );
         }
-        let edge_base = 2 + self.services.len() * SERVICE_COUNTS.len();
+        let edge_base = 2 + self.services.len() * self.service_counts;
         let mut token_col = counters + self.services.len() * SERVICE_LEVELS.len();
         for (e, name) in self.edges.iter().enumerate() {
-            for (k, what) in EDGE_COUNTS.iter().enumerate() {
-                let j = edge_base + e * EDGE_COUNTS.len() + k;
-                columns.insert(format!("calls.{name}.{what}"), col(j));
+            let base = edge_base + e * self.edge_counts;
+            for (k, what) in series_counters(EdgeCounters::COUNTERS).enumerate() {
+                columns.insert(format!("calls.{name}.{what}"), col(base + k));
             }
             if self.throttled[e] {
                 columns.insert(format!("calls.{name}.tokens"), col(token_col));
@@ -400,7 +345,7 @@ mod tests {
 
     #[test]
     fn column_layout_matches_the_sampled_row_width() {
-        let doc = crate::scenario::Document::from_text(
+        let doc = crate::config::Document::from_text(
             std::path::Path::new("t.yaml"),
             "duration: 2s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
              services:\n  a:\n    slots: 1\n    calls:\n      b: {attempt_timeout: 1s, retries: 1, \
@@ -409,23 +354,40 @@ mod tests {
         )
         .unwrap();
         let sc = Scenario::from_document(&doc).unwrap();
-        let mut r = SeriesRecorder::new(&sc, SimDuration::from_millis(500));
-        let users = crate::metrics::Recorder::new(2, 1, 2);
-        let mut services = vec![ServiceCounters::new(), ServiceCounters::new()];
+        let resolution = SimDuration::from_millis(500);
+        let mut r = SeriesRecorder::new(&sc, resolution);
+        let rec = Recorder::new(2, 1, 2).with_arrival_bins(resolution);
+        let until = SimTime(sc.duration.0);
         r.sample(
-            &users.users,
-            &mut services,
-            &users.edges,
-            &|_| ServiceLevel { busy: 1, queued: 3 },
+            &rec,
+            &mut |_, at| super::super::levels::LevelMeter::new(until).sample(at, 1, 3),
             &|_| Some(7.5),
         );
-        let ts = r.finish();
+        let ts = r.finish(&rec);
         assert_eq!(ts.bins(), 1);
         assert_eq!(ts.get("services.b.queue_mean"), Some(&[Some(3.0)][..]));
         assert_eq!(ts.get("services.a.busy_max"), Some(&[Some(1.0)][..]));
         assert_eq!(ts.get("calls.a->b.tokens"), Some(&[Some(7.5)][..]));
         assert_eq!(ts.get("users.success_rate"), Some(&[None][..]));
-        // users: 5; per service 11 counts + 4 levels + attempts_per_request; per edge 16 counts + tokens.
-        assert_eq!(ts.names().count(), 5 + 2 * 16 + 17);
+        // Every counter declared `series` has its column, and no other counter has one.
+        for (family, prefixes) in [
+            (
+                ServiceCounters::COUNTERS,
+                &["services.a.", "services.b."][..],
+            ),
+            (EdgeCounters::COUNTERS, &["calls.a->b."][..]),
+        ] {
+            for c in family {
+                for p in prefixes {
+                    let name = format!("{p}{}", c.name);
+                    assert_eq!(ts.get(&name).is_some(), c.in_series(), "{name}");
+                }
+            }
+        }
+        // users: 5; per service its counts + 4 levels + attempts_per_request; per edge its counts
+        // + tokens.
+        let service = series_counters(ServiceCounters::COUNTERS).count() + 4 + 1;
+        let edge = series_counters(EdgeCounters::COUNTERS).count() + 1;
+        assert_eq!(ts.names().count(), 5 + 2 * service + edge);
     }
 }

@@ -4,11 +4,11 @@
 //! a failed attempt (retry count, deadline, A6 tokens, retry budget, retry-after hints, full-jitter
 //! backoff); hedges (another attempt after `hedge.delay` while no reply, first success wins).
 
-use super::policy::backoff::full_jitter;
-use super::policy::timeout::attempt_timeout;
 use super::slab::Handle;
 use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
-use crate::time::{SimDuration, SimTime};
+use crate::protections::pushback::honored_wait;
+use crate::protections::retry::full_jitter;
+use crate::protections::timeout::{attempt_timeout, propagated_deadline};
 
 impl Simulation<'_> {
     /// The retry and hedge state of call `k` of `job`.
@@ -132,11 +132,7 @@ impl Simulation<'_> {
         self.call_state(job, k).outstanding += 1;
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
-        let deadline = if edge.propagate_deadline {
-            now + timeout
-        } else {
-            SimTime::NEVER
-        };
+        let deadline = propagated_deadline(edge.propagate_deadline, now, timeout);
         let child = self.deliver(edge.callee as u32, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
@@ -249,8 +245,7 @@ impl Simulation<'_> {
         }
         if let Some(budget) = edge.retry_budget {
             let es = &self.edges[e];
-            let allowed = ((budget.percent / 100.0) * es.active as f64).floor() as u32;
-            if es.active_retries >= allowed.max(budget.min_concurrency) {
+            if !budget.allows_retry(es.active, es.active_retries) {
                 self.rec.edges[e].retries_budget_denied += 1;
                 self.finish(job, Outcome::Error);
                 return;
@@ -261,7 +256,7 @@ impl Simulation<'_> {
         let mut wait = full_jitter(&edge.backoff, n as u32, &mut self.edges[e].jitter);
         if edge.honor_retry_after && pushback_us > 0 {
             self.rec.edges[e].pushback_honored += 1;
-            wait = wait.max(SimDuration(pushback_us as u64 * 1_000));
+            wait = honored_wait(wait, pushback_us);
         }
         if wait.is_zero() {
             self.send_attempt(job, k, true, false);

@@ -5,6 +5,7 @@
 
 use super::slab::Handle;
 use super::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
+use crate::protections::timeout::propagated_deadline;
 
 impl Simulation<'_> {
     /// A user request arrives: record it, send its first attempt, and draw the next arrival.
@@ -30,11 +31,7 @@ impl Simulation<'_> {
         let retry = u.attempts > 1;
         self.rec.users.client_attempts += 1;
         let timeout = client.attempt_timeout;
-        let deadline = if client.propagate_deadline {
-            now + timeout
-        } else {
-            crate::time::SimTime::NEVER
-        };
+        let deadline = propagated_deadline(client.propagate_deadline, now, timeout);
         let attempt = self.attempts.insert(Attempt {
             owner: Owner::User(user),
             edge: CLIENT_EDGE,

@@ -1,12 +1,13 @@
 //! What faults do to a run, precomputed per service so that the hot path asks cheap questions:
 //! which service-time sampler is in force, whether an arrival is rejected by an outage or failed by
-//! an error fault, how many slots a service has now, and the arrival rate at an instant (surges).
-//! Overlapping faults compose: the last-listed slow fault wins, error fractions apply one after
-//! another, capacities take the smallest, surge factors multiply.
+//! an error fault, and how many slots a service has now. What each kind means, and how
+//! overlapping faults compose, is [`crate::scenario::faults`]'s; this module only lays it out for
+//! fast lookup (the arrival rate over time is [`crate::scenario::faults::RatePlan`]).
 
 use super::dist::Sampler;
 use crate::rng::Stream;
-use crate::scenario::{FaultKind, Scenario};
+use crate::scenario::Scenario;
+use crate::scenario::faults::capacity_slots;
 use crate::time::SimTime;
 
 /// One fault window on a service.
@@ -31,6 +32,7 @@ pub struct ServiceFaults {
     /// Error fraction and the fault's own stream.
     pub error: Vec<Window<(f64, Stream)>>,
     pub outage: Vec<Window<()>>,
+    /// Slot limits.
     pub capacity: Vec<Window<u32>>,
 }
 
@@ -43,7 +45,7 @@ impl ServiceFaults {
             && self.capacity.is_empty()
     }
 
-    /// The slow-fault sampler in force at `now`, if any.
+    /// The slow-fault sampler in force at `now`, if any (the last-listed wins).
     #[inline]
     pub fn slow_sampler(&self, now: SimTime) -> Option<&Sampler> {
         self.slow
@@ -74,8 +76,7 @@ impl ServiceFaults {
         self.capacity
             .iter()
             .filter(|w| w.active(now))
-            .map(|w| w.what)
-            .fold(normal, u32::min)
+            .fold(normal, |n, w| capacity_slots(n, w.what))
     }
 }
 
@@ -85,88 +86,33 @@ pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
         .map(|_| ServiceFaults::default())
         .collect();
     for f in &sc.faults {
+        let Some(s) = f.kind.service() else { continue };
         let (from, to) = (f.from, f.to);
-        match &f.kind {
-            FaultKind::Slow {
-                service,
-                service_time,
-            } => out[*service].slow.push(Window {
+        let faults = &mut out[s];
+        if let Some(dist) = f.kind.service_time_of(s) {
+            faults.slow.push(Window {
                 from,
                 to,
-                what: Sampler::new(service_time),
-            }),
-            FaultKind::Error { service, fraction } => out[*service].error.push(Window {
+                what: Sampler::new(dist),
+            });
+        }
+        if let Some(fraction) = f.kind.error_fraction_of(s) {
+            faults.error.push(Window {
                 from,
                 to,
-                what: (
-                    *fraction,
-                    Stream::new(sc.seed, &format!("fault/{}", f.name)),
-                ),
-            }),
-            FaultKind::Outage { service } => {
-                out[*service].outage.push(Window { from, to, what: () })
-            }
-            FaultKind::Capacity { service, slots } => out[*service].capacity.push(Window {
+                what: (fraction, Stream::new(sc.seed, &format!("fault/{}", f.name))),
+            });
+        }
+        if f.kind.rejects_all_of(s) {
+            faults.outage.push(Window { from, to, what: () });
+        }
+        if let Some(limit) = f.kind.slot_limit_of(s) {
+            faults.capacity.push(Window {
                 from,
                 to,
-                what: *slots,
-            }),
-            FaultKind::Surge { .. } => {}
+                what: limit,
+            });
         }
     }
     out
-}
-
-/// The arrival rate as a step function of time (surge faults).
-#[derive(Debug)]
-pub struct RatePlan {
-    base: f64,
-    surges: Vec<Window<f64>>,
-    /// Instants where the rate changes, sorted.
-    breaks: Vec<SimTime>,
-}
-
-impl RatePlan {
-    /// The plan for `sc`.
-    pub fn new(sc: &Scenario) -> Self {
-        let surges: Vec<Window<f64>> = sc
-            .faults
-            .iter()
-            .filter_map(|f| match f.kind {
-                FaultKind::Surge { factor } => Some(Window {
-                    from: f.from,
-                    to: f.to,
-                    what: factor,
-                }),
-                _ => None,
-            })
-            .collect();
-        let mut breaks: Vec<SimTime> = surges.iter().flat_map(|w| [w.from, w.to]).collect();
-        breaks.sort_unstable();
-        breaks.dedup();
-        RatePlan {
-            base: sc.rate,
-            surges,
-            breaks,
-        }
-    }
-
-    /// Requests per second at `t`.
-    #[inline]
-    pub fn rate_at(&self, t: SimTime) -> f64 {
-        self.surges
-            .iter()
-            .filter(|w| w.active(t))
-            .fold(self.base, |r, w| r * w.what)
-    }
-
-    /// The first instant after `t` where the rate changes.
-    #[inline]
-    pub fn next_break(&self, t: SimTime) -> SimTime {
-        self.breaks
-            .iter()
-            .copied()
-            .find(|&b| b > t)
-            .unwrap_or(SimTime::NEVER)
-    }
 }

@@ -1,8 +1,9 @@
-//! The simulation of MODEL.md §2 and the protections beyond it. Owns [`Simulation`]: the closed
+//! The simulation of docs/model.md §2, the article's model and the protections beyond it. Owns [`Simulation`]: the closed
 //! [`Event`] enum and its dispatch, and the live state of a run — user requests at the client
 //! (`client`), jobs in service slots and queues (`service`, `queue`), calls made while a slot is
 //! held (`calls`: sequential or parallel, retries, hedges), attempts on call edges with their
-//! timeouts, replies and cancellation (`caller`), and what faults change (`faults`). Records live
+//! timeouts, replies and cancellation (`caller`), and what faults change (`faults`). Each
+//! protection's rule and live state come from its module in [`crate::protections`]. Records live
 //! in slabs; events are small `Copy` values naming them by generation-checked handles, so an event
 //! for a record that is gone (a settled attempt, a cancelled job) does nothing. A run is a pure
 //! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
@@ -12,7 +13,6 @@ mod calls;
 mod client;
 pub mod dist;
 pub mod faults;
-pub mod policy;
 mod queue;
 mod service;
 pub mod slab;
@@ -23,18 +23,19 @@ use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
 use crate::metrics::recorder::Window;
-use crate::metrics::timeseries::ServiceLevel;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
+use crate::protections::adaptive::Adaptive;
+use crate::protections::breaker::Breaker;
+use crate::protections::codel::CodelState;
+use crate::protections::pushback;
+use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
-use crate::scenario::{ArrivalProcess, FaultKind, Scenario};
+use crate::scenario::faults::RatePlan;
+use crate::scenario::{ArrivalProcess, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
-use faults::{RatePlan, ServiceFaults};
-use policy::adaptive::Adaptive;
-use policy::breaker::Breaker;
-use policy::codel::CodelState;
-use policy::throttle::TokenBucket;
-use queue::ServiceQueue;
+use faults::ServiceFaults;
+use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
 /// Limits on one run.
@@ -95,7 +96,7 @@ pub(crate) enum Event {
 }
 
 /// "Do not retry" in a reply's pushback field.
-pub(crate) const PUSHBACK_NO_RETRY: u32 = u32::MAX;
+pub(crate) const PUSHBACK_NO_RETRY: u32 = pushback::NO_RETRY_US;
 
 /// How an attempt ended, from the caller's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -182,8 +183,8 @@ pub(crate) struct CallState {
 /// Live state of one service.
 #[derive(Debug)]
 pub(crate) struct ServiceState {
-    busy: u32,
-    queue: ServiceQueue,
+    /// Busy slots and queue, changed only through its accounting methods.
+    station: Station,
     /// Set while the service pulls from its queue, so a nested finish does not pull again.
     draining: bool,
     stream: Stream,
@@ -219,6 +220,8 @@ pub struct Simulation<'a> {
     call_states: Vec<CallState>,
     max_calls: usize,
     rec: Recorder,
+    /// Time-series bins, when the run was asked for them.
+    series: Option<SeriesRecorder>,
     arrivals: Stream,
     rates: RatePlan,
     arrivals_end: SimTime,
@@ -247,8 +250,7 @@ impl<'a> Simulation<'a> {
             .iter()
             .enumerate()
             .map(|(i, s)| ServiceState {
-                busy: 0,
-                queue: ServiceQueue::default(),
+                station: Station::new(SimTime(sc.duration.0)),
                 draining: false,
                 stream: Stream::new(seed, &format!("service/{}", s.name)),
                 normal: s.service_time.as_ref().map(Sampler::new),
@@ -292,6 +294,7 @@ impl<'a> Simulation<'a> {
                 .unwrap_or(0)
                 .max(1),
             rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
+            series: None,
             arrivals: Stream::new(seed, "arrivals"),
             rates: RatePlan::new(sc),
             arrivals_end: SimTime(sc.duration.0),
@@ -306,7 +309,8 @@ impl<'a> Simulation<'a> {
     pub fn with_series(mut self, resolution: SimDuration) -> Self {
         let series = SeriesRecorder::new(self.sc, resolution);
         self.next_sample = series.next_boundary();
-        self.rec.series = Some(series);
+        self.series = Some(series);
+        self.rec = self.rec.with_arrival_bins(resolution);
         self
     }
 
@@ -327,7 +331,7 @@ impl<'a> Simulation<'a> {
     pub fn run_output(mut self) -> Result<RunOutput, RunError> {
         let started = Instant::now();
         for f in &self.sc.faults {
-            if let FaultKind::Capacity { service, .. } = f.kind {
+            if let Some(service) = f.kind.wakes_at_end() {
                 self.engine.schedule_at(
                     f.to,
                     Event::CapacityRestored {
@@ -358,17 +362,9 @@ impl<'a> Simulation<'a> {
             self.engine.now()
         };
         self.engine.advance_to(end);
-        if let Some(series) = &self.rec.series {
+        if let Some(series) = &self.series {
             let last = series.bins_for(end) as u64 * series.resolution().0;
             self.sample_series(SimTime(last));
-        }
-        for (s, st) in self.services.iter().enumerate() {
-            self.rec.services[s].touch(
-                self.arrivals_end,
-                self.arrivals_end,
-                st.busy,
-                st.queue.len(),
-            );
         }
         for (e, st) in self.edges.iter().enumerate() {
             if let Some(b) = &st.breaker {
@@ -379,7 +375,7 @@ impl<'a> Simulation<'a> {
         let wall = started.elapsed();
         let summary =
             crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
-        let series = self.rec.series.take().map(SeriesRecorder::finish);
+        let series = self.series.take().map(|s| s.finish(&self.rec));
         let queue_ops = self.engine.take_queue_ops();
         Ok(RunOutput {
             summary,
@@ -390,13 +386,14 @@ impl<'a> Simulation<'a> {
 
     /// Closes the time-series bins that end at or before `now`.
     fn sample_series(&mut self, now: SimTime) {
-        let (services, edges) = (&self.services, &self.edges);
-        self.next_sample = self.rec.sample_until(
+        let Some(series) = &mut self.series else {
+            return;
+        };
+        let (services, edges) = (&mut self.services, &self.edges);
+        self.next_sample = series.sample_until(
             now,
-            &|s| ServiceLevel {
-                busy: services[s].busy,
-                queued: services[s].queue.len() as u64,
-            },
+            &self.rec,
+            &mut |s, at| services[s].station.sample(at),
             &|e| edges[e].bucket.map(|b| b.tokens()),
         );
     }
@@ -413,6 +410,11 @@ impl<'a> Simulation<'a> {
         crate::metrics::summary::FinalState {
             end,
             in_flight,
+            levels: self
+                .services
+                .iter()
+                .map(|st| st.station.period_areas())
+                .collect(),
             unfinished_users: self.users.len() as u64,
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,
@@ -466,10 +468,16 @@ impl<'a> Simulation<'a> {
     }
 
     /// Draws the next arrival: exponential gaps at the rate in force (redrawn where a surge
-    /// changes the rate: the process is memoryless), or even spacing.
+    /// changes the rate: the process is memoryless), or even spacing. Simulated time is the
+    /// loop's ceiling: once the draw reaches the end of arrivals there is no next arrival, so a
+    /// gap that overflows to the end of time (a rate of 1e-10/s) ends arrivals instead of
+    /// spinning.
     fn schedule_next_arrival(&mut self, first: bool) {
         let mut t = self.now();
         let at = loop {
+            if t >= self.arrivals_end {
+                break SimTime::NEVER;
+            }
             let rate = self.rates.rate_at(t);
             let mean_gap_ns = 1e9 / rate;
             let gap = match self.sc.process {
@@ -480,7 +488,12 @@ impl<'a> Simulation<'a> {
                 ArrivalProcess::Constant => SimDuration(mean_gap_ns.round() as u64),
             };
             let next_break = self.rates.next_break(t);
-            if t + gap < next_break || self.sc.process == ArrivalProcess::Constant {
+            // Past the last rate change the draw stands (`t + gap` saturates at NEVER, so an
+            // enormous gap ends the arrivals instead of redrawing at NEVER forever).
+            if t + gap < next_break
+                || next_break >= self.arrivals_end
+                || self.sc.process == ArrivalProcess::Constant
+            {
                 break t + gap;
             }
             t = next_break;

@@ -1,17 +1,16 @@
-//! A service's queue of waiting jobs. Owns the order (FIFO, LIFO, adaptive LIFO) and lazy removal:
-//! a job cancelled while queued stays in the deque as a stale handle, skipped when it reaches the
-//! end being served, and not counted in the queue's length.
+//! A service's busy slots and its queue of waiting jobs. Owns [`Station`], through whose methods
+//! (`occupy`, `release`, `enqueue`, `dequeue`, `cancel_queued`) every change of either level goes,
+//! each first telling the service's [`LevelMeter`] the levels that held until then, so the time
+//! integrals behind utilisation and queue length cannot miss a change. Also owns the queue's order
+//! (which end is served) and lazy removal: a job cancelled while queued stays in the deque as a
+//! stale handle, skipped when it reaches the end being served, and not counted in the queue's
+//! length.
 
 use std::collections::VecDeque;
 
 use super::slab::Handle;
-
-/// Queued jobs plus the count of stale (cancelled) entries among them.
-#[derive(Debug, Default)]
-pub struct ServiceQueue {
-    entries: VecDeque<Handle>,
-    stale: usize,
-}
+use crate::metrics::levels::{LevelAreas, LevelMeter, LevelSample};
+use crate::time::SimTime;
 
 /// Which end to serve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,29 +19,94 @@ pub enum End {
     Newest,
 }
 
-impl ServiceQueue {
+/// Busy slots and queued jobs of one service, with their time integrals.
+#[derive(Debug)]
+pub struct Station {
+    busy: u32,
+    /// Queued jobs, stale (cancelled) entries included.
+    entries: VecDeque<Handle>,
+    stale: usize,
+    meter: LevelMeter,
+}
+
+impl Station {
+    /// An idle station; `arrivals_end` bounds the period the summary averages over.
+    pub fn new(arrivals_end: SimTime) -> Self {
+        Station {
+            busy: 0,
+            entries: VecDeque::new(),
+            stale: 0,
+            meter: LevelMeter::new(arrivals_end),
+        }
+    }
+
+    /// Slots in use.
+    #[inline]
+    pub fn busy(&self) -> u32 {
+        self.busy
+    }
+
     /// Live queued jobs.
     #[inline]
-    pub fn len(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.entries.len() - self.stale
     }
 
     /// Whether no live job waits.
     #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    pub fn queue_is_empty(&self) -> bool {
+        self.queued() == 0
     }
 
-    /// Adds a job at the newest end.
+    /// Accounts for the levels that held until `now`, just before one changes.
     #[inline]
-    pub fn push(&mut self, job: Handle) {
+    fn advance(&mut self, now: SimTime) {
+        self.meter.advance(now, self.busy, self.queued());
+    }
+
+    /// A job takes a slot at `now`.
+    #[inline]
+    pub fn occupy(&mut self, now: SimTime) {
+        self.advance(now);
+        self.busy += 1;
+    }
+
+    /// A job gives its slot back at `now`.
+    #[inline]
+    pub fn release(&mut self, now: SimTime) {
+        self.advance(now);
+        self.busy -= 1;
+    }
+
+    /// A job joins the queue at the newest end at `now`; returns the queue's new length.
+    #[inline]
+    pub fn enqueue(&mut self, now: SimTime, job: Handle) -> usize {
+        self.advance(now);
         self.entries.push_back(job);
+        self.queued()
     }
 
-    /// A queued job was cancelled: its entry is now stale.
+    /// The live job at `end` leaves the queue at `now` (the caller checked it is live with
+    /// [`Station::peek`]).
     #[inline]
-    pub fn mark_stale(&mut self) {
+    pub fn dequeue(&mut self, now: SimTime, end: End) -> Option<Handle> {
+        self.advance(now);
+        self.pop(end)
+    }
+
+    /// A queued job was cancelled at `now`: it no longer counts, its entry is now stale.
+    #[inline]
+    pub fn cancel_queued(&mut self, now: SimTime) {
+        self.advance(now);
         self.stale += 1;
+    }
+
+    /// Removes the stale entry at `end` (no level changes).
+    #[inline]
+    pub fn discard_stale(&mut self, end: End) {
+        if self.pop(end).is_some() {
+            self.stale -= 1;
+        }
     }
 
     /// The entry at `end` without removing it (it may be stale).
@@ -54,16 +118,56 @@ impl ServiceQueue {
         }
     }
 
-    /// Removes the entry at `end`; `stale` says whether it was a cancelled job's.
     #[inline]
-    pub fn pop(&mut self, end: End, stale: bool) -> Option<Handle> {
-        let h = match end {
+    fn pop(&mut self, end: End) -> Option<Handle> {
+        match end {
             End::Oldest => self.entries.pop_front(),
             End::Newest => self.entries.pop_back(),
-        };
-        if stale && h.is_some() {
-            self.stale -= 1;
         }
-        h
+    }
+
+    /// The levels' integrals and peaks at a time-series bin boundary `at`.
+    pub fn sample(&mut self, at: SimTime) -> LevelSample {
+        self.meter.sample(at, self.busy, self.queued())
+    }
+
+    /// The levels' integrals over the arrival period.
+    pub fn period_areas(&self) -> LevelAreas {
+        self.meter.period_areas(self.busy, self.queued())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(ns: u64) -> SimTime {
+        SimTime(ns)
+    }
+
+    #[test]
+    fn every_level_change_is_integrated_and_stale_entries_do_not_count() {
+        let mut st = Station::new(t(100));
+        st.occupy(t(10)); // busy 1 from 10
+        assert_eq!(st.enqueue(t(20), Handle::NONE), 1); // queue 1 from 20
+        assert_eq!(st.enqueue(t(30), Handle::NONE), 2); // queue 2 from 30
+        st.cancel_queued(t(40)); // queue 1 from 40: one entry is stale
+        assert_eq!((st.busy(), st.queued()), (1, 1));
+        st.discard_stale(End::Newest); // no level change
+        assert_eq!(st.queued(), 1);
+        st.release(t(50)); // busy 0 from 50
+        assert!(st.dequeue(t(60), End::Oldest).is_some()); // queue 0 from 60
+        st.occupy(t(60)); // busy 1 from 60 to the end of arrivals
+        assert!(st.queue_is_empty());
+        assert_eq!(
+            st.period_areas(),
+            LevelAreas {
+                busy: 40 + 40,
+                queue: 10 + 2 * 10 + 20,
+            }
+        );
+        let s = st.sample(t(200));
+        assert_eq!((s.busy_max, s.queue_max), (1, 2));
+        assert_eq!(s.areas.busy, 40 + 140);
     }
 }

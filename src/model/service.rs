@@ -7,9 +7,10 @@
 
 use super::queue::End;
 use super::slab::Handle;
-use super::{CallState, Event, Job, JobState, Outcome, PUSHBACK_NO_RETRY, Simulation};
-use crate::metrics::recorder::record_micros;
-use crate::scenario::{Pushback, QueueDiscipline};
+use super::{CallState, Event, Job, JobState, Outcome, Simulation};
+use crate::protections::admission::queue_full;
+use crate::protections::shedding::{expired, waited_too_long};
+use crate::scenario::QueueDiscipline;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
@@ -38,12 +39,8 @@ impl Simulation<'_> {
             }
         }
         let slots = st.faults.slots(now, spec.slots);
-        let has_slot = st.busy < slots && st.queue.is_empty();
-        if !has_slot
-            && spec
-                .queue_cap
-                .is_some_and(|cap| st.queue.len() >= cap as usize)
-        {
+        let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
+        if !has_slot && queue_full(spec.queue_cap, st.station.queued()) {
             c.rejected_full += 1;
             return self.refuse(s, parent, Outcome::Reject);
         }
@@ -63,17 +60,14 @@ impl Simulation<'_> {
         if has_slot {
             self.start(job);
         } else {
-            let c = &mut self.rec.services[s];
-            let st = &mut self.services[s];
-            c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-            st.queue.push(job);
+            let queued = self.services[s].station.enqueue(now, job);
             debug_assert!(
-                spec.queue_cap
-                    .is_none_or(|cap| st.queue.len() <= cap as usize),
+                spec.queue_cap.is_none_or(|cap| queued <= cap as usize),
                 "queue over its cap"
             );
+            let c = &mut self.rec.services[s];
             c.enqueued += 1;
-            c.max_queue = c.max_queue.max(st.queue.len() as u64);
+            c.max_queue = c.max_queue.max(queued as u64);
         }
         job
     }
@@ -93,20 +87,9 @@ impl Simulation<'_> {
 
     /// The retry-after hint this service attaches to a reject now, in microseconds.
     fn pushback_us(&self, s: usize) -> u32 {
-        let micros = |d: SimDuration| (d.0 / 1_000).clamp(1, PUSHBACK_NO_RETRY as u64 - 1) as u32;
-        match self.sc.services[s].pushback {
-            None => 0,
-            Some(Pushback::Delay(d)) => micros(d),
-            Some(Pushback::PerQueued(d)) => {
-                let queued = self.services[s].queue.len() as u64;
-                if queued == 0 {
-                    0
-                } else {
-                    micros(SimDuration(d.0.saturating_mul(queued)))
-                }
-            }
-            Some(Pushback::NoRetry) => PUSHBACK_NO_RETRY,
-        }
+        self.sc.services[s]
+            .pushback
+            .map_or(0, |p| p.hint_us(self.services[s].station.queued() as u64))
     }
 
     /// Schedules a reply to `parent` after `delay`.
@@ -151,13 +134,8 @@ impl Simulation<'_> {
         j.state = JobState::Running;
         let (s, admitted_at) = (j.service as usize, j.admitted_at);
         let st = &mut self.services[s];
-        let c = &mut self.rec.services[s];
-        c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-        st.busy += 1;
-        let wait = now - admitted_at;
-        c.started += 1;
-        c.wait_sum_ns += wait.0 as u128;
-        record_micros(&mut c.queue_wait, wait);
+        st.station.occupy(now);
+        self.rec.services[s].start(now, admitted_at);
         let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
         match sampler {
             Some(sampler) => {
@@ -177,10 +155,8 @@ impl Simulation<'_> {
         j.state = JobState::Done;
         j.completed = true;
         let (s, parent, admitted_at) = (j.service as usize, j.parent, j.admitted_at);
-        let st = &mut self.services[s];
+        self.services[s].station.release(now);
         let c = &mut self.rec.services[s];
-        c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-        st.busy -= 1;
         c.completed += 1;
         c.depart(now, admitted_at, self.arrivals_end);
         self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
@@ -199,20 +175,16 @@ impl Simulation<'_> {
         match j.state {
             JobState::Done => {}
             JobState::Queued => {
-                let st = &mut self.services[s];
+                self.services[s].station.cancel_queued(now);
                 let c = &mut self.rec.services[s];
-                c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-                st.queue.mark_stale();
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
             }
             JobState::Running => {
                 self.abandon_attempts(job, None);
-                let st = &mut self.services[s];
+                self.services[s].station.release(now);
                 let c = &mut self.rec.services[s];
-                c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-                st.busy -= 1;
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
@@ -232,38 +204,43 @@ impl Simulation<'_> {
         loop {
             let now = self.now();
             let st = &self.services[s];
-            if st.busy >= st.faults.slots(now, spec.slots) {
+            if st.station.busy() >= st.faults.slots(now, spec.slots) {
                 break;
             }
             let end = match spec.discipline {
                 QueueDiscipline::Fifo => End::Oldest,
                 QueueDiscipline::Lifo => End::Newest,
-                QueueDiscipline::AdaptiveLifo { after } => match st.queue.peek(End::Oldest) {
-                    Some(h) => match self.jobs.get(h) {
-                        None => {
-                            self.services[s].queue.pop(End::Oldest, true);
-                            continue;
-                        }
-                        Some(oldest) if now - oldest.admitted_at >= after => End::Newest,
-                        Some(_) => End::Oldest,
-                    },
-                    None => End::Oldest,
-                },
+                adaptive @ QueueDiscipline::AdaptiveLifo { .. } => {
+                    match st.station.peek(End::Oldest) {
+                        Some(h) => match self.jobs.get(h) {
+                            None => {
+                                self.services[s].station.discard_stale(End::Oldest);
+                                continue;
+                            }
+                            Some(oldest) if adaptive.serves_newest(now - oldest.admitted_at) => {
+                                End::Newest
+                            }
+                            Some(_) => End::Oldest,
+                        },
+                        None => End::Oldest,
+                    }
+                }
             };
-            let Some(job) = st.queue.peek(end) else { break };
+            let Some(job) = st.station.peek(end) else {
+                break;
+            };
             if !self.jobs.is_live(job) {
-                self.services[s].queue.pop(end, true);
+                self.services[s].station.discard_stale(end);
                 continue;
             }
             let st = &mut self.services[s];
+            st.station.dequeue(now, end);
             let c = &mut self.rec.services[s];
-            c.touch(now, self.arrivals_end, st.busy, st.queue.len());
-            st.queue.pop(end, false);
             let j = self.jobs[job];
             let wait = now - j.admitted_at;
-            if spec.drop_expired && j.deadline <= now {
+            if expired(spec.drop_expired, j.deadline, now) {
                 c.dropped_expired += 1;
-            } else if spec.max_queue_time.is_some_and(|m| wait > m) {
+            } else if waited_too_long(spec.max_queue_time, wait) {
                 c.dropped_queue_time += 1;
             } else if st
                 .codel
@@ -280,7 +257,7 @@ impl Simulation<'_> {
             self.reply_in(SimDuration::ZERO, j.parent, Outcome::Error, job, 0);
         }
         let st = &mut self.services[s];
-        if st.queue.is_empty()
+        if st.station.queue_is_empty()
             && let Some(codel) = st.codel.as_mut()
         {
             codel.on_empty();

@@ -22,7 +22,10 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
 
 pub use run::{amplification_svg, queue_length_svg, run_plots, success_rate_svg};
-pub use sweep::{Line, heatmap, heatmap_svg, sensitivity_chart, sensitivity_svg, viridis};
+pub use sweep::{
+    Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart, sensitivity_svg,
+    viridis,
+};
 
 /// Why a figure could not be made.
 #[derive(Debug, Error)]
@@ -146,9 +149,10 @@ pub(crate) fn render(
     Ok(svg)
 }
 
-/// Writes an SVG document to `path`, creating nothing but the file.
+/// Writes an SVG document to `path` atomically (a full disk leaves the old file or none, never a
+/// truncated figure), creating nothing but the file.
 pub(crate) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
-    std::fs::write(path, svg).map_err(|source| PlotError::Write {
+    crate::runner::write_atomically(path, svg.as_bytes()).map_err(|source| PlotError::Write {
         path: path.to_owned(),
         source,
     })

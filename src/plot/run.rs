@@ -30,6 +30,9 @@ const TITLE_H: u32 = 44;
 const LEGEND_H: u32 = 36;
 const SHADE: RGBColor = RGBColor(0x99, 0x99, 0x99);
 
+/// The files [`run_plots`] writes, in order.
+pub const FIGURES: [&str; 3] = ["success_rate.svg", "queue_length.svg", "amplification.svg"];
+
 /// Writes the three run figures into `dir` (created if missing); returns the files written.
 pub fn run_plots(dir: &Path, runs: &[RunData<'_>]) -> Result<Vec<PathBuf>, PlotError> {
     std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
@@ -37,9 +40,9 @@ pub fn run_plots(dir: &Path, runs: &[RunData<'_>]) -> Result<Vec<PathBuf>, PlotE
         source,
     })?;
     let figures = [
-        ("success_rate.svg", success_rate_svg(runs)?),
-        ("queue_length.svg", queue_length_svg(runs)?),
-        ("amplification.svg", amplification_svg(runs)?),
+        (FIGURES[0], success_rate_svg(runs)?),
+        (FIGURES[1], queue_length_svg(runs)?),
+        (FIGURES[2], amplification_svg(runs)?),
     ];
     let mut written = Vec::new();
     for (name, svg) in figures {

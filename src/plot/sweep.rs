@@ -4,7 +4,9 @@
 //!   axis value, one line per scenario (the mean over seeds) with a shaded min–max band over seeds;
 //! - [`heatmap`]: a metric over a two-axis grid, each cell coloured on the viridis scale and
 //!   labelled with its value; a cell without a value (a recovery that never happened) is hatched
-//!   grey and labelled with `never_label`, so it never reads as a small or large number.
+//!   grey and labelled with `never_label`, so it never reads as a small or large number;
+//! - [`placeholder_svg`]: a figure that has nothing to draw (every value undefined, like a
+//!   recovery time where nothing recovered) says so in words, in place of the chart.
 
 use std::path::Path;
 
@@ -170,6 +172,33 @@ pub fn sensitivity_svg(
             .collect();
         legend_row(&bottom, &entries)
     })
+}
+
+/// A figure with `title` and, in place of a chart, `message` (why there is nothing to draw).
+pub fn placeholder_svg(title: &str, message: &str) -> Result<String, PlotError> {
+    let height = 200;
+    render(&format!("figure `{title}`"), height, |root| {
+        let (top, body) = root.split_vertically(TITLE_H);
+        top.draw(&Text::new(
+            title.to_owned(),
+            (14, (TITLE_H / 2) as i32),
+            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
+        let (w, h) = body.dim_in_pixel();
+        body.draw(&Text::new(
+            message.to_owned(),
+            ((w / 2) as i32, (h / 2) as i32),
+            font(16.0)
+                .color(&RGBColor(0x55, 0x55, 0x55))
+                .pos(Pos::new(HPos::Center, VPos::Center)),
+        ))?;
+        Ok(())
+    })
+}
+
+/// Writes [`placeholder_svg`] to `path`.
+pub fn placeholder(path: &Path, title: &str, message: &str) -> Result<(), PlotError> {
+    write(path, &placeholder_svg(title, message)?)
 }
 
 fn finite_or(v: f64, fallback: f64) -> f64 {

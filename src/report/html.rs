@@ -7,13 +7,13 @@
 //! lists, pipe tables, `code`, links and images; an image naming an SVG file beside the page is
 //! inlined), figures, and the scenario sources with `extends` resolved. It ends with the command
 //! and the version. The page is a pure function of its blocks, so a sweep's report.html is
-//! byte-identical however the sweep was run, except for the command line.
+//! byte-identical however the sweep was run (its command is the one that reproduces it,
+//! `loadsim sweep FILE`, whatever flags ran it).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::scenario::source::Document;
-use crate::scenario::{ConfigError, Diagnostic};
+use crate::config::Document;
 
 /// The file name of a sweep's HTML report, beside results.md.
 pub const REPORT_HTML: &str = "report.html";
@@ -180,37 +180,7 @@ impl Page {
 
     /// Writes the page to `path`.
     pub fn write(&self, path: &Path) -> Result<(), crate::Error> {
-        crate::sweep::write_atomically(path, self.render().as_bytes()).map_err(|source| {
-            crate::Error::Output {
-                what: path.display().to_string(),
-                source,
-            }
-        })
-    }
-}
-
-/// Loads each file as a document (with `extends`) and applies `sets`, for
-/// [`Page::scenario_sources`].
-pub fn load_sources(files: &[PathBuf], sets: &[String]) -> Result<Vec<Document>, ConfigError> {
-    let mut docs = Vec::new();
-    let mut problems: Vec<Diagnostic> = Vec::new();
-    for f in files {
-        match Document::load(f).and_then(|mut d| {
-            for s in sets {
-                d.apply_set(s)?;
-            }
-            Ok(d)
-        }) {
-            Ok(d) => docs.push(d),
-            Err(e) => problems.extend(e.diagnostics),
-        }
-    }
-    if problems.is_empty() {
-        Ok(docs)
-    } else {
-        Err(ConfigError {
-            diagnostics: problems,
-        })
+        crate::runner::write_output(path, self.render().as_bytes())
     }
 }
 
@@ -276,7 +246,7 @@ pub fn sweep_page(
 ) -> Page {
     let mut page = Page::new(
         format!("loadsim sweep: {}", spec.name),
-        &manifest.command,
+        &format!("loadsim sweep {}", manifest.sweep_file),
         &manifest.loadsim_version,
     );
     page.markdown(markdown, Some(out));

@@ -1,5 +1,5 @@
 //! The JSON format: one document on stdout, an array with one object per scenario, fields named
-//! as in MODEL.md §3 (jq-friendly).
+//! as in docs/model.md §3 (jq-friendly).
 
 use super::Render;
 use crate::metrics::RunSummary;

@@ -12,6 +12,7 @@ pub mod csv_long;
 pub mod flat;
 pub mod html;
 pub mod json;
+pub mod markdown;
 pub mod number;
 pub mod table;
 pub mod timeseries;

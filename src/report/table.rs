@@ -2,10 +2,8 @@
 //! then per-service and per-edge detail), columns are scenarios; a scenario without a service or
 //! edge shows `—`. Rendered as a Markdown table so the same text reads on a terminal and on GitHub.
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement};
-
 use super::Render;
+use super::markdown::MarkdownTable;
 use crate::metrics::{RunSummary, ServiceMetrics};
 
 /// Metrics × scenarios.
@@ -108,7 +106,7 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
     }
     for s in &deepest_first {
         rows.push(service_row(s, "max queue", Fmt::Count, |m| {
-            Some(m.max_queue as f64)
+            Some(m.counts.max_queue as f64)
         }));
     }
     for s in &deepest_first {
@@ -147,13 +145,13 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
             |m| Some(m.worst_case_attempts_per_request as f64),
         ));
         rows.push(service_row(s, "admitted", Fmt::Count, |m| {
-            Some(m.admitted as f64)
+            Some(m.counts.admitted as f64)
         }));
         rows.push(service_row(s, "rejected (queue full)", Fmt::Count, |m| {
-            Some(m.rejected_full as f64)
+            Some(m.counts.rejected_full as f64)
         }));
         rows.push(service_row(s, "dropped (expired)", Fmt::Count, |m| {
-            Some(m.dropped_expired as f64)
+            Some(m.counts.dropped_expired as f64)
         }));
         rows.push(service_row(
             s,
@@ -167,12 +165,12 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
         for (label, get) in [
             (
                 "rejected (outage)",
-                (|m: &ServiceMetrics| m.rejected_outage) as fn(&ServiceMetrics) -> u64,
+                (|m: &ServiceMetrics| m.counts.rejected_outage) as fn(&ServiceMetrics) -> u64,
             ),
-            ("failed by error fault", |m| m.failed_by_fault),
-            ("dropped (queue time)", |m| m.dropped_queue_time),
-            ("dropped (CoDel)", |m| m.dropped_codel),
-            ("cancelled", |m| m.cancelled),
+            ("failed by error fault", |m| m.counts.failed_by_fault),
+            ("dropped (queue time)", |m| m.counts.dropped_queue_time),
+            ("dropped (CoDel)", |m| m.counts.dropped_codel),
+            ("cancelled", |m| m.counts.cancelled),
         ] {
             if runs
                 .iter()
@@ -246,14 +244,11 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
 }
 
 impl Table {
-    /// The table as a [`comfy_table::Table`], for callers that add to it.
-    pub fn build(runs: &[RunSummary]) -> comfy_table::Table {
-        let mut t = comfy_table::Table::new();
-        t.load_style(ASCII_MARKDOWN)
-            .set_content_arrangement(ContentArrangement::Disabled);
+    /// The table, for callers that embed it in a larger text (a sweep's results.md).
+    pub fn build(runs: &[RunSummary]) -> MarkdownTable {
         let mut header = vec!["metric".to_owned()];
         header.extend(runs.iter().map(|r| r.scenario.clone()));
-        t.set_header(header);
+        let mut t = MarkdownTable::new(header);
         for (label, fmt, get) in rows(runs) {
             let mut row = vec![label];
             for r in runs {
@@ -267,13 +262,9 @@ impl Table {
                     };
                 row.push(text);
             }
-            t.add_row(row);
+            t.row(row);
         }
-        for i in 1..=runs.len() {
-            if let Some(c) = t.column_mut(i) {
-                c.set_cell_alignment(CellAlignment::Right);
-            }
-        }
+        t.right_from(1);
         t
     }
 }

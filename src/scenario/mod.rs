@@ -1,23 +1,27 @@
 //! Scenarios: what a user describes in YAML, as the simulator consumes it. Owns the validated
 //! domain types ([`Scenario`], [`Service`], [`Edge`], [`Fault`], [`Dist`]) and the loading pipeline
-//! file → `source` (extends, `--set`, key positions) → `raw` (serde mirror) → `validate` (every
-//! check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
+//! file → [`crate::config`] (reading, extends, `--set`, key positions) → `raw` (serde mirror) →
+//! `validate` (every check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
 //! service, computed from the policies alone.
 
-pub mod duration;
-pub mod error;
+pub mod faults;
 pub mod raw;
-pub mod source;
-pub mod suggest;
 mod validate;
-
-pub use validate::deserialize;
 
 use std::path::Path;
 
-pub use error::{ConfigError, Diagnostic, Origin, Paint};
-pub use source::Document;
+pub use crate::config::{ConfigError, Diagnostic, Document, Origin, Paint};
+pub use faults::{Fault, FaultKind};
 
+pub use crate::protections::adaptive::AdaptiveThrottle;
+pub use crate::protections::breaker::CircuitBreaker;
+pub use crate::protections::budget::RetryBudget;
+pub use crate::protections::codel::Codel;
+pub use crate::protections::discipline::QueueDiscipline;
+pub use crate::protections::hedge::Hedge;
+pub use crate::protections::pushback::Pushback;
+pub use crate::protections::retry::Backoff;
+pub use crate::protections::throttle::Throttle;
 use crate::time::{SimDuration, SimTime};
 
 /// Index of a service in [`Scenario::services`] (the order of the YAML map).
@@ -72,18 +76,6 @@ pub struct ClientPolicy {
     pub cancel_on_abandon: bool,
 }
 
-/// Which queued request a freed slot takes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum QueueDiscipline {
-    /// Oldest first (default).
-    Fifo,
-    /// Newest first.
-    Lifo,
-    /// Oldest first, but newest first while the oldest queued request has waited at least `after`
-    /// (Facebook's adaptive LIFO).
-    AdaptiveLifo { after: SimDuration },
-}
-
 /// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Service {
@@ -108,24 +100,6 @@ pub struct Service {
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
     pub calls: Vec<EdgeId>,
-}
-
-/// CoDel parameters (RFC 8289 defaults: target 5 ms, interval 100 ms).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Codel {
-    pub target: SimDuration,
-    pub interval: SimDuration,
-}
-
-/// A retry-after hint on rejects (gRPC pushback semantics).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pushback {
-    /// Retry no sooner than this.
-    Delay(SimDuration),
-    /// Retry no sooner than this times the queue length at the reject.
-    PerQueued(SimDuration),
-    /// Do not retry.
-    NoRetry,
 }
 
 /// A caller's policy on one call edge.
@@ -158,62 +132,6 @@ impl Edge {
             None => self.retries as u64 + 1,
         }
     }
-}
-
-/// Envoy retry budget.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryBudget {
-    /// Share of active requests that may be retries, in percent (default 20).
-    pub percent: f64,
-    /// Retries always allowed concurrently (default 3).
-    pub min_concurrency: u32,
-}
-
-/// Client-side adaptive throttling (Google SRE book, "Handling Overload").
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct AdaptiveThrottle {
-    /// The multiplier K (default 2).
-    pub k: f64,
-    /// Trailing window, whole seconds (default 2 minutes).
-    pub window: SimDuration,
-}
-
-/// Circuit breaker on one edge.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CircuitBreaker {
-    /// Open when the failure share over the window reaches this (default 0.5).
-    pub failure_rate: f64,
-    /// Rolling window (default 10 s).
-    pub window: SimDuration,
-    /// Attempts needed in the window before the rate counts (default 20).
-    pub min_requests: u32,
-    /// Also open after this many failures in a row (default: off).
-    pub consecutive_failures: Option<u32>,
-    /// How long it stays open (default 5 s).
-    pub open_for: SimDuration,
-    /// Probes admitted half-open; all must succeed to close (default 3).
-    pub half_open_probes: u32,
-}
-
-/// Hedged requests on one edge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Hedge {
-    pub delay: SimDuration,
-    pub max_hedges: u32,
-}
-
-/// Full-jitter backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2^n)].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Backoff {
-    pub base: SimDuration,
-    pub cap: Option<SimDuration>,
-}
-
-/// gRFC A6 retry throttle, in thousandths of a token (A6 allows three decimal places).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Throttle {
-    pub max_milli: u64,
-    pub ratio_milli: u64,
 }
 
 /// A service-time distribution.
@@ -255,46 +173,6 @@ impl Dist {
                     f64::INFINITY
                 }
             }
-        }
-    }
-}
-
-/// A fault in force during `[from, to)`.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Fault {
-    pub name: String,
-    pub from: SimTime,
-    pub to: SimTime,
-    pub kind: FaultKind,
-}
-
-/// What a fault does.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FaultKind {
-    /// The service's own work follows `service_time` instead of its normal distribution.
-    Slow {
-        service: ServiceId,
-        service_time: Dist,
-    },
-    /// A share of the service's arrivals fail at once (reply `error` after its reject delay).
-    Error { service: ServiceId, fraction: f64 },
-    /// Every arrival at the service is rejected.
-    Outage { service: ServiceId },
-    /// The service has only `slots` slots (work already started goes on).
-    Capacity { service: ServiceId, slots: u32 },
-    /// User arrivals come `factor` times faster.
-    Surge { factor: f64 },
-}
-
-impl FaultKind {
-    /// The service the fault acts on (`None` for faults on arrivals).
-    pub fn service(&self) -> Option<ServiceId> {
-        match self {
-            FaultKind::Slow { service, .. }
-            | FaultKind::Error { service, .. }
-            | FaultKind::Outage { service }
-            | FaultKind::Capacity { service, .. } => Some(*service),
-            FaultKind::Surge { .. } => None,
         }
     }
 }

@@ -11,7 +11,18 @@ use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::duration::DurationText;
+use crate::config::duration::DurationText;
+use crate::protections::adaptive::AdaptiveThrottleRaw;
+use crate::protections::admission::DEFAULT_REJECT_DELAY;
+use crate::protections::breaker::CircuitBreakerRaw;
+use crate::protections::budget::RetryBudgetRaw;
+use crate::protections::codel::CodelRaw;
+use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
+use crate::protections::hedge::HedgeRaw;
+use crate::protections::pushback::PushbackRaw;
+use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
+use crate::protections::throttle::ThrottleRaw;
+use crate::scenario::validate::DEFAULT_DRAIN;
 
 /// A loadsim scenario: the load, the client, the services with their call policies, and the
 /// faults. Durations are strings with a unit (`500us`, `20ms`, `1s`, `1m 30s`).
@@ -22,8 +33,9 @@ pub struct ScenarioRaw {
     pub description: Option<String>,
     /// Length of the arrival period: user requests arrive in `[0, duration)`. Required.
     pub duration: DurationText,
-    /// How long the run may go on after arrivals stop (default `30s`); it ends earlier when every
-    /// request has ended and nothing is pending. What is still in flight is reported.
+    /// How long the run may go on after arrivals stop; it ends earlier when every request has
+    /// ended and nothing is pending. What is still in flight is reported.
+    #[schemars(extend("default" = DEFAULT_DRAIN.to_string()))]
     pub drain: Option<DurationText>,
     /// Seed of every random stream (default 1; `--seed` overrides it).
     pub seed: Option<u64>,
@@ -31,11 +43,18 @@ pub struct ScenarioRaw {
     pub arrivals: ArrivalsRaw,
     /// The user (or SDK) that sends each user request to the entry service. Required.
     pub client: ClientRaw,
-    /// The services, by name. Each holds a slot through its own work and every downstream call.
+    /// The services, by name (ASCII letters, digits, `_` and `-`). Each holds a slot through its
+    /// own work and every downstream call.
     pub services: IndexMap<String, ServiceRaw>,
     /// Faults by name (default none); each changes a service for a time window.
     #[serde(default)]
     pub faults: IndexMap<String, FaultRaw>,
+    /// Assertions on this scenario's metrics that `loadsim test` checks, like
+    /// `[{metric: metrics.recovery_s, le: 5}]`; `run` ignores them. Not inherited by `extends`.
+    pub expect: Option<Vec<crate::expect::raw::AssertionRaw>>,
+    /// `true` (or `{digits: N}`): `loadsim test` compares this scenario's metrics with
+    /// `snapshots/<stem>.snap` beside the file; `run` ignores it. Not inherited by `extends`.
+    pub snapshot: Option<crate::expect::raw::SnapshotRaw>,
 }
 
 /// User request arrivals.
@@ -66,9 +85,11 @@ pub struct ClientRaw {
     pub entry: String,
     /// How long the user waits per attempt. Required.
     pub attempt_timeout: DurationText,
-    /// Retries after a failed attempt (timeout, error or reject); default 0.
+    /// Retries after a failed attempt (timeout, error or reject).
+    #[schemars(extend("default" = DEFAULT_RETRIES))]
     pub retries: Option<u32>,
-    /// Fixed wait before each client retry (default `0s`).
+    /// Fixed wait before each client retry.
+    #[schemars(extend("default" = DEFAULT_RETRY_INTERVAL.to_string()))]
     pub retry_interval: Option<DurationText>,
     /// Whether the attempt's absolute deadline (`now + attempt_timeout`) travels with the request
     /// (default false).
@@ -85,17 +106,21 @@ pub struct ServiceRaw {
     pub slots: u32,
     /// Queued requests beyond which arrivals are rejected (default: unbounded).
     pub queue_cap: Option<u32>,
-    /// Which queued request a freed slot takes: `fifo` (default) or `lifo`.
+    /// Which queued request a freed slot takes: `fifo` (oldest first), `lifo` (newest first) or
+    /// `adaptive_lifo` (oldest first, newest first while the oldest has waited `lifo_after`).
+    #[schemars(extend("default" = DEFAULT_DISCIPLINE.name()))]
     pub queue_discipline: Option<QueueDisciplineRaw>,
     /// At dequeue, drop a request whose deadline has passed and reply `error` at once (default
     /// false).
     pub drop_expired: Option<bool>,
-    /// A full queue replies `reject` after this delay (default `500us`).
+    /// A full queue replies `reject` after this delay.
+    #[schemars(extend("default" = DEFAULT_REJECT_DELAY.to_string()))]
     pub reject_delay: Option<DurationText>,
     /// Own work before the calls (default none: the service only waits on its calls).
     pub service_time: Option<DistRaw>,
     /// With `queue_discipline: adaptive_lifo`: serve newest first while the oldest queued request
-    /// has waited this long (default `100ms`).
+    /// has waited this long.
+    #[schemars(extend("default" = DEFAULT_LIFO_AFTER.to_string()))]
     pub lifo_after: Option<DurationText>,
     /// Drop at dequeue a request that waited longer than this (default: no limit).
     pub max_queue_time: Option<DurationText>,
@@ -111,40 +136,6 @@ pub struct ServiceRaw {
     pub calls: IndexMap<String, CallRaw>,
 }
 
-/// CoDel parameters.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CodelRaw {
-    /// Acceptable standing queue delay (default `5ms`).
-    pub target: Option<DurationText>,
-    /// Window over which the delay must stay above `target` before shedding (default `100ms`).
-    pub interval: Option<DurationText>,
-}
-
-/// A retry-after hint: exactly one of the keys.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct PushbackRaw {
-    /// A fixed delay.
-    pub delay: Option<DurationText>,
-    /// A delay per request queued at the moment of the reject.
-    pub per_queued: Option<DurationText>,
-    /// Tell callers not to retry.
-    pub no_retry: Option<bool>,
-}
-
-/// Which queued request a freed slot takes.
-#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum QueueDisciplineRaw {
-    /// Oldest first (the default).
-    Fifo,
-    /// Newest first.
-    Lifo,
-    /// Oldest first, but newest first while the oldest queued request has waited `lifo_after`.
-    AdaptiveLifo,
-}
-
 /// A caller's policy on one call edge.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -152,7 +143,8 @@ pub struct CallRaw {
     /// Per attempt, cut to the time left before the request's deadline; no attempt once it is
     /// gone. Required.
     pub attempt_timeout: DurationText,
-    /// Retries after a failed attempt, while the deadline allows (default 0).
+    /// Retries after a failed attempt, while the deadline allows.
+    #[schemars(extend("default" = DEFAULT_RETRIES))]
     pub retries: Option<u32>,
     /// Full-jitter backoff before each retry (default: retry at once).
     pub backoff: Option<BackoffRaw>,
@@ -172,78 +164,6 @@ pub struct CallRaw {
     pub circuit_breaker: Option<CircuitBreakerRaw>,
     /// Hedged requests on this edge (default none; excludes `retries`).
     pub hedge: Option<HedgeRaw>,
-}
-
-/// Envoy retry budget: concurrent retries ≤ max(budget_percent % of active requests,
-/// min_retry_concurrency).
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RetryBudgetRaw {
-    /// Retries in flight as a percentage of attempts in flight (default 20).
-    pub budget_percent: Option<f64>,
-    /// Retries in flight always allowed (default 3).
-    pub min_retry_concurrency: Option<u32>,
-}
-
-/// Adaptive throttling: reject locally with probability max(0, (requests − k·accepts) /
-/// (requests + 1)) over a trailing window.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AdaptiveThrottleRaw {
-    /// The multiplier of accepts (default 2).
-    pub k: Option<f64>,
-    /// The trailing window, whole seconds (default `2m`).
-    pub window: Option<DurationText>,
-}
-
-/// Circuit breaker: closed → open on the failure share over the window (or a run of failures),
-/// open refuses at once, half-open probes close it.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CircuitBreakerRaw {
-    /// Failure share over `window` that opens the breaker (default 0.5).
-    pub failure_rate: Option<f64>,
-    /// The window the failure share is measured over (default `10s`).
-    pub window: Option<DurationText>,
-    /// Attempts in the window before the share counts (default 20).
-    pub min_requests: Option<u32>,
-    /// A run of this many failures opens the breaker too (default off).
-    pub consecutive_failures: Option<u32>,
-    /// How long the breaker stays open before probing (default `5s`).
-    pub open_for: Option<DurationText>,
-    /// Successful probes in half-open that close it (default 3).
-    pub half_open_probes: Option<u32>,
-}
-
-/// Hedged requests: send another attempt after `delay` without a reply; the first success wins.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct HedgeRaw {
-    /// Wait this long for a reply before sending a hedge. Required.
-    pub delay: DurationText,
-    /// Hedges per call at most (default 1).
-    pub max_hedges: Option<u32>,
-}
-
-/// Full-jitter exponential backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2ⁿ)].
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct BackoffRaw {
-    /// The first retry waits up to this long. Required.
-    pub base: DurationText,
-    /// Upper bound of the wait (default none).
-    pub cap: Option<DurationText>,
-}
-
-/// gRFC A6 retry throttle, one bucket per edge: −1 token per failed attempt, +`token_ratio` per
-/// success, retries allowed only while tokens > `max_tokens / 2`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ThrottleRaw {
-    /// Bucket size, and its starting level, in tokens (reference value 10).
-    pub max_tokens: f64,
-    /// Tokens returned per successful attempt (reference value 0.1; three decimals at most).
-    pub token_ratio: f64,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

@@ -12,17 +12,16 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use comfy_table::presets::ASCII_MARKDOWN;
-use comfy_table::{CellAlignment, ContentArrangement};
 use indexmap::IndexMap;
 use serde_json::Value;
 
 use super::expand::Cell;
 use super::journal::CellRecord;
-use super::spec::{Fixed, SEED, SweepSpec};
+use super::spec::{Fixed, Interval, SEED, SweepSpec};
 use crate::metrics::RunSummary;
 use crate::plot::Line;
 use crate::report::flat::{Engine, cell, flatten, union_columns};
+use crate::report::markdown::MarkdownTable;
 use crate::report::table::Table;
 
 /// The finished cells of a sweep, with the spec and expansion that give them meaning.
@@ -144,6 +143,9 @@ impl<'a> Results<'a> {
         for s in &spec.sensitivities {
             self.sensitivity(&mut out, s, &mut figures);
         }
+        for p in &spec.paired {
+            self.paired(&mut out, p);
+        }
         (out, figures)
     }
 
@@ -219,6 +221,93 @@ impl<'a> Results<'a> {
         }
     }
 
+    /// A paired table: for each scenario but the baseline, the differences of `metric` to the
+    /// baseline's cell with the same seed and grid values, as mean ± 95 % CI half-width, the
+    /// interval and the number of pairs; one table per combination of the free axes.
+    fn paired(&self, out: &mut String, p: &super::spec::Paired) {
+        let spec = self.spec;
+        let taken: Vec<usize> = spec.axis(SEED).into_iter().collect();
+        let free = self.free_axes(&p.fixed, &taken);
+        let decimals = p.decimals.map_or_else(
+            || {
+                if p.metric.contains("rate") || p.metric.contains("ratio") {
+                    3
+                } else {
+                    2
+                }
+            },
+            usize::from,
+        );
+        let base_name = &spec.scenarios[p.baseline].name;
+        for (values, cells) in self.groups(&p.fixed, &free) {
+            if !cells.iter().any(|c| self.records.contains_key(&c.index)) {
+                continue;
+            }
+            let mut heading = p
+                .title
+                .clone()
+                .unwrap_or_else(|| format!("`{}` minus `{base_name}`", p.metric));
+            if !free.is_empty() {
+                let _ = write!(heading, " — {}", self.describe(&free, &values));
+            }
+            let _ = writeln!(out, "\n## {heading}\n");
+            let mut note = format!(
+                "Each scenario's `{}` minus `{base_name}`'s in the cell with the same seed and grid values (common random numbers), as the mean over the pairs ± the half-width of its 95 % confidence interval (Student's t).",
+                p.metric
+            );
+            if !p.fixed.is_empty() {
+                let _ = write!(note, " With {}.", self.fixed_text(&p.fixed));
+            }
+            let _ = writeln!(out, "{note}\n");
+            let base: std::collections::HashMap<&[usize], usize> = cells
+                .iter()
+                .filter(|c| c.scenario == p.baseline)
+                .map(|c| (c.values.as_slice(), c.index))
+                .collect();
+            let mut t = MarkdownTable::new(["scenario", "difference", "95 % CI", "pairs"]);
+            for (sc, scenario) in spec.scenarios.iter().enumerate() {
+                if sc == p.baseline {
+                    continue;
+                }
+                let mut diffs = Vec::new();
+                let mut undefined = 0;
+                for c in cells.iter().filter(|c| c.scenario == sc) {
+                    let Some(&b) = base.get(c.values.as_slice()) else {
+                        continue;
+                    };
+                    if !(self.records.contains_key(&c.index) && self.records.contains_key(&b)) {
+                        continue;
+                    }
+                    match (
+                        self.metric(c.index, &p.metric).flatten(),
+                        self.metric(b, &p.metric).flatten(),
+                    ) {
+                        (Some(x), Some(y)) => diffs.push(x - y),
+                        _ => undefined += 1,
+                    }
+                }
+                let m = crate::stats::mean_ci95(&diffs);
+                let (diff, ci) = match m {
+                    None => ("—".to_owned(), "—".to_owned()),
+                    Some(m) => match m.bounds() {
+                        Some((lo, hi)) => (
+                            format!("{:.decimals$} ± {:.decimals$}", m.mean, hi - m.mean),
+                            format!("[{lo:.decimals$}, {hi:.decimals$}]"),
+                        ),
+                        None => (format!("{:.decimals$}", m.mean), "—".to_owned()),
+                    },
+                };
+                let mut pairs = diffs.len().to_string();
+                if undefined > 0 {
+                    let _ = write!(pairs, "; undefined in {undefined}");
+                }
+                t.row([scenario.name.clone(), diff, ci, pairs]);
+            }
+            t.right_from(1);
+            let _ = writeln!(out, "{t}");
+        }
+    }
+
     fn sensitivity(
         &self,
         out: &mut String,
@@ -263,11 +352,13 @@ impl<'a> Results<'a> {
                         .iter()
                         .map(|v| v.text.as_str())
                         .collect();
-                    let _ = write!(
-                        note,
-                        ", mean over seeds {} with min–max in parentheses",
-                        seeds.join(", ")
-                    );
+                    let spread = match s.interval {
+                        Interval::MinMax => "with min–max in parentheses",
+                        Interval::Ci95 => {
+                            "± the half-width of its 95 % confidence interval (Student's t)"
+                        }
+                    };
+                    let _ = write!(note, ", mean over seeds {} {spread}", seeds.join(", "));
                 }
                 _ => {}
             }
@@ -281,12 +372,9 @@ impl<'a> Results<'a> {
                 );
             }
             let _ = writeln!(out, "{note}\n");
-            let mut t = comfy_table::Table::new();
-            t.load_style(ASCII_MARKDOWN)
-                .set_content_arrangement(ContentArrangement::Disabled);
             let mut header = vec![axis.key.clone()];
             header.extend(spec.scenarios.iter().map(|sc| sc.name.clone()));
-            t.set_header(header);
+            let mut t = MarkdownTable::new(header);
             let xs = axis_numbers(axis);
             let mut lines: Vec<Line> = spec
                 .scenarios
@@ -305,17 +393,13 @@ impl<'a> Results<'a> {
                         .filter_map(|c| self.records.get(&c.index))
                         .filter_map(|r| self.metric(r.index, &s.metric))
                         .collect();
-                    row.push(summarize(&samples, decimals, is_recovery));
+                    row.push(summarize(&samples, decimals, is_recovery, s.interval));
                     let (mean, min, max) = mean_min_max(&samples);
                     line.points.push((xs.values[v], mean, min, max));
                 }
-                t.add_row(row);
+                t.row(row);
             }
-            for i in 1..=spec.scenarios.len() {
-                if let Some(c) = t.column_mut(i) {
-                    c.set_cell_alignment(CellAlignment::Right);
-                }
-            }
+            t.right_from(1);
             let _ = writeln!(out, "{t}");
             let file = format!("figure_{}.svg", figures.len() + 1);
             let _ = writeln!(out, "\n![{heading}]({file})");
@@ -325,6 +409,11 @@ impl<'a> Results<'a> {
                 axis_label: xs.label.clone(),
                 metric_label: s.metric.clone(),
                 lines: lines.clone(),
+                empty_note: if is_recovery {
+                    "never recovered"
+                } else {
+                    "no finite value"
+                },
             });
             heat_rows.push((values.first().copied(), lines));
         }
@@ -373,12 +462,14 @@ impl<'a> Results<'a> {
 #[derive(Clone, Debug)]
 pub enum Figure {
     /// A sensitivity table as a line chart: one line per scenario, min–max band over seeds.
+    /// When no point has a value, the figure says `empty_note` instead.
     Sensitivity {
         file: String,
         title: String,
         axis_label: String,
         metric_label: String,
         lines: Vec<Line>,
+        empty_note: &'static str,
     },
     /// A two-axis grid as a heatmap of the mean over seeds; `None` cells show `never_label`.
     Heatmap {
@@ -394,15 +485,48 @@ pub enum Figure {
 }
 
 impl Figure {
-    /// Draws the figure into `dir`.
+    /// The figure's file name in the output folder.
+    pub fn file(&self) -> &str {
+        match self {
+            Figure::Sensitivity { file, .. } | Figure::Heatmap { file, .. } => file,
+        }
+    }
+
+    /// The figure's title.
+    pub fn title(&self) -> &str {
+        match self {
+            Figure::Sensitivity { title, .. } | Figure::Heatmap { title, .. } => title,
+        }
+    }
+
+    /// Draws the figure into `dir` (a placeholder that says why, when there is nothing to draw).
     pub fn draw(&self, dir: &std::path::Path) -> Result<(), crate::plot::PlotError> {
         match self {
+            Figure::Sensitivity {
+                file,
+                title,
+                lines,
+                metric_label,
+                empty_note,
+                ..
+            } if !lines
+                .iter()
+                .flat_map(|l| &l.points)
+                .any(|p| p.0.is_finite() && p.1.is_finite()) =>
+            {
+                crate::plot::placeholder(
+                    &dir.join(file),
+                    title,
+                    &format!("{empty_note}: no run has a value of `{metric_label}` to draw"),
+                )
+            }
             Figure::Sensitivity {
                 file,
                 title,
                 axis_label,
                 metric_label,
                 lines,
+                ..
             } => crate::plot::sensitivity_chart(
                 &dir.join(file),
                 title,
@@ -455,7 +579,7 @@ fn axis_numbers(axis: &super::spec::Axis) -> AxisNumbers {
     let durations: Option<Vec<f64>> = texts
         .iter()
         .map(|t| {
-            crate::scenario::duration::parse_duration(t)
+            crate::config::duration::parse_duration(t)
                 .ok()
                 .map(|d| d.as_secs_f64())
         })
@@ -484,9 +608,14 @@ fn mean_min_max(samples: &[Option<f64>]) -> (f64, f64, f64) {
     (mean, min, max)
 }
 
-/// `mean (min–max)` of the defined samples; undefined ones are counted as `never` for recovery
-/// times and as `undefined` otherwise.
-fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> String {
+/// `mean (min–max)` of the defined samples (`mean ± h` with [`Interval::Ci95`]); undefined ones
+/// are counted as `never` for recovery times and as `undefined` otherwise.
+fn summarize(
+    samples: &[Option<f64>],
+    decimals: usize,
+    is_recovery: bool,
+    interval: Interval,
+) -> String {
     let defined: Vec<f64> = samples.iter().flatten().copied().collect();
     let missing = samples.len() - defined.len();
     let word = if is_recovery { "never" } else { "undefined" };
@@ -501,10 +630,13 @@ fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> Str
         };
     }
     let (mean, min, max) = mean_min_max(samples);
-    let mut s = if defined.len() == 1 {
-        format!("{mean:.decimals$}")
-    } else {
-        format!("{mean:.decimals$} ({min:.decimals$}–{max:.decimals$})")
+    let half_width = crate::stats::mean_ci95(&defined).and_then(|m| m.half_width);
+    let mut s = match (interval, half_width) {
+        (_, None) => format!("{mean:.decimals$}"),
+        (Interval::MinMax, Some(_)) => {
+            format!("{mean:.decimals$} ({min:.decimals$}–{max:.decimals$})")
+        }
+        (Interval::Ci95, Some(h)) => format!("{mean:.decimals$} ± {h:.decimals$}"),
     };
     if missing > 0 {
         let _ = write!(s, "; {word} in {missing} of {}", samples.len());
@@ -515,19 +647,39 @@ fn summarize(samples: &[Option<f64>], decimals: usize, is_recovery: bool) -> Str
 #[cfg(test)]
 mod tests {
     use super::summarize;
+    use crate::sweep::spec::Interval;
+
+    #[test]
+    fn summaries_with_a_confidence_interval() {
+        // 1, 2, 6: mean 3, s = √7, se = √(7/3), t(2) = 4.3027 → ±6.5725.
+        assert_eq!(
+            summarize(&[Some(1.0), Some(2.0), Some(6.0)], 2, false, Interval::Ci95),
+            "3.00 ± 6.57"
+        );
+        assert_eq!(
+            summarize(&[Some(4.0), None, Some(4.0)], 1, true, Interval::Ci95),
+            "4.0 ± 0.0; never in 1 of 3"
+        );
+        assert_eq!(summarize(&[Some(0.5)], 3, false, Interval::Ci95), "0.500");
+    }
 
     #[test]
     fn summaries_show_mean_range_and_never() {
         assert_eq!(
-            summarize(&[Some(1.0), Some(2.0), Some(6.0)], 2, true),
+            summarize(
+                &[Some(1.0), Some(2.0), Some(6.0)],
+                2,
+                true,
+                Interval::MinMax
+            ),
             "3.00 (1.00–6.00)"
         );
-        assert_eq!(summarize(&[None, None], 2, true), "never");
+        assert_eq!(summarize(&[None, None], 2, true, Interval::MinMax), "never");
         assert_eq!(
-            summarize(&[Some(4.0), None], 2, true),
+            summarize(&[Some(4.0), None], 2, true, Interval::MinMax),
             "4.00; never in 1 of 2"
         );
-        assert_eq!(summarize(&[Some(0.5)], 3, false), "0.500");
-        assert_eq!(summarize(&[], 3, false), "—");
+        assert_eq!(summarize(&[Some(0.5)], 3, false, Interval::MinMax), "0.500");
+        assert_eq!(summarize(&[], 3, false, Interval::MinMax), "—");
     }
 }

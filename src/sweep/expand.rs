@@ -7,11 +7,12 @@ use std::collections::HashSet;
 use std::fmt;
 
 use super::spec::{SweepSpec, nested};
+use crate::config::source::set_path;
+use crate::config::suggest::did_you_mean;
+use crate::config::{ConfigError, Diagnostic, Document};
 use crate::metrics::Recorder;
 use crate::report::flat::{Engine, flatten};
-use crate::scenario::source::set_path;
-use crate::scenario::suggest::did_you_mean;
-use crate::scenario::{ConfigError, Diagnostic, Document, Scenario};
+use crate::scenario::Scenario;
 
 /// One point of the sweep: a scenario and one value of every axis.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -185,14 +186,27 @@ pub fn prepare(
         }
     }
     if problems.is_empty() {
-        for s in &spec.sensitivities {
-            if !columns.contains(&s.metric) {
+        let tables = spec
+            .sensitivities
+            .iter()
+            .map(|s| {
+                (
+                    format!("report.sensitivity[{}].metric", s.position),
+                    &s.metric,
+                )
+            })
+            .chain(
+                spec.paired
+                    .iter()
+                    .map(|p| (format!("report.paired[{}].metric", p.position), &p.metric)),
+            );
+        for (key, metric) in tables {
+            if !columns.contains(metric) {
                 problems.push(spec.diagnostic(
-                    &format!("report.sensitivity[{}].metric", s.position),
+                    &key,
                     format!(
-                        "`{}` is not a column of results.csv{}",
-                        s.metric,
-                        did_you_mean(&s.metric, columns.iter().map(String::as_str))
+                        "`{metric}` is not a column of results.csv{}",
+                        did_you_mean(metric, columns.iter().map(String::as_str))
                     ),
                 ));
             }
@@ -266,15 +280,7 @@ fn build(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, C
 /// The metric columns of results.csv that a scenario's runs have, in order.
 pub fn metric_columns(sc: &Scenario) -> Vec<String> {
     let rec = Recorder::new(sc.services.len(), sc.edges.len(), 0);
-    let fin = crate::metrics::summary::FinalState {
-        end: crate::time::SimTime(0),
-        in_flight: vec![0; sc.services.len()],
-        unfinished_users: 0,
-        events: 0,
-        peak_pending: 0,
-        peak_jobs: 0,
-        wall: std::time::Duration::ZERO,
-    };
+    let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
     let empty = crate::metrics::summary::summarize(sc, &rec, &fin);
     flatten(&empty, Engine::Exclude)
         .into_iter()

@@ -2,8 +2,15 @@
 //! promise that nothing finished is lost: a header line names the sweep (its inputs' hash and the
 //! shard), then one line per cell is appended — in a single `write` of the whole line, straight to
 //! the file without a user-space buffer — the moment the cell finishes. A crash or Ctrl-C leaves at
-//! worst a torn last line, which `--resume` drops. Final outputs are rendered from what the journal
-//! holds, so a resumed run and an uninterrupted one see the same bytes.
+//! worst a torn last line (no newline), which `--resume` drops and runs again. Final outputs are
+//! rendered from what the journal holds, so a resumed run and an uninterrupted one see the same
+//! bytes.
+//!
+//! Every line ends with its own checksum: the line is a JSON object whose last member is
+//! `"sha256"`, the SHA-256 of the same object written without that member. A line changed by
+//! hand, or torn anywhere but at the very end, fails its checksum and the journal is refused
+//! (exit 2) — by `--resume` and by `loadsim merge` alike — rather than its values flowing into
+//! results.
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -13,8 +20,8 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::ConfigError;
 use crate::metrics::RunSummary;
-use crate::scenario::ConfigError;
 
 /// The journal's file name in the output folder.
 pub const FILE: &str = "journal.jsonl";
@@ -62,7 +69,7 @@ impl Journal {
         for r in records {
             text.push_str(&line(r));
         }
-        super::write_atomically(path, text.as_bytes())?;
+        crate::runner::write_atomically(path, text.as_bytes())?;
         let file = OpenOptions::new().append(true).open(path)?;
         Ok(Journal {
             file: Mutex::new(file),
@@ -76,7 +83,8 @@ impl Journal {
         let text = line(record);
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(text.as_bytes())?;
-        Ok(serde_json::from_str(&text).expect("a record parses back"))
+        let body = verified(text.trim_end()).expect("a fresh line verifies");
+        Ok(serde_json::from_str(&body).expect("a record parses back"))
     }
 
     pub fn path(&self) -> &Path {
@@ -84,10 +92,25 @@ impl Journal {
     }
 }
 
+/// The member that closes every line with the line's checksum.
+const CHECKSUM: &str = ",\"sha256\":\"";
+
+/// `value` as a journal line: its JSON with the checksum member last, and a newline.
 fn line<T: Serialize>(value: &T) -> String {
-    let mut s = serde_json::to_string(value).expect("journal lines serialize");
-    s.push('\n');
-    s
+    let body = serde_json::to_string(value).expect("journal lines serialize");
+    let hash = super::sha256([body.as_bytes()]);
+    let open = body
+        .strip_suffix('}')
+        .expect("journal lines are JSON objects");
+    format!("{open}{CHECKSUM}{hash}\"}}\n")
+}
+
+/// The JSON of a line without its checksum member, if the checksum matches.
+fn verified(line: &str) -> Option<String> {
+    let at = line.rfind(CHECKSUM)?;
+    let hash = line[at + CHECKSUM.len()..].strip_suffix("\"}")?;
+    let body = format!("{}}}", &line[..at]);
+    (super::sha256([body.as_bytes()]) == hash).then_some(body)
 }
 
 /// What an existing journal holds.
@@ -95,46 +118,86 @@ pub struct Contents {
     pub header: Header,
     /// Finished cells by key (a cell journaled twice keeps its first line).
     pub records: HashMap<String, CellRecord>,
-    /// Lines that did not parse (a torn last line after a crash).
-    pub dropped: usize,
+    /// A torn last line (the process stopped while writing it): its cell did not count.
+    pub torn: bool,
 }
 
-/// Reads a journal; `None` when there is no file.
+/// Reads a journal; `None` when there is no file. Refuses a journal with a line whose checksum
+/// does not match (changed by hand, or torn before its end), naming the line.
 pub fn read(path: &Path) -> Result<Option<Contents>, ConfigError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
+    let cannot =
+        |e: std::io::Error| ConfigError::file(path, format!("cannot read the journal: {e}"));
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ConfigError::file(
-                path,
-                format!("cannot read the journal: {e}"),
-            ));
-        }
+        Err(e) => return Err(cannot(e)),
     };
-    let mut lines = text.lines();
+    if !meta.is_file() {
+        // A pipe or a device would block or never end.
+        return Err(ConfigError::file(
+            path,
+            "is not a regular file, so not a journal; remove it or choose another --out",
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(cannot)?;
+    let refuse = |n: usize, why: &str| {
+        ConfigError::file(
+            path,
+            format!(
+                "line {n} {why}; the journal cannot be trusted: run the sweep again without --resume, or into another --out"
+            ),
+        )
+    };
+    let mut lines: Vec<&str> = text.split('\n').collect();
+    // Text ending with a newline splits into a last empty piece; anything else there is a line
+    // the process did not finish writing.
+    let last = lines.pop().unwrap_or_default();
+    let torn = !last.is_empty() && verified(last).is_none();
+    if !last.is_empty() && !torn {
+        lines.push(last);
+    }
     let header: Header = lines
-        .next()
-        .and_then(|l| serde_json::from_str(l).ok())
+        .first()
+        .and_then(|l| verified(l))
+        .and_then(|b| serde_json::from_str(&b).ok())
         .filter(|h: &Header| h.journal == KIND)
         .ok_or_else(|| {
             ConfigError::file(
                 path,
-                "is not a loadsim sweep journal; remove it or choose another --out",
+                "is not a loadsim sweep journal (or one changed by hand, or written by an older loadsim); remove it or choose another --out",
             )
         })?;
     let mut records = HashMap::new();
-    let mut dropped = 0;
-    for l in lines {
-        match serde_json::from_str::<CellRecord>(l) {
-            Ok(r) => {
-                records.entry(r.key.clone()).or_insert(r);
-            }
-            Err(_) => dropped += 1,
-        }
+    for (n, l) in lines.iter().enumerate().skip(1) {
+        let body = verified(l).ok_or_else(|| {
+            refuse(
+                n + 1,
+                "does not match its checksum (it was changed after it was written, or torn)",
+            )
+        })?;
+        let r: CellRecord = serde_json::from_str(&body)
+            .map_err(|e| refuse(n + 1, &format!("is not a finished cell: {e}")))?;
+        records.entry(r.key.clone()).or_insert(r);
     }
     Ok(Some(Contents {
         header,
         records,
-        dropped,
+        torn,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_carry_a_checksum_of_their_own_json() {
+        let h = Header::new("s", "abc", "1/1");
+        let l = line(&h);
+        assert!(l.ends_with("\"}\n") && l.contains(CHECKSUM), "{l}");
+        let body = verified(l.trim_end()).expect("a fresh line verifies");
+        assert_eq!(serde_json::from_str::<Header>(&body).unwrap(), h);
+        assert!(verified(&l.trim_end().replace("\"s\"", "\"t\"")).is_none());
+        assert!(verified(&l[..l.len() / 2]).is_none());
+    }
 }

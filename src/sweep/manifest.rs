@@ -1,13 +1,16 @@
 //! `manifest.json`: what produced an output folder — loadsim's version, the sweep file (its text
 //! too, so `loadsim merge` can render the report without the original files), hashes of the sweep
-//! file and of every input, the cell counts, the shard, the exact command, and the wall time. The
-//! only output that depends on the machine and the invocation; results.csv and results.md do not.
+//! file and of every input, the cell counts and the shard. Like results.csv and results.md it is the
+//! same on every machine and every run of the same inputs, so a committed folder stays unchanged
+//! when the sweep runs again. What depends on the machine and the invocation — the exact command,
+//! the thread count, the wall time — goes to `timing.json` ([`Timing`]) beside it, which is not
+//! committed.
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::scenario::ConfigError;
+use crate::config::ConfigError;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
@@ -30,12 +33,6 @@ pub struct Manifest {
     /// For a merge: the folders merged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merged_from: Vec<String>,
-    /// The command line that wrote this folder.
-    pub command: String,
-    /// Threads used (`--jobs`); `null` for a merge.
-    pub jobs: Option<usize>,
-    /// Wall time of the command, seconds.
-    pub wall_s: f64,
     /// The sweep file's text.
     pub sweep_text: String,
 }
@@ -63,5 +60,25 @@ impl Manifest {
         })?;
         serde_json::from_str(&text)
             .map_err(|e| ConfigError::file(&path, format!("is not a loadsim sweep manifest: {e}")))
+    }
+}
+
+/// `timing.json`: how this folder was last written, on this machine.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Timing {
+    /// The command line that wrote this folder.
+    pub command: String,
+    /// Threads used (`--jobs`); `null` for a merge.
+    pub jobs: Option<usize>,
+    /// Wall time of the command, seconds.
+    pub wall_s: f64,
+}
+
+impl Timing {
+    /// As written to disk.
+    pub fn to_text(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("timings serialize");
+        s.push('\n');
+        s
     }
 }

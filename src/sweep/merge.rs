@@ -9,14 +9,16 @@ use std::time::Instant;
 
 use super::expand::expand;
 use super::journal::{self, CellRecord, Header, Journal};
-use super::manifest::Manifest;
-use super::run::{output_error, write_outputs};
+use super::manifest::{Manifest, Timing};
+use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
-use crate::scenario::ConfigError;
+use crate::commands::Output;
+use crate::config::ConfigError;
+use crate::runner::{FolderLock, OutputPlan, output_error};
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
-pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<String, Error> {
+pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<Output, Error> {
     let started = Instant::now();
     let mut manifests = Vec::new();
     let mut problems = Vec::new();
@@ -33,7 +35,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         .into());
     }
     let Some(first) = manifests.first() else {
-        return Err(ConfigError::flag("DIR", "name at least one folder to merge").into());
+        return Err(ConfigError::flag("loadsim merge", "name at least one folder to merge").into());
     };
     for (m, d) in manifests.iter().zip(dirs).skip(1) {
         if m.inputs_sha256 != first.inputs_sha256 || m.sweep != first.sweep {
@@ -62,6 +64,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         let contents = journal::read(&path)?.ok_or_else(|| {
             ConfigError::file(&path, "does not exist; a sweep folder keeps its journal")
         })?;
+        if contents.torn {
+            return Err(ConfigError::file(
+                &path,
+                "ends with a torn line (its sweep stopped while writing it); finish the shard with `loadsim sweep … --resume` and merge again",
+            )
+            .into());
+        }
         if contents.header.inputs_sha256 != first.inputs_sha256 {
             return Err(ConfigError::file(
                 &path,
@@ -101,7 +110,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         .collect();
     if let Some(example) = missing.first() {
         return Err(ConfigError::flag(
-            "DIR",
+            "loadsim merge",
             format!(
                 "the folders hold {} of {} cells; {} missing, like `{example}`: run the missing shards (or finish them with --resume) and merge again",
                 cells.len() - missing.len(),
@@ -113,7 +122,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
     }
     records.sort_by_key(|r| r.index);
 
-    std::fs::create_dir_all(out).map_err(|e| output_error(out, e))?;
+    let inputs: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| [d.join(super::MANIFEST), d.join(journal::FILE)])
+        .collect();
+    OutputPlan::new(inputs.iter().map(PathBuf::as_path)).folder("--out", out, super::writes)?;
+    let _lock = FolderLock::acquire(out, "--out")?;
+    super::check_folder_sweep(out, &spec.name)?;
     let header = Header::new(&spec.name, &first.inputs_sha256, "1/1");
     let journal_path = out.join(journal::FILE);
     Journal::create(&journal_path, &header, &records)
@@ -128,22 +143,24 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         cells: records.len(),
         shard: None,
         merged_from: dirs.iter().map(|d| d.display().to_string()).collect(),
+        sweep_text: first.sweep_text.clone(),
+    };
+    let timing = Timing {
         command: command.to_owned(),
         jobs: None,
         wall_s: 0.0,
-        sweep_text: first.sweep_text.clone(),
     };
-    write_outputs(out, &spec, &cells, &records, manifest, started)?;
-    if !quiet {
-        eprintln!(
-            "merged {} folders: {} cells of sweep `{}` → {}",
-            dirs.len(),
-            records.len(),
-            spec.name,
-            out.display()
-        );
+    write_outputs(out, &spec, &cells, &records, &manifest, timing, started)?;
+    if quiet {
+        return Ok(Output::default());
     }
-    Ok(String::new())
+    Ok(Output::note(format!(
+        "merged {} folders: {} cells of sweep `{}` → {}",
+        dirs.len(),
+        records.len(),
+        spec.name,
+        out.display()
+    )))
 }
 
 fn short(hash: &str) -> &str {

@@ -1,7 +1,7 @@
 //! Sweeps: one YAML file names scenarios and a grid of overrides; loadsim runs every cell and
 //! writes tables that compare them. Owns the pipeline
 //! `sweeps/*.yaml` → [`spec`] (the file, checked) → [`expand`](mod@expand) (cells, each validated as a
-//! scenario before anything runs) → [`run`] (rayon, progress bar, [`journal`] of finished cells,
+//! scenario before anything runs) → [`run`] (on the grid runner, [`journal`] of finished cells,
 //! `--resume`, `--shard`) → [`aggregate`] (results.csv, results.md) and [`merge`] (shards into one
 //! result). Outputs are byte-identical for any thread count, shard split or interruption: cells
 //! carry their own seed, and outputs are rendered from the journal in cell order.
@@ -14,37 +14,58 @@ pub mod merge;
 pub mod run;
 pub mod spec;
 
-use std::io::Write;
-use std::path::Path;
-
 pub use expand::{Cell, Shard, expand};
 pub use run::{SweepOptions, sweep};
 pub use spec::SweepSpec;
+
+use std::path::Path;
+
+use crate::scenario::ConfigError;
 
 /// Names of the files a sweep writes in its output folder.
 pub const RESULTS_CSV: &str = "results.csv";
 pub const RESULTS_MD: &str = "results.md";
 pub const MANIFEST: &str = "manifest.json";
+/// The machine-dependent record of a run (command, threads, wall time), not committed.
+pub const TIMING: &str = "timing.json";
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so readers
-/// see the old file or the new one, never a part.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// Whether a sweep (or a merge) writes a file of this name in its output folder: the results,
+/// the manifest, the journal, the figures, the lock and the temporary files of atomic writes.
+pub fn writes(name: &str) -> bool {
+    [
+        RESULTS_CSV,
+        RESULTS_MD,
+        MANIFEST,
+        journal::FILE,
+        crate::runner::output::LOCK_FILE,
+    ]
+    .contains(&name)
+        || (name.starts_with("figure_") && name.ends_with(".svg"))
+        || (name.starts_with('.') && name.contains(".tmp-"))
+}
+
+/// Refuses an output folder that holds another sweep's results or journal: one folder, one
+/// sweep (its figures and tables would otherwise mix).
+pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
+    let found = manifest::Manifest::read(dir)
+        .ok()
+        .map(|m| m.sweep)
+        .or_else(|| {
+            journal::read(&dir.join(journal::FILE))
+                .ok()
+                .flatten()
+                .map(|c| c.header.sweep)
+        });
+    match found {
+        Some(other) if other != sweep => Err(ConfigError::flag(
+            "--out",
+            format!(
+                "`{}` holds the results of sweep `{other}`, not `{sweep}`; a folder holds one sweep: choose another --out, or remove the folder",
+                dir.display()
+            ),
+        )),
+        _ => Ok(()),
     }
-    result
 }
 
 /// Lower-case hex SHA-256 of `parts`, each prefixed by its length so that boundaries count.

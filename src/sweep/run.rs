@@ -1,25 +1,26 @@
-//! `loadsim sweep`: check every cell, then run the missing ones on a rayon pool, journal each as
-//! it finishes, and write results.csv, results.md and manifest.json atomically. Progress goes to
-//! stderr (an indicatif bar when stderr is a terminal), data to the output folder.
+//! `loadsim sweep`: check every cell, then run the missing ones on the grid runner
+//! ([`crate::runner`]), journal each as it finishes, and write results.csv, results.md and
+//! manifest.json atomically. Progress goes to stderr (a bar when stderr is a terminal), data to
+//! the output folder.
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use rayon::prelude::*;
 
 use super::aggregate::Results;
 use super::expand::{Cell, Shard, Sources, cell_count, expand, prepare};
 use super::journal::{self, CellRecord, Header, Journal};
-use super::manifest::Manifest;
+use super::manifest::{Manifest, Timing};
 use super::spec::SweepSpec;
 use crate::Error;
+use crate::commands::Output;
+use crate::config::{ConfigError, Diagnostic, source::read_text};
 use crate::guard;
 use crate::model::{RunOptions, run_with};
-use crate::scenario::{ConfigError, source::read_text};
+use crate::plot::PlotError;
+use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
+use crate::scenario::Scenario;
 
 /// Everything `loadsim sweep` takes besides the file.
 #[derive(Clone, Debug, Default)]
@@ -37,73 +38,149 @@ pub struct SweepOptions {
     pub quiet: bool,
     /// Stop after running this many cells, leaving the sweep unfinished (for testing `--resume`).
     pub max_cells: Option<usize>,
-    /// Run a grid above [`crate::guard::MAX_CELLS_WITHOUT_YES`] cells (`--yes`).
+    /// Run more than [`crate::guard::MAX_CELLS_WITHOUT_YES`] cells (`--yes`).
     pub yes: bool,
+    /// `--max-memory`: the budget for the cells held at once, in bytes (0: the default).
+    pub max_memory: u64,
     /// The command line, for the manifest.
     pub command: String,
     pub run: RunOptions,
 }
 
-/// Refuses, before anything runs, cells whose event bound exceeds `max_events`
-/// ([`guard::check_event_budget`]); names the first few.
-fn check_event_budgets(
+/// How many cells are validated at once: a large grid's scenarios are never all held together.
+const CHECK_CHUNK: usize = 4096;
+
+/// Checks every cell as a scenario ([`prepare`]) and refuses, before anything runs, cells whose
+/// event bound exceeds `max_events` ([`guard::check_event_budget`], the first few named); a chunk
+/// of cells at a time. Returns the most memory one cell's record can take
+/// ([`guard::bytes_per_cell`]).
+fn check_cells(
     file: &Path,
+    spec: &SweepSpec,
+    sources: &Sources,
     cells: &[Cell],
-    scenarios: &[crate::scenario::Scenario],
     max_events: u64,
-) -> Result<(), ConfigError> {
+) -> Result<u64, ConfigError> {
     const SHOWN: usize = 5;
-    let mut problems = Vec::new();
+    let mut invalid: Vec<Diagnostic> = Vec::new();
+    let mut too_big = Vec::new();
     let mut over = 0usize;
-    for (cell, sc) in cells.iter().zip(scenarios) {
-        let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
-        if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
-            over += 1;
-            if problems.len() < SHOWN {
-                problems.extend(e.diagnostics);
+    let mut per_cell = 0;
+    for chunk in cells.chunks(CHECK_CHUNK) {
+        let scenarios = match prepare(spec, sources, chunk) {
+            Ok(s) => s,
+            Err(e) => {
+                for d in e.diagnostics {
+                    if !invalid.contains(&d) {
+                        invalid.push(d);
+                    }
+                }
+                continue;
+            }
+        };
+        for (cell, sc) in chunk.iter().zip(&scenarios) {
+            per_cell = per_cell.max(guard::bytes_per_cell(sc));
+            let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
+            if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
+                over += 1;
+                if too_big.len() < SHOWN {
+                    too_big.extend(e.diagnostics);
+                }
             }
         }
     }
+    if !invalid.is_empty() {
+        return Err(ConfigError {
+            diagnostics: invalid,
+        });
+    }
     if over > SHOWN {
-        problems.push(crate::scenario::Diagnostic {
-            origin: crate::scenario::Origin::Flag {
+        too_big.push(Diagnostic {
+            origin: crate::config::Origin::Flag {
                 flag: "--max-events".into(),
             },
             key: String::new(),
             message: format!("{over} cells in all are over the limit"),
         });
     }
-    if problems.is_empty() {
-        Ok(())
+    if too_big.is_empty() {
+        Ok(per_cell)
     } else {
         Err(ConfigError {
-            diagnostics: problems,
+            diagnostics: too_big,
         })
     }
 }
 
+/// The scenario of one checked cell, built again where it runs.
+fn cell_scenario(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, Error> {
+    let mut one = prepare(spec, sources, std::slice::from_ref(cell))?;
+    Ok(one.pop().expect("one scenario per cell"))
+}
+
 /// Runs the sweep in `file`; returns what goes to stdout (the plan for `--dry-run`, else nothing).
-pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
+pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let started = Instant::now();
     let text = read_text(file)?;
     let spec = SweepSpec::from_text(file, &text)?;
-    guard::check_cell_limit(cell_count(&spec), o.yes)?;
+    let shard = o.shard.unwrap_or(Shard::ALL);
+    let total = cell_count(&spec);
+    // Every cell is expanded and checked; only the shard's run, so only they need --yes (and a
+    // dry run never does).
+    guard::check_cell_limit(total, true)?;
+    if !o.dry_run {
+        let shard_cells =
+            total / shard.n as u64 + u64::from(((shard.k - 1) as u64) < total % shard.n as u64);
+        guard::check_cell_limit(shard_cells, o.yes)?;
+    }
+    let max_memory = if o.max_memory == 0 {
+        guard::DEFAULT_MAX_MEMORY
+    } else {
+        o.max_memory
+    };
+    let expansion = total.saturating_mul(guard::BYTES_PER_EXPANDED_CELL);
+    guard::check_memory(
+        &format!("expanding the sweep's {total} cells"),
+        expansion,
+        max_memory,
+        "narrow the grid",
+    )?;
     let cells = expand(&spec);
     let sources = Sources::load(&spec)?;
-    let scenarios = prepare(&spec, &sources, &cells)?;
-    check_event_budgets(file, &cells, &scenarios, o.run.max_events)?;
-    let shard = o.shard.unwrap_or(Shard::ALL);
+    let per_cell = check_cells(file, &spec, &sources, &cells, o.run.max_events)?;
     let mine: Vec<usize> = cells
         .iter()
         .filter(|c| shard.contains(c))
         .map(|c| c.index)
         .collect();
     let out = o.out.clone().unwrap_or_else(|| default_out(&spec, o.shard));
+    if !o.dry_run {
+        guard::check_memory(
+            &format!("holding the results of {} cells", mine.len()),
+            expansion.saturating_add((mine.len() as u64).saturating_mul(per_cell)),
+            max_memory,
+            "split the sweep with --shard K/N (each shard holds its own cells)",
+        )?;
+    }
     if o.dry_run {
-        return Ok(plan(&spec, &cells, o.shard, mine.len(), &out));
+        return Ok(Output::stdout(plan(
+            &spec,
+            &cells,
+            o.shard,
+            mine.len(),
+            &out,
+        )));
     }
 
-    std::fs::create_dir_all(&out).map_err(|e| output_error(&out, e))?;
+    let inputs = std::iter::once(file).chain(
+        sources
+            .docs
+            .iter()
+            .flat_map(|d| d.files.iter().map(|f| f.path.as_path())),
+    );
+    OutputPlan::new(inputs).folder("--out", &out, super::writes)?;
+    let _lock = FolderLock::acquire(&out, "--out")?;
+    super::check_folder_sweep(&out, &spec.name)?;
     let inputs_sha256 =
         super::sha256(std::iter::once(text.as_bytes()).chain(sources.texts().map(str::as_bytes)));
     let header = Header::new(&spec.name, &inputs_sha256, &shard.to_string());
@@ -127,8 +204,8 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
                         done.len(),
                         mine.len(),
                         journal_path.display(),
-                        if contents.dropped > 0 {
-                            format!(" ({} torn line(s) dropped)", contents.dropped)
+                        if contents.torn {
+                            " (a torn last line dropped: its cell runs again)".to_owned()
                         } else {
                             String::new()
                         }
@@ -151,30 +228,22 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
         .collect();
     let to_run = &pending[..o.max_cells.unwrap_or(usize::MAX).min(pending.len())];
 
-    let bar = progress_bar(o, to_run.len() as u64);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(o.jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| ConfigError::flag("--jobs", format!("cannot start the threads: {e}")))?;
-    let results: Vec<Result<CellRecord, Error>> = pool.install(|| {
-        to_run
-            .par_iter()
-            .map(|&i| {
-                let summary = run_with(&scenarios[i], o.run)?;
-                let record = CellRecord {
-                    index: i,
-                    key: cells[i].key.clone(),
-                    summary,
-                };
-                let record = journal
-                    .append(&record)
-                    .map_err(|e| output_error(journal.path(), e))?;
-                bar.inc(1);
-                Ok(record)
-            })
-            .collect()
+    let runner = Runner::new(o.jobs)?;
+    let progress = Progress::new(Some(to_run.len() as u64), "cells", o.quiet);
+    let results: Vec<Result<CellRecord, Error>> = runner.map(to_run, |&i| {
+        let summary = run_with(&cell_scenario(&spec, &sources, &cells[i])?, o.run)?;
+        let record = CellRecord {
+            index: i,
+            key: cells[i].key.clone(),
+            summary,
+        };
+        let record = journal
+            .append(&record)
+            .map_err(|e| output_error(journal.path(), e))?;
+        progress.inc();
+        Ok(record)
     });
-    bar.finish_and_clear();
+    drop(progress);
     let mut records = done;
     for r in results {
         records.push(r?);
@@ -200,54 +269,79 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<String, Error> {
         cells: records.len(),
         shard: o.shard.map(|s| s.to_string()),
         merged_from: Vec::new(),
-        command: o.command.clone(),
-        jobs: Some(pool.current_num_threads()),
-        wall_s: 0.0,
         sweep_text: text,
     };
-    write_outputs(&out, &spec, &cells, &records, manifest, started)?;
-    note(
-        o,
-        format!(
-            "sweep `{}`: {} cells ({} run now, {} from the journal) in {:.1} s → {}",
-            spec.name,
-            records.len(),
-            to_run.len(),
-            records.len() - to_run.len(),
-            started.elapsed().as_secs_f64(),
-            out.display()
-        ),
-    );
-    Ok(String::new())
+    let timing = Timing {
+        command: o.command.clone(),
+        jobs: Some(runner.threads()),
+        wall_s: 0.0,
+    };
+    write_outputs(&out, &spec, &cells, &records, &manifest, timing, started)?;
+    if o.quiet {
+        return Ok(Output::default());
+    }
+    Ok(Output::note(format!(
+        "sweep `{}`: {} cells ({} run now, {} from the journal) in {:.1} s → {}",
+        spec.name,
+        records.len(),
+        to_run.len(),
+        records.len() - to_run.len(),
+        started.elapsed().as_secs_f64(),
+        out.display()
+    )))
 }
 
-/// Writes results.csv, results.md, report.html and manifest.json into `out`, each atomically.
+/// Writes results.csv, results.md, manifest.json, the figures, report.html and timing.json into
+/// `out`, each atomically.
 pub fn write_outputs(
     out: &Path,
     spec: &SweepSpec,
     cells: &[Cell],
     records: &[CellRecord],
-    mut manifest: Manifest,
+    manifest: &Manifest,
+    mut timing: Timing,
     started: Instant,
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
-    for figure in &figures {
-        figure.draw(out)?;
-    }
+    // The tables first: a figure never costs the results.
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
         (super::RESULTS_MD, markdown.clone()),
     ] {
-        let path = out.join(name);
-        super::write_atomically(&path, text.as_bytes()).map_err(|e| output_error(&path, e))?;
+        write_output(&out.join(name), text.as_bytes())?;
     }
-    let html = crate::report::html::sweep_page(out, spec, &markdown, &manifest);
-    html.write(&out.join(crate::report::html::REPORT_HTML))?;
-    manifest.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    let path = out.join(super::MANIFEST);
-    super::write_atomically(&path, manifest.to_text().as_bytes())
-        .map_err(|e| output_error(&path, e))
+    write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())?;
+    for figure in &figures {
+        match figure.draw(out) {
+            Ok(()) => {}
+            Err(e @ PlotError::Write { .. }) => return Err(e.into()),
+            // Data the chart cannot show: the figure says why instead.
+            Err(e) => {
+                crate::plot::placeholder(&out.join(figure.file()), figure.title(), &e.to_string())?
+            }
+        }
+    }
+    remove_stale_figures(out, &figures);
+    crate::report::html::sweep_page(out, spec, &markdown, manifest)
+        .write(&out.join(crate::report::html::REPORT_HTML))?;
+    timing.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
+    write_output(&out.join(super::TIMING), timing.to_text().as_bytes())
+}
+
+/// Removes the figures an earlier report of this sweep drew that this one does not (a report
+/// with fewer tables), so results.md and the folder agree.
+fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure]) {
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let figure = name.starts_with("figure_") && name.ends_with(".svg");
+        if figure && !figures.iter().any(|f| f.file() == name) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// `evidence/<name>/`, or `evidence/<name>/shard-K-of-N/` for a shard.
@@ -256,13 +350,6 @@ pub fn default_out(spec: &SweepSpec, shard: Option<Shard>) -> PathBuf {
     match shard {
         Some(s) => base.join(format!("shard-{}-of-{}", s.k, s.n)),
         None => base,
-    }
-}
-
-pub(crate) fn output_error(path: &Path, source: std::io::Error) -> Error {
-    Error::Output {
-        what: path.display().to_string(),
-        source,
     }
 }
 
@@ -283,28 +370,11 @@ fn resume_mismatch(path: &Path, found: &Header, want: &Header) -> ConfigError {
     )
 }
 
+/// A note on stderr while the sweep works (what the final [`Output`] cannot say in time).
 fn note(o: &SweepOptions, message: String) {
     if !o.quiet {
         eprintln!("{message}");
     }
-}
-
-fn progress_bar(o: &SweepOptions, cells: u64) -> ProgressBar {
-    if o.quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(cells), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} cells  {rate}  elapsed {elapsed}  ETA {eta}",
-    ) {
-        bar.set_style(style.with_key(
-            "rate",
-            |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
-                let _ = write!(w, "{:.1} cells/s", state.per_sec());
-            },
-        ));
-    }
-    bar
 }
 
 /// What `--dry-run` prints.

@@ -16,6 +16,9 @@
 //!     - { title: …, where: { faults.slow_b.duration: 20s } }
 //!   sensitivity:                     # axis values × scenarios, mean (min–max) over seeds
 //!     - { title: …, axis: faults.slow_b.duration, metric: metrics.recovery_s }
+//!     - { axis: faults.slow_b.duration, metric: metrics.success_rate_after, interval: ci95 }
+//!   paired:                          # scenarios minus a baseline, same seed and grid values
+//!     - { baseline: naive, metric: metrics.recovery_s }
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -25,7 +28,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use yaml_serde::Value;
 
-use crate::scenario::{ConfigError, Diagnostic, Document};
+use crate::config::{ConfigError, Diagnostic, Document};
 
 /// The grid key that sets the scenario seed; sensitivity tables aggregate over it.
 pub const SEED: &str = "seed";
@@ -72,6 +75,28 @@ struct ReportRaw {
     /// `mean (min–max)` over seeds.
     #[serde(default)]
     sensitivity: Vec<SensitivityRaw>,
+    /// Paired tables: each scenario's difference to a baseline scenario, cell by cell (same seed
+    /// and grid values), as the mean over the pairs with its 95 % confidence interval.
+    #[serde(default)]
+    paired: Vec<PairedRaw>,
+}
+
+/// A paired table (scenarios minus a baseline, a metric over the pairs).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct PairedRaw {
+    /// The table's heading.
+    title: Option<String>,
+    /// The baseline scenario: one of `scenarios`, by its file stem. Required.
+    baseline: String,
+    /// A results.csv metric column, like `metrics.recovery_s`. Required.
+    metric: String,
+    /// Fixed axis values: grid key → one of its values.
+    #[serde(default, rename = "where")]
+    #[schemars(with = "IndexMap<String, serde_json::Value>")]
+    fixed: IndexMap<String, Value>,
+    /// Decimals shown (default 3 for rates and ratios, else 2).
+    decimals: Option<u8>,
 }
 
 /// A comparison table (metrics × scenarios).
@@ -102,6 +127,21 @@ struct SensitivityRaw {
     fixed: IndexMap<String, Value>,
     /// Decimals shown (default 3 for rates and ratios, else 2).
     decimals: Option<u8>,
+    /// What follows the mean over seeds: `min-max` (default), or `ci95`, the half-width of the
+    /// mean's 95 % confidence interval (Student's t) as `mean ± h`.
+    interval: Option<Interval>,
+}
+
+/// How a sensitivity cell shows the spread over seeds.
+#[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+pub enum Interval {
+    /// `mean (min–max)`.
+    #[default]
+    #[serde(rename = "min-max")]
+    MinMax,
+    /// `mean ± h`, h the half-width of the mean's 95 % confidence interval.
+    #[serde(rename = "ci95")]
+    Ci95,
 }
 
 /// A validated sweep file.
@@ -118,6 +158,7 @@ pub struct SweepSpec {
     pub groups: Vec<Vec<usize>>,
     pub comparisons: Vec<Comparison>,
     pub sensitivities: Vec<Sensitivity>,
+    pub paired: Vec<Paired>,
     /// The parsed file, for diagnostics.
     pub doc: Document,
 }
@@ -160,6 +201,20 @@ pub struct Comparison {
     pub fixed: Fixed,
 }
 
+/// A paired table request.
+#[derive(Clone, Debug)]
+pub struct Paired {
+    pub title: Option<String>,
+    /// Index into [`SweepSpec::scenarios`].
+    pub baseline: usize,
+    /// A results.csv metric column.
+    pub metric: String,
+    pub fixed: Fixed,
+    pub decimals: Option<u8>,
+    /// Position in `report.paired`, for diagnostics.
+    pub position: usize,
+}
+
 /// A sensitivity table request.
 #[derive(Clone, Debug)]
 pub struct Sensitivity {
@@ -169,6 +224,7 @@ pub struct Sensitivity {
     pub metric: String,
     pub fixed: Fixed,
     pub decimals: Option<u8>,
+    pub interval: Interval,
     /// Position in `report.sensitivity`, for diagnostics.
     pub position: usize,
 }
@@ -176,7 +232,7 @@ pub struct Sensitivity {
 impl SweepSpec {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<SweepSpec, ConfigError> {
-        let text = crate::scenario::source::read_text(path)?;
+        let text = crate::config::source::read_text(path)?;
         Self::from_text(path, &text)
     }
 
@@ -184,18 +240,20 @@ impl SweepSpec {
     /// folder; nothing is read).
     pub fn from_text(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
         let doc = Document::from_text(path, text)?;
-        let raw: SweepRaw = crate::scenario::deserialize(&doc)?;
+        let (raw, mut problems) = crate::config::deserialize_all::<SweepRaw>(&doc);
+        let Some(raw) = raw else {
+            return Err(doc.sorted(problems));
+        };
         let mut c = Checker {
             doc: &doc,
             problems: Vec::new(),
         };
         let spec = c.spec(raw);
-        if c.problems.is_empty() {
+        if c.problems.is_empty() && problems.is_empty() {
             Ok(spec)
         } else {
-            Err(ConfigError {
-                diagnostics: c.problems,
-            })
+            problems.extend(c.problems);
+            Err(doc.sorted(problems))
         }
     }
 
@@ -224,6 +282,22 @@ pub fn value_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         other => serde_json::to_string(other).unwrap_or_else(|_| format!("{other:?}")),
+    }
+}
+
+/// What a grid value means, for telling equal values apart from their spelling: durations in
+/// nanoseconds, numbers as floats, anything else as written.
+fn meaning(v: &Value) -> String {
+    match v {
+        Value::String(s) => match crate::config::duration::parse_duration(s) {
+            Ok(d) => format!("duration {}", d.0),
+            Err(_) => format!("text {s}"),
+        },
+        Value::Number(n) => match n.as_f64() {
+            Some(f) => format!("number {f:?}"),
+            None => format!("number {n}"),
+        },
+        other => format!("value {}", value_text(other)),
     }
 }
 
@@ -273,6 +347,13 @@ impl Checker<'_> {
             .enumerate()
             .filter_map(|(i, s)| self.sensitivity(&axes, i, s))
             .collect();
+        let paired = raw
+            .report
+            .paired
+            .into_iter()
+            .enumerate()
+            .filter_map(|(i, p)| self.paired(&axes, &scenarios, i, p))
+            .collect();
         SweepSpec {
             name: raw.name,
             description: raw.description,
@@ -281,6 +362,7 @@ impl Checker<'_> {
             groups,
             comparisons,
             sensitivities,
+            paired,
             doc: self.doc.clone(),
         }
     }
@@ -348,16 +430,25 @@ impl Checker<'_> {
                     yaml,
                 })
                 .collect();
-            let mut seen = std::collections::HashSet::new();
+            // Equal as written, or equal once read (`1s` and `1000ms`, `1` and `1.0`).
+            let mut seen: std::collections::HashMap<String, &str> = Default::default();
             for v in &values {
-                if !seen.insert(v.text.as_str()) {
-                    self.problem(
+                match seen.insert(meaning(&v.yaml), v.text.as_str()) {
+                    Some(first) if first == v.text => self.problem(
                         &at,
                         format!(
                             "lists the value `{}` twice; every cell must be different",
                             v.text
                         ),
-                    );
+                    ),
+                    Some(first) => self.problem(
+                        &at,
+                        format!(
+                            "lists `{first}` and `{}`, the same value; every cell must be different",
+                            v.text
+                        ),
+                    ),
+                    None => {}
                 }
             }
             axes.push(Axis { key, values });
@@ -380,7 +471,7 @@ impl Checker<'_> {
                         &at,
                         format!(
                             "`{k}` is not a key of `grid`{}",
-                            crate::scenario::suggest::did_you_mean(
+                            crate::config::suggest::did_you_mean(
                                 k,
                                 axes.iter().map(|a| a.key.as_str())
                             )
@@ -445,7 +536,7 @@ impl Checker<'_> {
                     &key_at,
                     format!(
                         "`{k}` is not a key of `grid`{}",
-                        crate::scenario::suggest::did_you_mean(
+                        crate::config::suggest::did_you_mean(
                             &k,
                             axes.iter().map(|a| a.key.as_str())
                         )
@@ -475,6 +566,42 @@ impl Checker<'_> {
         out
     }
 
+    fn paired(
+        &mut self,
+        axes: &[Axis],
+        scenarios: &[ScenarioRef],
+        i: usize,
+        p: PairedRaw,
+    ) -> Option<Paired> {
+        let at = format!("report.paired[{i}]");
+        let fixed = self.fixed(axes, &format!("{at}.where"), p.fixed);
+        if p.decimals.is_some_and(|d| d > 12) {
+            self.problem(&format!("{at}.decimals"), "must be at most 12");
+        }
+        let Some(baseline) = scenarios.iter().position(|s| s.name == p.baseline) else {
+            self.problem(
+                &format!("{at}.baseline"),
+                format!(
+                    "`{}` is not one of the sweep's scenarios (their file stems){}",
+                    p.baseline,
+                    crate::config::suggest::did_you_mean(
+                        &p.baseline,
+                        scenarios.iter().map(|s| s.name.as_str())
+                    )
+                ),
+            );
+            return None;
+        };
+        Some(Paired {
+            title: p.title,
+            baseline,
+            metric: p.metric,
+            fixed,
+            decimals: p.decimals,
+            position: i,
+        })
+    }
+
     fn sensitivity(&mut self, axes: &[Axis], i: usize, s: SensitivityRaw) -> Option<Sensitivity> {
         let at = format!("report.sensitivity[{i}]");
         let fixed = self.fixed(axes, &format!("{at}.where"), s.fixed);
@@ -484,7 +611,7 @@ impl Checker<'_> {
                 format!(
                     "`{}` is not a key of `grid`{}",
                     s.axis,
-                    crate::scenario::suggest::did_you_mean(
+                    crate::config::suggest::did_you_mean(
                         &s.axis,
                         axes.iter().map(|a| a.key.as_str())
                     )
@@ -510,6 +637,7 @@ impl Checker<'_> {
             metric: s.metric,
             fixed,
             decimals: s.decimals,
+            interval: s.interval.unwrap_or_default(),
             position: i,
         })
     }

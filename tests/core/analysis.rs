@@ -61,10 +61,10 @@ fn the_knee_recovers_at_1_96s_and_not_a_nanosecond_later() {
     let at = |w: &str| run(&knee_with(&format!("faults.slow.duration={w}"))).unwrap();
     let r = at("1960ms");
     assert!(r.metrics.recovery_s.is_some());
-    assert_eq!(r.services["s"].max_queue, 98);
+    assert_eq!(r.services["s"].counts.max_queue, 98);
     let r = at("1960000001ns");
     assert_eq!(r.metrics.recovery_s, None);
-    assert_eq!(r.services["s"].max_queue, 99);
+    assert_eq!(r.services["s"].counts.max_queue, 99);
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The article's claims (MODEL.md §1), checked on seeds 7, 11 and 13.
+//! The article's claims (docs/model.md §1), checked on seeds 7, 11 and 13.
 
 use super::common::{POLICIES, SEEDS, run};
 
@@ -13,7 +13,7 @@ fn naive_does_not_recover_after_the_window() {
             "seed {seed}: naive success after window {after}"
         );
         // The self-sustaining backlog sits in svc_a's unbounded queue (article: 9850).
-        assert!(r.services["svc_a"].max_queue > 2000, "seed {seed}");
+        assert!(r.services["svc_a"].counts.max_queue > 2000, "seed {seed}");
     }
 }
 
@@ -24,7 +24,7 @@ fn deadline_policies_recover() {
             let r = run(name, &[], seed);
             let rec = r.metrics.recovery_s;
             assert!(rec.is_some(), "seed {seed}: {name} never recovers");
-            // Strict FIFO reading (MODEL.md): a few seconds, not the whole after-window.
+            // Strict FIFO reading (docs/model.md §5.1): a few seconds, not the whole after-window.
             assert!(rec.unwrap() <= 15.0, "seed {seed}: {name} recovery {rec:?}");
         }
     }
@@ -40,7 +40,7 @@ fn deadline_budget_with_lifo_svc_a_recovers_at_once_like_the_article() {
         );
         assert_eq!(r.metrics.recovery_s, Some(0.0), "seed {seed}");
         // The article's signature of this reading: a huge svc_a queue, svc_b arrivals ≈ 1 per request.
-        assert!(r.services["svc_a"].max_queue > 5000, "seed {seed}");
+        assert!(r.services["svc_a"].counts.max_queue > 5000, "seed {seed}");
         let b = r.services["svc_b"]
             .arrivals_during_fault_per_request
             .unwrap();
@@ -57,13 +57,13 @@ fn protected_recovers_fast_with_bounded_queues_and_fails_fast() {
         let r = run("protected", &[], seed);
         let rec = r.metrics.recovery_s.expect("protected recovers");
         assert!(rec <= 2.0, "seed {seed}: recovery {rec}");
-        assert!(r.services["svc_b"].max_queue <= 16, "seed {seed}");
-        assert!(r.services["svc_a"].max_queue <= 64, "seed {seed}");
+        assert!(r.services["svc_b"].counts.max_queue <= 16, "seed {seed}");
+        assert!(r.services["svc_a"].counts.max_queue <= 64, "seed {seed}");
         let failed_p50 = r.metrics.failed_latency_p50_s.unwrap();
         // R4: the median failure is far below the 1 s deadline (article: 0.10 s).
         assert!(failed_p50 < 0.25, "seed {seed}: failed median {failed_p50}");
         assert!(
-            r.services["svc_b"].rejected_full > 0,
+            r.services["svc_b"].counts.rejected_full > 0,
             "seed {seed}: fast rejects expected"
         );
     }

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use loadsim::scenario::{ConfigError, Origin, Scenario};
+use loadsim::scenario::{ConfigError, Document, Origin, Scenario};
 
 use super::common::scenario_path;
 
@@ -284,4 +284,314 @@ fn a_yaml_syntax_error_has_a_line() {
         other => panic!("{other:?}"),
     }
     assert!(err.to_string().contains("not valid YAML"), "{err}");
+}
+
+/// Independent mistakes of different classes, each an in-place edit of one line of `base.yaml`:
+/// (class, replace this, with this, expected key, expected words).
+const MISTAKES: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "unknown key",
+        "drain: 30s ",
+        "drian: 30s ",
+        "drian",
+        "did you mean `drain`?",
+    ),
+    (
+        "wrong type",
+        "rate: 400 ",
+        "rate: fast ",
+        "arrivals.rate",
+        "wrong type",
+    ),
+    (
+        "unit-less duration",
+        "retry_interval: 50ms",
+        "retry_interval: 50",
+        "client.retry_interval",
+        "no unit",
+    ),
+    (
+        "unknown key",
+        "propagate_deadline: false",
+        "propagate_dedline: false",
+        "client.propagate_dedline",
+        "did you mean `propagate_deadline`?",
+    ),
+    (
+        "bad enum value",
+        "dist: exponential, mean: 20ms",
+        "dist: exponentail, mean: 20ms",
+        "services.svc_b.service_time.dist",
+        "did you mean `exponential`?",
+    ),
+    (
+        "wrong fault kind",
+        "kind: slow",
+        "kind: slowness",
+        "faults.slow_b.kind",
+        "did you mean `slow`?",
+    ),
+    (
+        "unit-less duration",
+        "duration: 20s",
+        "duration: 20",
+        "faults.slow_b.duration",
+        "no unit",
+    ),
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+    /// Every problem at once: a file with k independent mistakes yields exactly k messages, each
+    /// at its own key and line, in the order of the file.
+    #[test]
+    fn k_independent_mistakes_give_k_located_messages(
+        chosen in proptest::sample::subsequence((0..MISTAKES.len()).collect::<Vec<_>>(), 1..=4)
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut text = base_text();
+        let mut expected = Vec::new();
+        for &i in &chosen {
+            let (_, from, to, key, words) = MISTAKES[i];
+            let at = text.find(from).unwrap_or_else(|| panic!("base.yaml lacks {from:?}"));
+            let line = text[..at].matches('\n').count() + 1;
+            text = text.replacen(from, to, 1);
+            expected.push((line, key, words));
+        }
+        expected.sort();
+        let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+        let got: Vec<(usize, &str)> = err
+            .diagnostics
+            .iter()
+            .map(|d| match &d.origin {
+                Origin::File { line: Some(l), .. } => (*l, d.key.as_str()),
+                other => panic!("no line: {other:?}\n{err}"),
+            })
+            .collect();
+        let want: Vec<(usize, &str)> = expected.iter().map(|&(l, k, _)| (l, k)).collect();
+        proptest::prop_assert_eq!(&got, &want, "{}", err);
+        for (d, (_, _, words)) in err.diagnostics.iter().zip(&expected) {
+            proptest::prop_assert!(d.message.contains(words), "{:?} lacks {:?}", d.message, words);
+        }
+    }
+}
+
+#[test]
+fn a_duplicate_key_is_reported_at_its_own_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = base_text().replacen(
+        "  retry_interval: 50ms\n",
+        "  retry_interval: 50ms\n  retries: 5\n",
+        1,
+    );
+    let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+    let second = text.lines().position(|l| l == "  retries: 5").unwrap() + 1;
+    let first = text
+        .lines()
+        .position(|l| l.starts_with("  retries: 2"))
+        .unwrap()
+        + 1;
+    let d = &err.diagnostics[0];
+    assert_eq!(d.key, "client.retries", "{err}");
+    match &d.origin {
+        Origin::File { line, column, .. } => {
+            assert_eq!((*line, *column), (Some(second), Some(3)), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        d.message.contains(&format!("first at line {first}")),
+        "{err}"
+    );
+}
+
+/// An extending file of `base.yaml` whose only content is `null` at the dotted `path`.
+fn null_at(path: &str) -> String {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut text = "null".to_owned();
+    for p in parts.iter().rev() {
+        text = format!("{{{p}: {text}}}");
+    }
+    format!(
+        "extends: {}\n{}\n",
+        scenario_path("base").display(),
+        &text[1..text.len() - 1]
+    )
+}
+
+/// `null` removes only what exists: in a file that extends another, every key path of the base
+/// with its last key misspelt, set to `null`, is an unknown key (with the suggestion) at its line.
+#[test]
+fn a_null_must_name_a_key_the_base_can_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = Document::load(&scenario_path("base")).unwrap();
+    let mut paths: Vec<&String> = base.files[0]
+        .keys
+        .keys()
+        .filter(|k| !k.contains('['))
+        .collect();
+    paths.sort();
+    let mut tried = 0;
+    for path in paths {
+        let typo = format!("{path}x");
+        let file = write(dir.path(), "child.yaml", &null_at(&typo));
+        let err = load_err(&file, &[]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == typo)
+            .unwrap_or_else(|| panic!("{typo}: no diagnostic at the key; got:\n{err}"));
+        assert!(
+            d.message.contains("unknown key") || d.message.contains("in the base to remove"),
+            "{typo}: {}",
+            d.message
+        );
+        assert!(
+            d.message
+                .contains(&format!("`{}`", path.rsplit('.').next().unwrap())),
+            "{typo}: no suggestion in {}",
+            d.message
+        );
+        assert!(
+            matches!(&d.origin, Origin::File { path: p, line: Some(2), .. } if p == &file),
+            "{typo}: {:?}",
+            d.origin
+        );
+        tried += 1;
+    }
+    assert!(tried >= 30, "{tried}");
+}
+
+#[test]
+fn null_removes_only_optional_keys_that_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = scenario_path("base");
+    let child = |body: &str| {
+        write(
+            dir.path(),
+            "child.yaml",
+            &format!("extends: {}\n{body}", base.display()),
+        )
+    };
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "services:\n  gateway:\n    calls:\n      svc_a:\n        retry_throtle: null\n",
+            "services.gateway.calls.svc_a.retry_throtle",
+            "did you mean `retry_throttle`?",
+        ),
+        ("slow_b: null\n", "slow_b", "unknown key `slow_b`"),
+        (
+            "faults: {slow_bb: null}\n",
+            "faults.slow_bb",
+            "there is no `slow_bb` in the base to remove, did you mean `slow_b`?",
+        ),
+        ("duration: null\n", "duration", "is required"),
+        (
+            "services:\n  svc_b:\n    slots: null\n",
+            "services.svc_b.slots",
+            "is required",
+        ),
+    ];
+    for (body, key, words) in cases {
+        let err = load_err(&child(body), &[]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == *key)
+            .unwrap_or_else(|| panic!("{body}: nothing at `{key}`:\n{err}"));
+        assert!(d.message.contains(words), "{body}: {}", d.message);
+        assert!(
+            matches!(d.origin, Origin::File { line: Some(l), .. } if l > 1),
+            "{body}: {:?}",
+            d.origin
+        );
+    }
+    // What exists and is optional goes.
+    let sc = Scenario::load(&child("faults: {slow_b: null}\nseed: null\n"), &[], None).unwrap();
+    assert!(sc.faults.is_empty());
+    assert_eq!(sc.seed, 1);
+}
+
+#[test]
+fn set_null_removes_like_a_file_and_an_empty_value_is_refused() {
+    let naive = scenario_path("naive");
+    let sc = Scenario::load(&naive, &["faults.slow_b=null".into()], None).unwrap();
+    assert!(sc.faults.is_empty());
+    for (arg, key, words) in [
+        (
+            "faults.slow_bb=null",
+            "faults.slow_bb",
+            "did you mean `slow_b`?",
+        ),
+        ("duration=null", "duration", "is required"),
+        (
+            "client.retires=~",
+            "client.retires",
+            "did you mean `retries`?",
+        ),
+    ] {
+        let err = load_err(&naive, &[arg]);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == key)
+            .unwrap_or_else(|| panic!("{arg}: {err}"));
+        assert!(d.message.contains(words), "{arg}: {}", d.message);
+        assert!(
+            matches!(&d.origin, Origin::Set { argument, .. } if argument == arg),
+            "{arg}"
+        );
+    }
+    for arg in ["seed=", "seed=  "] {
+        let err = load_err(&naive, &[arg]);
+        assert!(
+            err.to_string().contains("the value is empty"),
+            "{arg}: {err}"
+        );
+    }
+}
+
+/// Services `p` → `q->r` and `p->q` → `r` both made the edge `p->q->r`, and one edge's metrics
+/// vanished. Names are restricted so that no two edges (or key paths) can share a name.
+#[test]
+fn service_names_that_could_collide_are_refused_at_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "duration: 10s\narrivals: {rate: 10}\nclient: {entry: p, attempt_timeout: 1s}\n\
+                services:\n  p:\n    slots: 1\n    calls: {\"q->r\": {attempt_timeout: 1s}}\n  \
+                \"q->r\": {slots: 1}\n  \"p->q\":\n    slots: 1\n    calls: {r: {attempt_timeout: 1s}}\n  \
+                r: {slots: 1}\n  \"a b\": {slots: 1}\n  x.y: {slots: 1}\n";
+    let path = write(dir.path(), "s.yaml", text);
+    let err = load_err(&path, &[]);
+    for (name, line) in [("q->r", 8), ("p->q", 9), ("a b", 13), ("x.y", 14)] {
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == format!("services.{name}"))
+            .unwrap_or_else(|| panic!("{name}: {err}"));
+        assert!(d.message.contains("cannot name a service"), "{}", d.message);
+        assert!(
+            matches!(&d.origin, Origin::File { line: Some(l), .. } if *l == line),
+            "{name}: {:?}",
+            d.origin
+        );
+    }
+}
+
+/// Shape problems and problems of meaning come in one run: the value with a shape problem is
+/// left out and the rest is checked, so `slots: 0` is reported beside the unknown key above it.
+#[test]
+fn shape_and_meaning_problems_come_together_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = base_text()
+        .replacen("drain: 30s ", "drian: 30s ", 1)
+        .replacen("slots: 16", "slots: 0", 1)
+        .replacen("retry_interval: 50ms", "retry_interval: 50", 1);
+    let err = load_err(&write(dir.path(), "s.yaml", &text), &[]);
+    let keys: Vec<&str> = err.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        ["drian", "client.retry_interval", "services.svc_b.slots"],
+        "{err}"
+    );
 }

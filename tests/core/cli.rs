@@ -169,3 +169,143 @@ fn oversized_runs_are_refused_with_exit_2() {
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("--max-events"), "{err}");
 }
+
+/// A copy of the shipped `base.yaml` and `naive.yaml` (which extends it) in `dir`, shortened.
+fn scenario_copy(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let base = dir.join("base.yaml");
+    let naive = dir.join("naive.yaml");
+    std::fs::copy(scenario_path("base"), &base).unwrap();
+    std::fs::copy(scenario_path("naive"), &naive).unwrap();
+    (naive, base)
+}
+
+/// Issue 18: `--output`, `--timeseries` or `--plot` naming an input (the scenario, the base it
+/// extends, either through a symlink) or another output is refused with exit 2 before anything
+/// runs, and the input is left as it was.
+#[test]
+fn outputs_onto_inputs_or_onto_each_other_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (naive, base) = scenario_copy(dir.path());
+    let link = dir.path().join("link.yaml");
+    std::os::unix::fs::symlink(&base, &link).unwrap();
+    let before = (
+        std::fs::read(&naive).unwrap(),
+        std::fs::read(&base).unwrap(),
+    );
+    let out = dir.path().join("out.csv");
+    let cases: Vec<(Vec<&str>, &std::path::Path, &str)> = vec![
+        (vec!["--output"], &naive, "an input of this command"),
+        (vec!["--output"], &base, "an input of this command"),
+        (vec!["--timeseries"], &link, "an input of this command"),
+        (
+            vec!["--output", "OUT", "--timeseries"],
+            &out,
+            "also written by --output",
+        ),
+    ];
+    for (flags, path, words) in cases {
+        let mut cmd = loadsim();
+        cmd.arg("run")
+            .arg(&naive)
+            .args(["--set", "duration=2s", "--set", "faults={}"]);
+        for f in &flags {
+            if *f == "OUT" {
+                cmd.arg(&out);
+            } else {
+                cmd.arg(f);
+            }
+        }
+        let a = cmd.arg(path).assert().code(2);
+        let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(words), "{flags:?} {}: {err}", path.display());
+    }
+    let after = (
+        std::fs::read(&naive).unwrap(),
+        std::fs::read(&base).unwrap(),
+    );
+    assert!(before == after, "no input was touched");
+    assert!(!out.exists(), "nothing was written");
+}
+
+/// Issue 18: every output flag creates its folder the same way, before the run (the time series
+/// in a missing folder used to fail after the simulation).
+#[test]
+fn every_output_flag_creates_its_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let series = dir.path().join("a/series.csv");
+    let report = dir.path().join("b/report.json");
+    let plots = dir.path().join("c/d");
+    loadsim()
+        .args([
+            "run",
+            "--set",
+            "duration=3s",
+            "--set",
+            "faults={}",
+            "--format",
+            "json",
+        ])
+        .arg(scenario_path("protected"))
+        .arg("--timeseries")
+        .arg(&series)
+        .arg("--output")
+        .arg(&report)
+        .arg("--plot")
+        .arg(&plots)
+        .assert()
+        .success();
+    assert!(
+        std::fs::read_to_string(&series)
+            .unwrap()
+            .starts_with("scenario,t,series,value")
+    );
+    serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(plots.join("success_rate.svg").is_file());
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path().join("a"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
+}
+
+/// Issue 18: `loadsim new` never overwrites a file it did not write without `--force`: an
+/// existing, different `scenario.schema.json` is refused before anything is written; an
+/// identical one (from an earlier `new`) is kept.
+#[test]
+fn new_does_not_overwrite_a_schema_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = dir.path().join("scenario.schema.json");
+    std::fs::write(&schema, "{\"mine\": true}\n").unwrap();
+    let a = loadsim()
+        .current_dir(dir.path())
+        .args(["new", "checkout"])
+        .assert()
+        .code(2);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("scenario.schema.json") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&schema).unwrap(),
+        "{\"mine\": true}\n"
+    );
+    assert!(
+        !dir.path().join("checkout.yaml").exists(),
+        "nothing written"
+    );
+    // --force overwrites it; a second scenario then finds the same schema and keeps it.
+    loadsim()
+        .current_dir(dir.path())
+        .args(["new", "checkout", "--force"])
+        .assert()
+        .success();
+    let written = std::fs::read_to_string(&schema).unwrap();
+    assert!(written.contains("\"$schema\""), "{written}");
+    loadsim()
+        .current_dir(dir.path())
+        .args(["new", "payments"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&schema).unwrap(), written);
+}

@@ -1,5 +1,6 @@
 //! Integration tests of the simulator core: the article's claims, exact mechanics on tiny
-//! scenarios, determinism, bad input, the CLI and the snapshot tables.
+//! scenarios, determinism, bad input, the CLI, the documentation, the snapshot tables and
+//! `loadsim test`.
 
 mod analysis;
 mod article;
@@ -7,7 +8,9 @@ mod bad_input;
 mod cli;
 mod common;
 mod determinism;
+mod docs;
 mod mechanics;
 mod protections;
 mod snapshots;
+mod test_cmd;
 mod ux;

@@ -20,10 +20,10 @@ fn full_queue_rejects_after_reject_delay() {
         "attempt_timeout: 10s",
     ));
     let s = &r.services["s"];
-    assert_eq!(s.arrivals, 10);
-    assert_eq!(s.rejected_full, 8);
-    assert_eq!(s.admitted, 2);
-    assert_eq!(s.max_queue, 1);
+    assert_eq!(s.counts.arrivals, 10);
+    assert_eq!(s.counts.rejected_full, 8);
+    assert_eq!(s.counts.admitted, 2);
+    assert_eq!(s.counts.max_queue, 1);
     assert_eq!(r.metrics.succeeded, 2);
     let p50 = r.metrics.failed_latency_p50_s.unwrap();
     assert!((p50 - 0.007).abs() < 0.007 * 0.002, "failed median {p50}");
@@ -39,11 +39,11 @@ fn expired_requests_are_dropped_at_dequeue() {
         "attempt_timeout: 500ms, propagate_deadline: true",
     ));
     let s = &r.services["s"];
-    assert_eq!(s.admitted, 10);
-    assert_eq!(s.completed, 2, "t=0 and t=0.6 ran");
-    assert_eq!(s.dropped_expired, 8);
+    assert_eq!(s.counts.admitted, 10);
+    assert_eq!(s.counts.completed, 2, "t=0 and t=0.6 ran");
+    assert_eq!(s.counts.dropped_expired, 8);
     assert_eq!(
-        s.completed_abandoned, 2,
+        s.counts.completed_abandoned, 2,
         "both finished after their caller gave up"
     );
     assert_eq!(r.metrics.succeeded, 0);
@@ -57,9 +57,9 @@ fn without_drop_expired_the_queue_serves_dead_requests() {
         "attempt_timeout: 500ms, propagate_deadline: true",
     ));
     let s = &r.services["s"];
-    assert_eq!(s.completed, 10);
-    assert_eq!(s.dropped_expired, 0);
-    assert_eq!(s.completed_abandoned, 10);
+    assert_eq!(s.counts.completed, 10);
+    assert_eq!(s.counts.dropped_expired, 0);
+    assert_eq!(s.counts.completed_abandoned, 10);
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn client_retries_after_the_interval_and_counts_attempts() {
                 services:\n  s:\n    slots: 1\n    service_time: { dist: constant, value: 300ms }\n";
     let r = run_text(yaml);
     assert_eq!(r.metrics.requests, 1);
-    assert_eq!(r.services["s"].arrivals, 3);
+    assert_eq!(r.services["s"].counts.arrivals, 3);
     assert_eq!(r.metrics.failed, 1);
     // Fails when the third attempt times out: 0 + 100 + 50 + 100 + 50 + 100 = 400 ms.
     let p50 = r.metrics.failed_latency_p50_s.unwrap();

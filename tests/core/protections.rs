@@ -43,7 +43,7 @@ fn queue_time_shedding_bounds_queueing_time_where_a_count_cap_does_not() {
             t <= 0.050 * 1.001,
             "seed {seed}: max_queue_time p99 wait {t}"
         );
-        assert!(time.services["svc_b"].dropped_queue_time > 0);
+        assert!(time.services["svc_b"].counts.dropped_queue_time > 0);
         assert!(
             time.metrics.recovery_s.is_some_and(|r| r <= 2.0),
             "seed {seed}"
@@ -55,7 +55,10 @@ fn queue_time_shedding_bounds_queueing_time_where_a_count_cap_does_not() {
 fn codel_sheds_and_recovers_faster_than_an_unbounded_queue() {
     for seed in SEEDS {
         let (fifo, codel) = both("deadline_budget", "protections/codel", &[], seed);
-        assert!(codel.services["svc_b"].dropped_codel > 1000, "seed {seed}");
+        assert!(
+            codel.services["svc_b"].counts.dropped_codel > 1000,
+            "seed {seed}"
+        );
         let (f, c) = (
             fifo.metrics.recovery_s.unwrap(),
             codel.metrics.recovery_s.unwrap(),
@@ -115,7 +118,10 @@ fn cancellation_removes_wasted_work_and_lets_naive_recover() {
                 n > 0.3 && c < 0.05,
                 "seed {seed}: {s} wasted {c} vs naive {n}"
             );
-            assert!(cancel.services[s].cancelled > 1000, "seed {seed}: {s}");
+            assert!(
+                cancel.services[s].counts.cancelled > 1000,
+                "seed {seed}: {s}"
+            );
         }
     }
 }
@@ -248,7 +254,7 @@ fn faults_do_what_they_say() {
             outage.metrics.success_rate_during.unwrap() < 0.05,
             "seed {seed}"
         );
-        assert!(outage.services["svc_b"].rejected_outage > 10_000);
+        assert!(outage.services["svc_b"].counts.rejected_outage > 10_000);
         assert_eq!(
             outage.metrics.recovery_s,
             Some(0.0),
@@ -258,7 +264,7 @@ fn faults_do_what_they_say() {
         let error = run("faults/error", &[], seed);
         let b = &error.services["svc_b"];
         // Half of svc_b's in-window arrivals fail: binomial, n ≈ 14 000, sd ≈ 0.004.
-        let share = b.failed_by_fault as f64 / b.arrivals_during_fault as f64;
+        let share = b.counts.failed_by_fault as f64 / b.counts.arrivals_during_fault as f64;
         assert!((share - 0.5).abs() < 0.02, "seed {seed}: {share}");
 
         let surge = run("faults/surge", &[], seed);
@@ -269,8 +275,8 @@ fn faults_do_what_they_say() {
         let cap = run("faults/capacity", &[], seed);
         let calm = run("faults/capacity", &["faults={}"], seed);
         assert!(
-            cap.services["svc_b"].rejected_full > 5_000
-                && calm.services["svc_b"].rejected_full < 100,
+            cap.services["svc_b"].counts.rejected_full > 5_000
+                && calm.services["svc_b"].counts.rejected_full < 100,
             "seed {seed}"
         );
         assert_eq!(cap.metrics.recovery_s, Some(0.0), "seed {seed}");
@@ -280,9 +286,9 @@ fn faults_do_what_they_say() {
 #[test]
 fn fanout_counts_both_branches_and_the_r1_bound() {
     let r = run("topologies/fanout", &["faults={}"], 7);
-    let g = r.services["gateway"].arrivals;
-    assert_eq!(r.services["svc_a"].arrivals, g);
-    assert_eq!(r.services["svc_c"].arrivals, g);
+    let g = r.services["gateway"].counts.arrivals;
+    assert_eq!(r.services["svc_a"].counts.arrivals, g);
+    assert_eq!(r.services["svc_c"].counts.arrivals, g);
     assert_eq!(r.services["svc_c"].worst_case_attempts_per_request, 3);
     assert_eq!(r.services["svc_b"].worst_case_attempts_per_request, 9);
     assert!(r.metrics.success_rate.unwrap() > 0.99);
@@ -322,8 +328,8 @@ fn a_failed_parallel_branch_fails_the_request_and_cancels_its_sibling() {
         .replace("value: 100ms", "value: 400ms");
     let r = run_text(&yaml);
     assert_eq!(r.metrics.failed, 1);
-    assert_eq!(r.services["a"].cancelled, 1);
-    assert_eq!(r.services["a"].completed, 0);
+    assert_eq!(r.services["a"].counts.cancelled, 1);
+    assert_eq!(r.services["a"].counts.completed, 0);
     let p = r.metrics.failed_latency_p50_s.unwrap();
     assert!((p - 0.05).abs() < 0.001, "{p}");
 }

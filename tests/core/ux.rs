@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use loadsim::commands::new::{Template, render};
+use loadsim::config::duration::parse_duration;
 use loadsim::scenario::Scenario;
-use loadsim::scenario::duration::parse_duration;
 use serde_json::Value;
 
 use super::common::{POLICIES, scenario_path};
 
-fn loadsim() -> Command {
+pub(super) fn loadsim() -> Command {
     Command::cargo_bin("loadsim").unwrap()
 }
 
@@ -334,7 +334,7 @@ fn completions_for_each_shell_name_the_subcommands() {
 }
 
 /// The subcommands listed by `loadsim --help`.
-fn subcommands() -> Vec<String> {
+pub(super) fn subcommands() -> Vec<String> {
     let out = loadsim().arg("--help").assert().success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     text.lines()

@@ -1,7 +1,8 @@
 //! The time series agree with the run's totals, bin by bin summed, for users, every service and
 //! every call edge; levels stay within what the scenario allows; the CSV is snapshotted.
 
-use loadsim::metrics::{RunSummary, TimeSeries};
+use loadsim::metrics::counters::Counter;
+use loadsim::metrics::{EdgeCounters, RunSummary, ServiceCounters, TimeSeries};
 use loadsim::model::run;
 use loadsim::report::timeseries::render_long;
 use loadsim::time::SimDuration;
@@ -25,6 +26,31 @@ fn max(ts: &TimeSeries, name: &str) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Each counter of `family` declared with a series has one under `scope.entity.`, and it sums to
+/// the summary's total; the others have none.
+fn assert_series_sum_to_totals(
+    ts: &TimeSeries,
+    json: &serde_json::Value,
+    scope: &str,
+    entity: &str,
+    family: &[Counter],
+    ctx: &str,
+) {
+    for c in family {
+        let name = format!("{scope}.{entity}.{}", c.name);
+        let reported = &json[scope][entity][c.name];
+        assert!(
+            !reported.is_null(),
+            "{ctx}: {name} missing from the summary"
+        );
+        if c.in_series() {
+            assert_eq!(Some(total(ts, &name)), reported.as_u64(), "{ctx}: {name}");
+        } else {
+            assert!(ts.get(&name).is_none(), "{ctx}: {name} has no series");
+        }
+    }
+}
+
 /// Every counted series sums to the summary's total; peaks and time averages agree too.
 fn assert_consistent(policy: &str, s: &RunSummary, ts: &TimeSeries) {
     let m = &s.metrics;
@@ -35,25 +61,12 @@ fn assert_consistent(policy: &str, s: &RunSummary, ts: &TimeSeries) {
     let attempts = total(ts, "users.client_attempts") as f64;
     let expected = m.client_attempts_per_request.unwrap() * m.requests as f64;
     assert!((attempts - expected).abs() < 1e-6, "{ctx}: client attempts");
+    let json = serde_json::to_value(s).unwrap();
     for (name, sm) in &s.services {
-        let c = |what: &str| total(ts, &format!("services.{name}.{what}"));
-        assert_eq!(c("arrivals"), sm.arrivals, "{ctx}: {name}.arrivals");
-        assert_eq!(c("admitted"), sm.admitted, "{ctx}: {name}.admitted");
-        assert_eq!(c("completed"), sm.completed, "{ctx}: {name}.completed");
-        assert_eq!(
-            c("completed_abandoned"),
-            sm.completed_abandoned,
-            "{ctx}: {name}"
-        );
-        assert_eq!(
-            c("rejected_full"),
-            sm.rejected_full,
-            "{ctx}: {name}.rejected_full"
-        );
-        assert_eq!(c("dropped_expired"), sm.dropped_expired, "{ctx}: {name}");
+        assert_series_sum_to_totals(ts, &json, "services", name, ServiceCounters::COUNTERS, &ctx);
         assert_eq!(
             max(ts, &format!("services.{name}.queue_max")),
-            sm.max_queue as f64,
+            sm.counts.max_queue as f64,
             "{ctx}: {name}: the highest per-bin queue is the run's max_queue"
         );
         // Time averages over the arrival period: the bins covering it, weighted by their width.
@@ -87,24 +100,8 @@ fn assert_consistent(policy: &str, s: &RunSummary, ts: &TimeSeries) {
         }
     }
     let sc = load(policy, &SHORT);
-    for (e, (name, cm)) in s.calls.iter().enumerate() {
-        let c = |what: &str| total(ts, &format!("calls.{name}.{what}"));
-        assert_eq!(c("attempts"), cm.attempts, "{ctx}: {name}.attempts");
-        assert_eq!(c("retries"), cm.retries, "{ctx}: {name}.retries");
-        assert_eq!(
-            c("retries_throttled"),
-            cm.retries_throttled,
-            "{ctx}: {name}"
-        );
-        assert_eq!(c("timeouts"), cm.timeouts, "{ctx}: {name}.timeouts");
-        assert_eq!(c("rejects"), cm.rejects, "{ctx}: {name}.rejects");
-        assert_eq!(c("errors"), cm.errors, "{ctx}: {name}.errors");
-        assert_eq!(c("successes"), cm.successes, "{ctx}: {name}.successes");
-        assert_eq!(
-            c("deadline_exhausted"),
-            cm.deadline_exhausted,
-            "{ctx}: {name}"
-        );
+    for (e, name) in s.calls.keys().enumerate() {
+        assert_series_sum_to_totals(ts, &json, "calls", name, EdgeCounters::COUNTERS, &ctx);
         let tokens = ts.get(&format!("calls.{name}.tokens"));
         match sc.edges[e].throttle {
             Some(t) => {
@@ -245,29 +242,17 @@ fn protection_series_sum_to_the_run_totals() {
     for (name, sets) in cases {
         let (s, ts) = run_series(name, sets, SimDuration::from_secs(1));
         let json = serde_json::to_value(&s).unwrap();
-        for (svc, m) in json["services"].as_object().unwrap() {
-            for what in service_counts {
-                let want = m[what].as_u64().unwrap();
-                assert_eq!(
-                    total(&ts, &format!("services.{svc}.{what}")),
-                    want,
-                    "{name}: {svc}.{what}"
-                );
-                if want > 0 {
-                    seen.insert(what);
-                }
-            }
-        }
-        for (edge, m) in json["calls"].as_object().unwrap() {
-            for what in edge_counts {
-                let want = m[what].as_u64().unwrap();
-                assert_eq!(
-                    total(&ts, &format!("calls.{edge}.{what}")),
-                    want,
-                    "{name}: {edge}.{what}"
-                );
-                if want > 0 {
-                    seen.insert(what);
+        let ctx = name.to_string();
+        for (scope, family) in [
+            ("services", ServiceCounters::COUNTERS),
+            ("calls", EdgeCounters::COUNTERS),
+        ] {
+            for (entity, m) in json[scope].as_object().unwrap() {
+                assert_series_sum_to_totals(&ts, &json, scope, entity, family, &ctx);
+                for what in service_counts.iter().chain(&edge_counts) {
+                    if m.get(*what).and_then(|v| v.as_u64()).is_some_and(|v| v > 0) {
+                        seen.insert(*what);
+                    }
                 }
             }
         }

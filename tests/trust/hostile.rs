@@ -369,7 +369,9 @@ fn layered_graphs_with_exponentially_many_paths_check_quickly() {
     let path = dir.path().join("layers.yaml");
     std::fs::write(&path, y).unwrap();
     let start = Instant::now();
-    let text = loadsim::commands::check::check(std::slice::from_ref(&path), &[], false).unwrap();
+    let text = loadsim::commands::check::check(std::slice::from_ref(&path), &[], false)
+        .unwrap()
+        .stdout;
     assert!(start.elapsed() < Duration::from_secs(5));
     assert!(text.contains("call paths in all"), "{text}");
     // Running it is refused: R1 at the last layer is 2^39 attempts per request.

@@ -394,28 +394,38 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
         // Turned away: a full queue, an outage, an error fault.
-        let refused = x.rejected_full + x.rejected_outage + x.failed_by_fault;
-        if x.arrivals != x.admitted + refused {
+        let refused = x.counts.rejected_full + x.counts.rejected_outage + x.counts.failed_by_fault;
+        if x.counts.arrivals != x.counts.admitted + refused {
             return fail(at(&format!(
                 "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + failed_by_fault {}",
-                x.arrivals, x.admitted, x.rejected_full, x.rejected_outage, x.failed_by_fault
+                x.counts.arrivals,
+                x.counts.admitted,
+                x.counts.rejected_full,
+                x.counts.rejected_outage,
+                x.counts.failed_by_fault
             )));
         }
         // Left without completing: dropped at dequeue (three reasons) or cancelled.
-        let gone = x.dropped_expired + x.dropped_queue_time + x.dropped_codel + x.cancelled;
-        if x.admitted != x.completed + gone + x.in_flight_at_end {
+        let gone = x.counts.dropped_expired
+            + x.counts.dropped_queue_time
+            + x.counts.dropped_codel
+            + x.counts.cancelled;
+        if x.counts.admitted != x.counts.completed + gone + x.in_flight_at_end {
             return fail(at(&format!(
                 "admitted {} != completed {} + dropped {} + cancelled {} + in_flight_at_end {}",
-                x.admitted,
-                x.completed,
-                gone - x.cancelled,
-                x.cancelled,
+                x.counts.admitted,
+                x.counts.completed,
+                gone - x.counts.cancelled,
+                x.counts.cancelled,
                 x.in_flight_at_end
             )));
         }
         if let Some(cap) = s.queue_cap {
-            if x.max_queue > cap as u64 {
-                return fail(at(&format!("max_queue {} > queue_cap {cap}", x.max_queue)));
+            if x.counts.max_queue > cap as u64 {
+                return fail(at(&format!(
+                    "max_queue {} > queue_cap {cap}",
+                    x.counts.max_queue
+                )));
             }
             if x.in_flight_at_end > (s.slots + cap) as u64 {
                 return fail(at(&format!(
@@ -423,25 +433,25 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.in_flight_at_end, s.slots
                 )));
             }
-        } else if x.rejected_full != 0 {
+        } else if x.counts.rejected_full != 0 {
             return fail(at("rejections without a queue cap"));
         }
         if drained && x.in_flight_at_end != 0 {
             return fail(at("work in flight after a run that drained"));
         }
-        if x.arrivals > worst[i].saturating_mul(m.requests) {
+        if x.counts.arrivals > worst[i].saturating_mul(m.requests) {
             return fail(at(&format!(
                 "arrivals {} above R1 {} × {} requests",
-                x.arrivals, worst[i], m.requests
+                x.counts.arrivals, worst[i], m.requests
             )));
         }
-        if !on_path[i] && x.arrivals != 0 {
+        if !on_path[i] && x.counts.arrivals != 0 {
             return fail(at("arrivals at a service the client cannot reach"));
         }
-        if on_path[i] && m.succeeded > x.completed {
+        if on_path[i] && m.succeeded > x.counts.completed {
             return fail(at(&format!(
                 "{} user successes but only {} completions",
-                m.succeeded, x.completed
+                m.succeeded, x.counts.completed
             )));
         }
         if x.goodput_ratio.is_some_and(|g| g > 1.0) || x.wasted_ratio.is_some_and(|w| w > 1.0) {

@@ -11,6 +11,20 @@ fn loadsim() -> Command {
     Command::cargo_bin("loadsim").unwrap()
 }
 
+/// Runs loadsim with `args` (at most 20 s), expects exit code 2, and returns its stderr.
+fn refused<I, S>(args: I) -> String
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let out = loadsim()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(20))
+        .assert()
+        .code(2);
+    String::from_utf8(out.get_output().stderr.clone()).unwrap()
+}
+
 /// Runs `loadsim check naive.yaml --set <set>` and returns stderr after checking exit code 2.
 fn refused_set(set: &str) -> String {
     let out = loadsim()
@@ -143,7 +157,7 @@ fn a_run_stops_at_its_drain_horizon_and_reports_work_in_flight() {
     assert_eq!(r.engine.simulated_s, 5.0);
     let q = &r.services["q"];
     assert!(q.in_flight_at_end > 30, "{}", q.in_flight_at_end);
-    assert_eq!(q.admitted, q.completed + q.in_flight_at_end);
+    assert_eq!(q.counts.admitted, q.counts.completed + q.in_flight_at_end);
     assert_eq!(r.metrics.unfinished, q.in_flight_at_end);
     assert_eq!(
         r.metrics.requests,
@@ -154,9 +168,11 @@ fn a_run_stops_at_its_drain_horizon_and_reports_work_in_flight() {
 #[test]
 fn unwritable_output_paths_exit_2_before_running() {
     let dir = tempfile::tempdir().unwrap();
-    let missing = dir.path().join("no/such/folder/out.json");
+    // A file where a folder of the path must go: the folder cannot be created.
+    let file = dir.path().join("file.txt");
+    std::fs::write(&file, "x").unwrap();
     let mut cases = vec![
-        (missing, "does not exist"),
+        (file.join("folder/out.json"), "cannot create the folder"),
         (dir.path().to_owned(), "is a folder"),
         ("/sys/loadsim-out.json".into(), "cannot create a file"),
     ];
@@ -235,24 +251,14 @@ fn hostile_files_exit_2_from_the_binary() {
     for (name, text, words) in cases {
         let p = dir.path().join(name);
         std::fs::write(&p, text).unwrap();
-        let out = loadsim()
-            .arg("check")
-            .arg(&p)
-            .timeout(std::time::Duration::from_secs(20))
-            .assert()
-            .code(2);
-        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        let err = refused([std::ffi::OsStr::new("check"), p.as_os_str()]);
         assert!(err.contains(words), "{name}: {err}");
         assert!(!err.contains("panicked"), "{name}: {err}");
     }
-    // A device whose size reads as 0 and that never ends (was a hang, then out of memory).
-    let out = loadsim()
-        .args(["check", "/dev/zero"])
-        .timeout(std::time::Duration::from_secs(20))
-        .assert()
-        .code(2);
-    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(err.contains("longer than"), "{err}");
+    // A device whose size reads as 0 and that never ends (was a hang, then out of memory): refused
+    // before it is opened.
+    let err = refused(["check", "/dev/zero"]);
+    assert!(err.contains("is a device, not a regular file"), "{err}");
     let big = dir.path().join("big.yaml");
     std::fs::write(&big, vec![b'#'; 5 << 20]).unwrap();
     loadsim().arg("check").arg(&big).assert().code(2);
@@ -291,15 +297,19 @@ fn big_sweeps_need_yes_and_huge_ones_are_refused_before_expanding() {
     let dir = tempfile::tempdir().unwrap();
     let seeds: Vec<String> = (1..=1_001).map(|s| s.to_string()).collect();
     let file = sweep_file(dir.path(), &format!("{{seed: [{}]}}", seeds.join(", ")));
+    // Running them needs --yes (checked before anything runs, so nothing is written).
     let out = loadsim()
-        .args(["sweep", "--dry-run"])
+        .args(["sweep", "--out"])
+        .arg(dir.path().join("out"))
         .arg(&file)
         .assert()
         .code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("1001 cells") && err.contains("--yes"), "{err}");
+    assert!(!dir.path().join("out").exists());
+    // A dry run never needs confirmation (issue 18).
     loadsim()
-        .args(["sweep", "--dry-run", "--yes"])
+        .args(["sweep", "--dry-run"])
         .arg(&file)
         .timeout(std::time::Duration::from_secs(60))
         .assert()
@@ -345,4 +355,199 @@ fn a_sweep_cell_over_the_event_budget_is_refused_before_anything_runs() {
         "{err}"
     );
     assert!(!out_dir.join("results.csv").exists());
+}
+
+/// A chain of `n` services, `duration` of arrivals at 20 requests/s.
+fn chain(n: usize, duration: &str) -> String {
+    let mut y = format!(
+        "duration: {duration}\ndrain: 1s\narrivals: {{rate: 20}}\nclient: {{entry: s0, attempt_timeout: 10s}}\nservices:\n"
+    );
+    for i in 0..n {
+        if i + 1 < n {
+            y.push_str(&format!(
+                "  s{i}: {{slots: 4, calls: {{s{}: {{attempt_timeout: 10s}}}}}}\n",
+                i + 1
+            ));
+        } else {
+            y.push_str(&format!(
+                "  s{i}: {{slots: 4, service_time: {{dist: constant, value: 1ms}}}}\n"
+            ));
+        }
+    }
+    y
+}
+
+/// Issue 18: the time series of a 1000-service chain at 1 ms bins (bins × series × scenarios,
+/// gigabytes) is refused before the run with exit 2, naming the flags; within budget it runs.
+#[test]
+fn time_series_beyond_the_memory_budget_are_refused_before_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("chain.yaml");
+    std::fs::write(&file, chain(1000, "60s")).unwrap();
+    let started = std::time::Instant::now();
+    let out = loadsim()
+        .arg("run")
+        .arg(&file)
+        .args(["--timeseries-resolution", "1ms", "--timeseries"])
+        .arg(dir.path().join("s.csv"))
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(2);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(
+        err.contains("--max-memory") && err.contains("--timeseries-resolution"),
+        "{err}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert!(!dir.path().join("s.csv").exists());
+    // A small budget refuses even the article's scenario; the default runs it.
+    loadsim()
+        .arg("run")
+        .arg(scenario_path("naive"))
+        .args(["--max-memory", "64K", "--timeseries"])
+        .arg(dir.path().join("s.csv"))
+        .assert()
+        .code(2);
+}
+
+/// Issue 18: `boundary --steps 1000000000` (gigabytes of probes) and two `--vary` with
+/// `--steps 1000` (a million runs) are refused at once with exit 2 naming the flag to raise.
+#[test]
+fn boundary_searches_beyond_their_budget_are_refused_before_running() {
+    let run = |extra: &[&str]| {
+        let out = loadsim()
+            .arg("boundary")
+            .arg(scenario_path("naive"))
+            .args(["--vary", "faults.slow_b.duration", "--range", "0s..30s"])
+            .args(extra)
+            .timeout(std::time::Duration::from_secs(20))
+            .assert()
+            .code(2);
+        String::from_utf8(out.get_output().stderr.clone()).unwrap()
+    };
+    let err = run(&["--steps", "1000000000"]);
+    assert!(
+        err.contains("--max-memory") && err.contains("--steps"),
+        "{err}"
+    );
+    let err = run(&["--steps", "1000000000", "--yes"]);
+    assert!(err.contains("--max-memory"), "{err}");
+    let err = run(&[
+        "--vary",
+        "arrivals.rate",
+        "--range",
+        "200..1400",
+        "--steps",
+        "1000",
+    ]);
+    assert!(
+        err.contains("1000000 runs") && err.contains("--yes"),
+        "{err}"
+    );
+}
+
+/// Issue 18: a Poisson rate so small that the gap to the first arrival overflows (1e-10 and
+/// 1e-11 per second) used to spin forever; simulated time is the arrival loop's ceiling, so the
+/// run ends with no request, for every seed.
+#[test]
+fn a_rate_too_small_for_one_arrival_ends_instead_of_spinning() {
+    let (done, wait) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for rate in [1e-10, 1e-11] {
+            for seed in 1..=20 {
+                let mut sc = parse("duration: 1s\narrivals: {rate: 1}\nclient: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n").unwrap();
+                sc.rate = rate;
+                sc.seed = seed;
+                let r = run_with(&sc, RunOptions::default()).unwrap();
+                assert_eq!(r.metrics.requests, 0, "rate {rate}, seed {seed}");
+            }
+        }
+        let _ = done.send(());
+    });
+    wait.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("every run ends within a minute");
+}
+
+/// A named pipe blocks whoever opens it until a writer comes: as a scenario, an `extends` target,
+/// a sweep file or a sweep's scenario it hung loadsim forever. Refused at open, exit 2, by name.
+#[cfg(unix)]
+#[test]
+fn special_files_are_refused_before_they_are_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pipe.yaml");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let child = dir.path().join("child.yaml");
+    std::fs::write(&child, "extends: pipe.yaml\n").unwrap();
+    let sweep_of = |name: &str, scenario: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("name: t\nscenarios: [{scenario}]\n")).unwrap();
+        p
+    };
+    let sweep = sweep_of("sweep.yaml", "pipe.yaml");
+    let cases: Vec<(Vec<std::ffi::OsString>, &str)> = vec![
+        (vec!["check".into(), fifo.clone().into()], "named pipe"),
+        (vec!["run".into(), fifo.clone().into()], "named pipe"),
+        (vec!["check".into(), child.into()], "named pipe"),
+        (
+            vec!["sweep".into(), fifo.clone().into(), "--dry-run".into()],
+            "named pipe",
+        ),
+        (
+            vec!["sweep".into(), sweep.into(), "--dry-run".into()],
+            "named pipe",
+        ),
+        (vec!["check".into(), "/dev/null".into()], "is a device"),
+        (vec!["check".into(), dir.path().into()], "is a directory"),
+    ];
+    for (args, words) in &cases {
+        let err = refused(args);
+        assert!(err.contains(words), "{args:?}: {err}");
+        assert!(err.contains("error: "), "{args:?}: {err}");
+    }
+}
+
+/// `arrivals: {rate: 1e-10}` over 1 s passed `check` and then spun forever for about one seed in
+/// five: an inter-arrival gap saturated the clock and the arrival draw repeated at the end of
+/// time. Validation refuses the rate; the sampling ends the arrivals even when validation is
+/// bypassed.
+#[test]
+fn a_rate_too_small_for_the_run_is_refused_and_cannot_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    for rate in ["1e-10", "1e-11", "0.5"] {
+        let p = dir.path().join("tiny.yaml");
+        std::fs::write(
+            &p,
+            format!(
+                "extends: {}\nduration: 1s\narrivals: {{rate: {rate}}}\nfaults: {{slow_b: null}}\n",
+                scenario_path("naive").display()
+            ),
+        )
+        .unwrap();
+        let err = refused([std::ffi::OsStr::new("check"), p.as_os_str()]);
+        assert!(
+            err.contains("arrivals.rate") && err.contains("less than one arrival"),
+            "{rate}: {err}"
+        );
+    }
+    let mut sc = loadsim::Scenario::load(&scenario_path("naive"), &[], None).unwrap();
+    sc.rate = 1e-11;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for seed in 1..=10 {
+            sc.seed = seed;
+            let r = loadsim::model::run(&sc);
+            tx.send(r.map(|s| s.metrics.requests)).unwrap();
+        }
+    });
+    for _ in 1..=10 {
+        let arrived = rx
+            .recv_timeout(std::time::Duration::from_secs(30))
+            .expect("a run with a tiny rate must end")
+            .unwrap();
+        assert!(arrived <= 1, "{arrived}");
+    }
 }

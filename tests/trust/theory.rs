@@ -188,7 +188,7 @@ fn rows() -> Vec<Row> {
                     m.blocking,
                     svc(&|r| {
                         let s = &r.services["q"];
-                        s.rejected_full as f64 / s.arrivals as f64
+                        s.counts.rejected_full as f64 / s.counts.arrivals as f64
                     }),
                 );
                 row(
@@ -276,7 +276,7 @@ fn littles_law_holds_at_every_service_of_the_article_scenarios() {
         for (name, s) in &r.services {
             let l = s.mean_in_system;
             let lw = s.admitted_in_period_per_s * s.sojourn_in_period_mean_s.unwrap_or(0.0);
-            let whole = s.admitted as f64 / 60.0 * s.sojourn_mean_s.unwrap_or(0.0);
+            let whole = s.counts.admitted as f64 / 60.0 * s.sojourn_mean_s.unwrap_or(0.0);
             println!(
                 "| {} | {name} | {l:.4} | {:.2} | {:.5} | {lw:.4} | {whole:.4} |",
                 r.scenario,

@@ -1,5 +1,6 @@
 //! Checks on `faults:`. Owns the window rule (inside `[0, duration]`, `to` after `from`, exactly
-//! one of `to` and `duration`), which keys each kind takes, and their ranges.
+//! one of `to` and `duration`) and the ranges of each kind's values; which keys each kind takes is
+//! stated with the kinds, in [`crate::scenario::faults`].
 
 use std::collections::HashMap;
 
@@ -19,13 +20,7 @@ impl Validator<'_> {
         let key = format!("faults.{name}");
         let (from, to) = self.fault_window(&key, f, duration)?;
         let kind_name = format!("{:?}", f.kind).to_lowercase();
-        let allowed: &[&str] = match f.kind {
-            FaultKindRaw::Slow => &["service", "service_time"],
-            FaultKindRaw::Error => &["service", "fraction"],
-            FaultKindRaw::Outage => &["service"],
-            FaultKindRaw::Capacity => &["service", "slots"],
-            FaultKindRaw::Surge => &["factor"],
-        };
+        let allowed = super::super::faults::keys(f.kind);
         let given = [
             ("service", f.service.is_some()),
             ("service_time", f.service_time.is_some()),

@@ -3,15 +3,17 @@
 //! all problems of a document at once, each at its key path and line.
 
 mod faults;
-mod protections;
 
 use std::collections::HashMap;
 
-use super::error::{ConfigError, Diagnostic};
 use super::raw::{ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
-use super::source::Document;
-use super::suggest::{did_you_mean, explain_serde_message};
-use super::{ArrivalProcess, Backoff, ClientPolicy, Dist, Edge, Scenario, Service, Throttle};
+use super::{ArrivalProcess, ClientPolicy, Dist, Edge, Scenario, Service};
+use crate::config::suggest::did_you_mean;
+use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
+use crate::protections::{
+    Problems, adaptive, admission, breaker, budget, codel, discipline, hedge, pushback, retry,
+    throttle, timeout,
+};
 use crate::time::SimDuration;
 
 /// Largest arrival rate accepted (user requests per second).
@@ -22,18 +24,18 @@ pub const MAX_SLOTS: u32 = 10_000_000;
 /// event, so chain length is stack depth; 1 000 is far beyond any topology we model and well
 /// inside the stack of a worker thread.
 pub const MAX_SERVICES: usize = 1_000;
-/// Largest retry count accepted on any hop.
-pub const MAX_RETRIES: u32 = 100;
 /// Longest arrival period or drain accepted: 30 days.
 pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
 /// Default drain horizon after arrivals stop.
 pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
-/// Default delay of a `reject` reply (MODEL.md §2).
-pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 
-/// Deserializes and validates a merged document.
+/// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
+/// values, durations) and the problems of meaning of the rest, all in one report in file order.
 pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
-    let raw = deserialize::<ScenarioRaw>(doc)?;
+    let (raw, shape) = deserialize_all::<ScenarioRaw>(doc);
+    let Some(raw) = raw else {
+        return Err(doc.sorted(shape));
+    };
     if raw.services.len() > MAX_SERVICES {
         // Checking each of them would bury this sentence under thousands more.
         return Err(ConfigError::one(doc.diagnostic(
@@ -49,54 +51,23 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         problems: Vec::new(),
     };
     let scenario = v.scenario(raw);
-    if v.problems.is_empty() {
-        Ok(scenario)
-    } else {
-        Err(ConfigError {
-            diagnostics: v.problems,
-        })
+    if v.problems.is_empty() && shape.is_empty() {
+        return Ok(scenario);
     }
-}
-
-/// Typed deserialization with the failing key's path and line.
-pub fn deserialize<T: serde::de::DeserializeOwned>(doc: &Document) -> Result<T, ConfigError> {
-    serde_path_to_error::deserialize(&doc.value).map_err(|e| {
-        let mut key = e.path().to_string();
-        if key == "." {
-            key.clear();
-        }
-        let inner = strip_yaml_location(&e.inner().to_string());
-        let (message, unknown) = explain_serde_message(&inner);
-        // serde_path_to_error's path already ends at the unknown key; add it only if it does not.
-        if let Some(word) = unknown
-            && !(key == word || key.ends_with(&format!(".{word}")))
-        {
-            key = if key.is_empty() {
-                word
-            } else {
-                format!("{key}.{word}")
-            };
-        }
-        let message = message
-            .replace("invalid type: ", "wrong type: ")
-            .replace(
-                "expected u32",
-                "expected a whole number from 0 to 4294967295",
-            )
-            .replace(
-                "expected u64",
-                "expected a whole number from 0 to 18446744073709551615",
-            )
-            .replace("expected f64", "expected a number");
-        ConfigError::one(doc.diagnostic(&key, message))
-    })
-}
-
-fn strip_yaml_location(message: &str) -> String {
-    match message.find(" at line ") {
-        Some(i) => message[..i].to_owned(),
-        None => message.to_owned(),
-    }
+    // A value with a shape problem was left out; what its absence implies, at its own key, below
+    // it or at the keys that hold it, is no news.
+    let within = |key: &str, outer: &str| {
+        key == outer
+            || key.starts_with(&format!("{outer}."))
+            || key.starts_with(&format!("{outer}["))
+    };
+    let meaning = v.problems.into_iter().filter(|p| {
+        !shape
+            .iter()
+            .any(|s| within(&p.key, &s.key) || within(&s.key, &p.key))
+    });
+    let all: Vec<Diagnostic> = shape.iter().cloned().chain(meaning).collect();
+    Err(doc.sorted(all))
 }
 
 struct Validator<'a> {
@@ -104,9 +75,15 @@ struct Validator<'a> {
     problems: Vec<Diagnostic>,
 }
 
+impl Problems for Validator<'_> {
+    fn problem(&mut self, key: &str, message: String) {
+        self.problems.push(self.doc.diagnostic(key, message));
+    }
+}
+
 impl Validator<'_> {
     fn problem(&mut self, key: &str, message: impl Into<String>) {
-        self.problems.push(self.doc.diagnostic(key, message));
+        Problems::problem(self, key, message.into());
     }
 
     fn scenario(&mut self, raw: ScenarioRaw) -> Scenario {
@@ -140,6 +117,16 @@ impl Validator<'_> {
                 "arrivals.rate",
                 format!("must be at most {MAX_RATE} requests per second"),
             );
+        } else if !duration.is_zero() && rate * duration.as_secs_f64() < 1.0 {
+            // Also keeps the mean gap between arrivals far inside the nanosecond clock.
+            self.problem(
+                "arrivals.rate",
+                format!(
+                    "{rate} requests per second over {duration} is less than one arrival on \
+                     average, nothing to measure; give a rate of at least one request per \
+                     `duration` (rate × duration ≥ 1)"
+                ),
+            );
         }
 
         let names: HashMap<&str, usize> = raw
@@ -151,6 +138,19 @@ impl Validator<'_> {
         if raw.services.is_empty() {
             self.problem("services", "must name at least one service");
         }
+        for sname in raw.services.keys() {
+            if !valid_service_name(sname) {
+                self.problem(
+                    &format!("services.{sname}"),
+                    format!(
+                        "`{}` cannot name a service: use letters, digits, `_` and `-` (names make \
+                         up edge names like `a->b` and key paths like `services.a.slots`, so \
+                         other characters could make two of them collide)",
+                        crate::config::suggest::shorten(sname)
+                    ),
+                );
+            }
+        }
         let mut services = Vec::with_capacity(raw.services.len());
         let mut edges = Vec::new();
         for (i, (sname, s)) in raw.services.iter().enumerate() {
@@ -161,9 +161,16 @@ impl Validator<'_> {
         let entry = self.service_ref("client.entry", &raw.client.entry, &names);
         let client = ClientPolicy {
             entry: entry.unwrap_or(0),
-            attempt_timeout: self.positive("client.attempt_timeout", raw.client.attempt_timeout.0),
-            retries: self.retries("client.retries", raw.client.retries),
-            retry_interval: raw.client.retry_interval.map_or(SimDuration::ZERO, |d| d.0),
+            attempt_timeout: timeout::validate(
+                "client.attempt_timeout",
+                raw.client.attempt_timeout.0,
+                self,
+            ),
+            retries: retry::validate_retries("client.retries", raw.client.retries, self),
+            retry_interval: raw
+                .client
+                .retry_interval
+                .map_or(retry::DEFAULT_RETRY_INTERVAL, |d| d.0),
             propagate_deadline: raw.client.propagate_deadline.unwrap_or(false),
             cancel_on_abandon: raw.client.cancel_on_abandon.unwrap_or(false),
         };
@@ -213,17 +220,7 @@ impl Validator<'_> {
                 format!("must be at most {MAX_SLOTS}"),
             );
         }
-        match s.queue_cap {
-            Some(0) => self.problem(
-                &format!("{key}.queue_cap"),
-                "must be at least 1; remove it for an unbounded queue",
-            ),
-            Some(c) if c > MAX_SLOTS => self.problem(
-                &format!("{key}.queue_cap"),
-                format!("must be at most {MAX_SLOTS}"),
-            ),
-            _ => {}
-        }
+        admission::validate_queue_cap(&format!("{key}.queue_cap"), s.queue_cap, self);
         let service_time = s
             .service_time
             .as_ref()
@@ -241,13 +238,15 @@ impl Validator<'_> {
             name: name.to_owned(),
             slots: s.slots,
             queue_cap: s.queue_cap,
-            discipline: self.discipline(&key, s),
+            discipline: discipline::validate(&key, s.queue_discipline, s.lifo_after, self),
             drop_expired: s.drop_expired.unwrap_or(false),
-            reject_delay: s.reject_delay.map_or(DEFAULT_REJECT_DELAY, |d| d.0),
+            reject_delay: s
+                .reject_delay
+                .map_or(admission::DEFAULT_REJECT_DELAY, |d| d.0),
             service_time,
             max_queue_time: s.max_queue_time.map(|d| d.0),
-            codel: s.codel.as_ref().map(|c| self.codel(&key, c)),
-            pushback: s.pushback.as_ref().and_then(|p| self.pushback(&key, p)),
+            codel: self.nested(&key, "codel", s.codel.as_ref(), codel::validate),
+            pushback: self.nested(&key, "pushback", s.pushback.as_ref(), pushback::validate),
             parallel: s.parallel.unwrap_or(false),
             calls,
         }
@@ -303,94 +302,62 @@ impl Validator<'_> {
         callee_name: &str,
         c: &CallRaw,
     ) -> Edge {
-        let backoff = match &c.backoff {
-            None => Backoff {
-                base: SimDuration::ZERO,
-                cap: None,
-            },
-            Some(b) => {
-                if let Some(cap) = b.cap
-                    && cap.0 < b.base.0
-                {
-                    self.problem(
-                        &format!("{key}.backoff.cap"),
-                        "must be at least `backoff.base`",
-                    );
-                }
-                Backoff {
-                    base: b.base.0,
-                    cap: b.cap.map(|d| d.0),
-                }
-            }
-        };
-        let throttle = c.retry_throttle.as_ref().and_then(|t| {
-            let tkey = format!("{key}.retry_throttle");
-            let mut ok = true;
-            if !(t.max_tokens.is_finite() && t.max_tokens > 0.0 && t.max_tokens <= 1000.0) {
-                self.problem(
-                    &format!("{tkey}.max_tokens"),
-                    "must be in (0, 1000] (gRFC A6)",
-                );
-                ok = false;
-            }
-            if !(t.token_ratio.is_finite()
-                && t.token_ratio > 0.0
-                && t.token_ratio <= t.max_tokens.max(0.0))
-            {
-                self.problem(
-                    &format!("{tkey}.token_ratio"),
-                    "must be positive and at most `max_tokens` (gRFC A6)",
-                );
-                ok = false;
-            }
-            ok.then(|| Throttle {
-                max_milli: (t.max_tokens * 1000.0).round() as u64,
-                ratio_milli: ((t.token_ratio * 1000.0).round() as u64).max(1),
-            })
-        });
+        let backoff = retry::validate_backoff(&format!("{key}.backoff"), c.backoff.as_ref(), self);
+        let throttle = self.nested(
+            key,
+            "retry_throttle",
+            c.retry_throttle.as_ref(),
+            throttle::validate,
+        );
         Edge {
             caller,
             callee,
             name: format!("{caller_name}->{callee_name}"),
-            attempt_timeout: self.positive(&format!("{key}.attempt_timeout"), c.attempt_timeout.0),
-            retries: self.retries(&format!("{key}.retries"), c.retries),
+            attempt_timeout: timeout::validate(
+                &format!("{key}.attempt_timeout"),
+                c.attempt_timeout.0,
+                self,
+            ),
+            retries: retry::validate_retries(&format!("{key}.retries"), c.retries, self),
             backoff,
             throttle,
             propagate_deadline: c.propagate_deadline.unwrap_or(false),
-            retry_budget: c
-                .retry_budget
-                .as_ref()
-                .and_then(|b| self.retry_budget(key, b)),
-            adaptive_throttle: c
-                .adaptive_throttle
-                .as_ref()
-                .and_then(|t| self.adaptive_throttle(key, t)),
+            retry_budget: self.nested(
+                key,
+                "retry_budget",
+                c.retry_budget.as_ref(),
+                budget::validate,
+            ),
+            adaptive_throttle: self.nested(
+                key,
+                "adaptive_throttle",
+                c.adaptive_throttle.as_ref(),
+                adaptive::validate,
+            ),
             cancel_on_abandon: c.cancel_on_abandon.unwrap_or(false),
             honor_retry_after: c.honor_retry_after.unwrap_or(false),
-            circuit_breaker: c
-                .circuit_breaker
-                .as_ref()
-                .and_then(|b| self.circuit_breaker(key, b)),
-            hedge: c
-                .hedge
-                .as_ref()
-                .and_then(|h| self.hedge(key, h, c.retries.unwrap_or(0))),
+            circuit_breaker: self.nested(
+                key,
+                "circuit_breaker",
+                c.circuit_breaker.as_ref(),
+                breaker::validate,
+            ),
+            hedge: self.nested(key, "hedge", c.hedge.as_ref(), |k, h, v| {
+                hedge::validate(k, h, c.retries.unwrap_or(0), v)
+            }),
         }
     }
 
-    fn positive(&mut self, key: &str, d: SimDuration) -> SimDuration {
-        if d.is_zero() {
-            self.problem(key, "must be longer than 0s");
-        }
-        d
-    }
-
-    fn retries(&mut self, key: &str, r: Option<u32>) -> u32 {
-        let r = r.unwrap_or(0);
-        if r > MAX_RETRIES {
-            self.problem(key, format!("must be at most {MAX_RETRIES}"));
-        }
-        r
+    /// Validates the optional protection `name` under `parent` with its module's `validate`, which
+    /// gets the protection's own key path.
+    fn nested<R, T>(
+        &mut self,
+        parent: &str,
+        name: &str,
+        raw: Option<&R>,
+        validate: impl FnOnce(&str, &R, &mut Self) -> Option<T>,
+    ) -> Option<T> {
+        raw.and_then(|r| validate(&format!("{parent}.{name}"), r, self))
     }
 
     /// Checks that exactly the `allowed` keys of a flat, tagged map (a distribution, a fault) are
@@ -548,6 +515,16 @@ impl Validator<'_> {
             }
         }
     }
+}
+
+/// Whether `name` may name a service: ASCII letters, digits, `_` and `-`, not empty. Edge names
+/// (`caller->callee`) and dotted key paths are built from service names; with `>` or `.` allowed,
+/// `p` → `q->r` and `p->q` → `r` would both be the edge `p->q->r`.
+pub fn valid_service_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
 }
 
 pub(super) fn list(items: &[&str]) -> String {

@@ -1,12 +1,49 @@
-//! CoDel (RFC 8289) adapted to a request queue: the decision is taken at dequeue from the
+//! CoDel (RFC 8289) at a service's queue (`services.<name>.codel`), adapted to a request queue: the decision is taken at dequeue from the
 //! request's sojourn time. When the sojourn has stayed at or above `target` for a whole
 //! `interval`, the queue enters the dropping state and drops the request at the head; further
 //! drops come at `interval / sqrt(count)` spacing while the sojourn stays above target; one
 //! request below target ends the dropping state. The drop count is carried over when dropping
 //! resumes soon after it stopped (RFC 8289 §5.5 of the pseudocode).
 
-use crate::scenario::Codel;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::DurationText;
+use super::Problems;
 use crate::time::{SimDuration, SimTime};
+
+/// Default acceptable standing queue delay (RFC 8289's value).
+pub const DEFAULT_TARGET: SimDuration = SimDuration::from_millis(5);
+/// Default window over which the delay must stay above target (RFC 8289's value).
+pub const DEFAULT_INTERVAL: SimDuration = SimDuration::from_millis(100);
+
+/// CoDel parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodelRaw {
+    /// Acceptable standing queue delay.
+    #[schemars(extend("default" = DEFAULT_TARGET.to_string()))]
+    pub target: Option<DurationText>,
+    /// Window over which the delay must stay above `target` before shedding.
+    #[schemars(extend("default" = DEFAULT_INTERVAL.to_string()))]
+    pub interval: Option<DurationText>,
+}
+
+/// CoDel parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Codel {
+    pub target: SimDuration,
+    pub interval: SimDuration,
+}
+
+/// Checks `codel` at `key`.
+pub(crate) fn validate(key: &str, c: &CodelRaw, p: &mut impl Problems) -> Option<Codel> {
+    let interval = c.interval.map_or(DEFAULT_INTERVAL, |d| d.0);
+    Some(Codel {
+        target: c.target.map_or(DEFAULT_TARGET, |d| d.0),
+        interval: super::positive(&format!("{key}.interval"), interval, p)?,
+    })
+}
 
 /// CoDel state of one queue.
 #[derive(Clone, Debug)]
@@ -88,6 +125,20 @@ impl CodelState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protections::bad_snippets::{At, accepted, check};
+
+    #[test]
+    fn bad_snippets() {
+        check(
+            At::Service,
+            &[(
+                "codel: {interval: 0s}",
+                "codel.interval",
+                "must be longer than 0s",
+            )],
+        );
+        accepted(At::Service, &["codel: {}", "codel: {target: 0s}"]);
+    }
 
     const MS: u64 = 1_000_000;
 

@@ -1,0 +1,266 @@
+//! The budget check: each call's worst case — attempts × attempt timeout + the longest backoff
+//! before each retry — against the time its caller *serves under* ([`serves_under`]), and the
+//! client's own worst case. Owns those bounds, the findings they give, and their wording.
+
+use super::show::show_duration;
+use super::{Check, Finding, Level};
+use crate::protections::retry::max_backoff;
+use crate::scenario::{Edge, EdgeId, Scenario};
+use crate::time::SimDuration;
+
+/// Who sets the time a service serves under.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Waiter {
+    /// The client's attempt timeout (the service is the entry).
+    Client,
+    /// The attempt timeout of this edge, into the service.
+    Edge(EdgeId),
+}
+
+/// How long a service's callers wait for one of its replies, at most.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ServesUnder {
+    /// The longest wait of the tightest caller.
+    pub wait: SimDuration,
+    /// Whose attempt timeout gives `wait`.
+    pub set_by: Waiter,
+    /// `wait` is shorter than that attempt timeout: the caller's own deadline cuts it.
+    pub cut_by_deadline: bool,
+    /// Every request reaching the service carries a deadline (its calls are cut to fit, and
+    /// `drop_expired` can act).
+    pub deadline: bool,
+}
+
+/// For each service, the time it serves under; `None` for a service the client cannot reach.
+pub fn serves_under(sc: &Scenario) -> Vec<Option<ServesUnder>> {
+    let mut out: Vec<Option<ServesUnder>> = vec![None; sc.services.len()];
+    out[sc.client.entry] = Some(ServesUnder {
+        wait: sc.client.attempt_timeout,
+        set_by: Waiter::Client,
+        cut_by_deadline: false,
+        deadline: sc.client.propagate_deadline,
+    });
+    for s in sc.topological_order() {
+        let Some(caller) = out[s] else { continue };
+        for &e in &sc.services[s].calls {
+            let edge = &sc.edges[e];
+            let wait = if caller.deadline {
+                edge.attempt_timeout.min(caller.wait)
+            } else {
+                edge.attempt_timeout
+            };
+            let this = ServesUnder {
+                wait,
+                set_by: Waiter::Edge(e),
+                cut_by_deadline: wait < edge.attempt_timeout,
+                deadline: edge.propagate_deadline,
+            };
+            out[edge.callee] = Some(match out[edge.callee] {
+                None => this,
+                Some(prev) => {
+                    let tightest = if this.wait < prev.wait { this } else { prev };
+                    ServesUnder {
+                        deadline: prev.deadline && this.deadline,
+                        ..tightest
+                    }
+                }
+            });
+        }
+    }
+    out
+}
+
+/// The longest one call on `edge` can take: every attempt times out, every backoff is maximal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallWorstCase {
+    pub attempts: u32,
+    pub timeout: SimDuration,
+    /// The longest backoff before each retry.
+    pub backoffs: Vec<SimDuration>,
+    /// `attempts × timeout + Σ backoffs`.
+    pub total: SimDuration,
+}
+
+/// The worst case of one call on `edge`.
+pub fn call_worst_case(edge: &Edge) -> CallWorstCase {
+    let backoffs: Vec<SimDuration> = (0..edge.retries)
+        .map(|n| max_backoff(&edge.backoff, n))
+        .collect();
+    let attempts = edge.retries.saturating_add(1);
+    let total = backoffs.iter().fold(
+        SimDuration(edge.attempt_timeout.0.saturating_mul(attempts as u64)),
+        |t, &b| t + b,
+    );
+    CallWorstCase {
+        attempts,
+        timeout: edge.attempt_timeout,
+        backoffs,
+        total,
+    }
+}
+
+/// How many attempts of `call` (with the longest backoffs between them) fit within `wait`.
+pub fn attempts_that_fit(call: &CallWorstCase, wait: SimDuration) -> u32 {
+    let mut used = SimDuration::ZERO;
+    for n in 0..call.attempts {
+        if n > 0 {
+            used = used + call.backoffs[n as usize - 1];
+        }
+        used = used + call.timeout;
+        if used > wait {
+            return n;
+        }
+    }
+    call.attempts
+}
+
+/// The largest attempt timeout, in whole milliseconds, that keeps every attempt of `call` and its
+/// longest backoffs within `wait`; `None` when the backoffs alone use it up.
+pub fn timeout_that_fits(call: &CallWorstCase, wait: SimDuration) -> Option<SimDuration> {
+    let backoffs: u64 = call.backoffs.iter().map(|b| b.0).sum();
+    let per = wait.0.checked_sub(backoffs)? / call.attempts as u64;
+    let ms = per / 1_000_000;
+    (ms > 0).then(|| SimDuration::from_millis(ms))
+}
+
+/// The budget of one call: its worst case against the time its caller serves under.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallBudget {
+    pub edge: EdgeId,
+    pub worst: CallWorstCase,
+    /// What the caller serves under (`None` if the caller is unreachable).
+    pub caller_serves_under: Option<ServesUnder>,
+    /// Attempts that fit within that time.
+    pub fit: Option<u32>,
+}
+
+/// The client's side: how long a user can wait in all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ClientBudget {
+    pub attempts: u32,
+    pub timeout: SimDuration,
+    pub interval: SimDuration,
+    /// `attempts × timeout + retries × interval`.
+    pub total: SimDuration,
+}
+
+/// Describes what a service serves under, e.g. `1s (client->gateway attempt timeout, no deadline)`.
+pub fn describe_serves_under(sc: &Scenario, u: &ServesUnder) -> String {
+    let by = match u.set_by {
+        Waiter::Client => format!(
+            "client->{} attempt timeout",
+            sc.services[sc.client.entry].name
+        ),
+        Waiter::Edge(e) if u.cut_by_deadline => {
+            format!(
+                "{} attempt timeout cut to its caller's deadline",
+                sc.edges[e].name
+            )
+        }
+        Waiter::Edge(e) => format!("{} attempt timeout", sc.edges[e].name),
+    };
+    let deadline = if u.deadline {
+        "with deadline"
+    } else {
+        "no deadline"
+    };
+    format!("{} ({by}, {deadline})", show_duration(u.wait))
+}
+
+/// `3 × 1s + 10ms + 20ms + 40ms = 3.07s`.
+pub fn describe_call(w: &CallWorstCase) -> String {
+    let mut s = format!("{} × {}", w.attempts, show_duration(w.timeout));
+    for b in &w.backoffs {
+        s.push_str(&format!(" + {}", show_duration(*b)));
+    }
+    if w.attempts > 1 || !w.backoffs.is_empty() {
+        s.push_str(&format!(" = {}", show_duration(w.total)));
+    }
+    s
+}
+
+/// The key that turns on deadline propagation into a service from `set_by`.
+pub(super) fn propagate_key(sc: &Scenario, set_by: Waiter) -> String {
+    match set_by {
+        Waiter::Client => "client.propagate_deadline: true".to_owned(),
+        Waiter::Edge(e) => {
+            let edge = &sc.edges[e];
+            format!(
+                "services.{}.calls.{}.propagate_deadline: true",
+                sc.services[edge.caller].name, sc.services[edge.callee].name
+            )
+        }
+    }
+}
+
+pub(super) fn budget_findings(
+    sc: &Scenario,
+    e: EdgeId,
+    worst: &CallWorstCase,
+    caller: &ServesUnder,
+    fit: u32,
+    out: &mut Vec<Finding>,
+) {
+    if worst.total <= caller.wait {
+        return;
+    }
+    let edge = &sc.edges[e];
+    let caller_name = &sc.services[edge.caller].name;
+    let key = format!(
+        "services.{caller_name}.calls.{}",
+        sc.services[edge.callee].name
+    );
+    let after = if caller.deadline {
+        "the deadline cuts the rest short or never sends them, yet each one sent still loads every service below"
+    } else {
+        "the rest run after the caller gave up, as wasted work"
+    };
+    let (message, mut fixes) = if fit == 0 {
+        (
+            format!(
+                "the attempt timeout alone ({}) is longer than the {} {caller_name} serves under: not one attempt fits; worst case {}",
+                show_duration(worst.timeout),
+                show_duration(caller.wait),
+                describe_call(worst)
+            ),
+            vec![format!(
+                "set `{key}.attempt_timeout` below {}",
+                show_duration(caller.wait)
+            )],
+        )
+    } else {
+        let mut fixes = vec![format!("set `{key}.retries: {}`", fit - 1)];
+        if let Some(t) = timeout_that_fits(worst, caller.wait)
+            && worst.attempts > 1
+        {
+            fixes.push(format!(
+                "keep {} attempts with `{key}.attempt_timeout: {}`",
+                worst.attempts,
+                show_duration(t)
+            ));
+        }
+        (
+            format!(
+                "retries cannot fit inside the caller's deadline: {} attempts take up to {} but {caller_name} serves under {}; {fit} of them {}, {after}",
+                worst.attempts,
+                describe_call(worst),
+                describe_serves_under(sc, caller),
+                if fit == 1 { "fits" } else { "fit" },
+            ),
+            fixes,
+        )
+    };
+    if !caller.deadline {
+        fixes.push(format!(
+            "propagate the deadline to {caller_name} (`{}`) so its calls stop when its caller stops waiting",
+            propagate_key(sc, caller.set_by)
+        ));
+    }
+    out.push(Finding {
+        level: Level::Warning,
+        check: Check::Budget,
+        subject: edge.name.clone(),
+        message,
+        fix: Some(fixes.join("; or ")),
+    });
+}

@@ -1,0 +1,199 @@
+//! The load check: offered load × amplification against capacity (`slots` / mean service time),
+//! normally and inside each fault window, with the slot holding time when calls time out. Owns
+//! those bounds and the findings they give.
+
+use super::budget::{ServesUnder, call_worst_case};
+use super::regime::Regime;
+use super::show::{show_factor, show_rate, show_secs};
+use super::{Check, Finding, Level};
+use crate::protections::throttle::sustained_attempts_per_call;
+use crate::scenario::{Edge, Scenario, ServiceId};
+
+/// For a service with calls, the longest one request holds a slot when every call times out:
+/// normal mean own work + each call's worst case, the calls cut to the time the service serves
+/// under when its requests carry a deadline (attempts are then cut to the time left). `None`
+/// for a service without calls.
+pub fn longest_hold(
+    sc: &Scenario,
+    s: ServiceId,
+    u: &ServesUnder,
+    normal_mean: &[f64],
+) -> Option<f64> {
+    let svc = &sc.services[s];
+    if svc.calls.is_empty() {
+        return None;
+    }
+    let calls: f64 = svc
+        .calls
+        .iter()
+        .map(|&e| call_worst_case(&sc.edges[e]).total.as_secs_f64())
+        .sum();
+    let calls = if u.deadline {
+        calls.min(u.wait.as_secs_f64())
+    } else {
+        calls
+    };
+    let own = normal_mean[s]
+        - svc
+            .calls
+            .iter()
+            .map(|&e| normal_mean[sc.edges[e].callee])
+            .sum::<f64>();
+    Some(own.max(0.0) + calls)
+}
+
+/// Requests per second a service completes at most: `slots` / mean service time (`None` when the
+/// service does no work at all).
+pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
+    (mean_service_s > 0.0).then(|| slots as f64 / mean_service_s)
+}
+
+/// Attempts per user request at each service when every call on an edge multiplies by
+/// `edge_factor` and the client by `client_factor`: the sum over call paths of the products.
+pub fn amplification(
+    sc: &Scenario,
+    client_factor: f64,
+    edge_factor: impl Fn(&Edge) -> f64,
+) -> Vec<f64> {
+    let mut a = vec![0.0; sc.services.len()];
+    a[sc.client.entry] = client_factor;
+    for s in sc.topological_order() {
+        for &e in &sc.services[s].calls {
+            let edge = &sc.edges[e];
+            a[edge.callee] += a[s] * edge_factor(edge);
+        }
+    }
+    a
+}
+
+/// The attempts one call on `edge` makes in the long run while its attempts keep failing
+/// ([`sustained_attempts_per_call`]: every retry, or `1 + token_ratio` under a gRFC A6 throttle).
+pub fn sustained_factor(edge: &Edge) -> f64 {
+    sustained_attempts_per_call(edge.retries, edge.throttle)
+}
+
+/// Per service: the load checks' numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Load {
+    pub service: ServiceId,
+    /// `slots / mean service time` per regime (an upper bound for services with calls).
+    pub capacity: Vec<Option<f64>>,
+    /// For a service with calls: the longest a slot is held when its calls time out, seconds
+    /// ([`longest_hold`]), and `slots` / that.
+    pub timeout_hold_s: Option<f64>,
+    pub timeout_capacity: Option<f64>,
+    /// Attempts per user request: first attempts only, under sustained failure, worst case (R1).
+    pub first: f64,
+    pub sustained: f64,
+    pub worst: u64,
+}
+
+pub(super) fn load_findings(
+    sc: &Scenario,
+    load: &Load,
+    u: &ServesUnder,
+    regimes: &[Regime],
+    out: &mut Vec<Finding>,
+) {
+    let s = load.service;
+    let svc = &sc.services[s];
+    let name = &svc.name;
+    let offered = sc.rate * load.first;
+    let sheds = svc.queue_cap.is_some() || (svc.drop_expired && u.deadline);
+    for (i, &r) in regimes.iter().enumerate() {
+        let Some(cap) = load.capacity[i] else {
+            continue;
+        };
+        if i > 0 && load.capacity[i] == load.capacity[0] {
+            continue;
+        }
+        if offered >= cap {
+            let (level, message, fix) = if r == Regime::Normal {
+                (
+                    Level::Warning,
+                    format!(
+                        "overloaded without any fault: first attempts alone offer {} against a capacity of {}",
+                        show_rate(offered),
+                        show_rate(cap)
+                    ),
+                    Some(format!(
+                        "raise `services.{name}.slots` above {}, or lower `arrivals.rate`",
+                        (offered / cap * svc.slots as f64).ceil()
+                    )),
+                )
+            } else {
+                (
+                    Level::Note,
+                    format!(
+                        "{} overloads it: first attempts alone offer {} against {}; requests fail inside the window, as the fault intends",
+                        sc.faults[i - 1].name,
+                        show_rate(offered),
+                        show_rate(cap)
+                    ),
+                    None,
+                )
+            };
+            out.push(Finding {
+                level,
+                check: Check::Load,
+                subject: name.clone(),
+                message,
+                fix,
+            });
+        }
+    }
+    let sustained = sc.rate * load.sustained;
+    if let (Some(hold), Some(cap)) = (load.timeout_hold_s, load.timeout_capacity)
+        && sustained > cap
+    {
+        out.push(Finding {
+            level: Level::Note,
+            check: Check::Load,
+            subject: name.clone(),
+            message: format!(
+                "when its calls time out a request holds a slot up to {}, so it completes at most {} against up to {} offered under sustained failure: it stays saturated for as long as its calls keep failing",
+                show_secs(hold),
+                show_rate(cap),
+                show_rate(sustained)
+            ),
+            fix: None,
+        });
+    }
+    let Some(normal) = load.capacity[0] else {
+        return;
+    };
+    if sustained > normal && offered < normal {
+        let message = format!(
+            "once requests fail, retries offer up to {} (×{} per user request) against a capacity of {} even with no fault",
+            show_rate(sustained),
+            show_factor(load.sustained),
+            show_rate(normal)
+        );
+        if sheds {
+            let how = if svc.queue_cap.is_some() {
+                "its bounded queue rejects the excess fast"
+            } else {
+                "it drops expired requests at dequeue"
+            };
+            out.push(Finding {
+                level: Level::Note,
+                check: Check::Load,
+                subject: name.clone(),
+                message: format!("{message}; {how}, so the excess costs no work"),
+                fix: None,
+            });
+        } else {
+            out.push(Finding {
+                level: Level::Warning,
+                check: Check::Load,
+                subject: name.clone(),
+                message: format!(
+                    "{message}, and nothing sheds it: an overload started by a fault can sustain itself after the fault ends"
+                ),
+                fix: Some(format!(
+                    "retry in one place only (`retries: 0` on the other edges of the chain), throttle retries (`retry_throttle`), and shed dead work at {name} (`queue_cap`, or deadlines with `drop_expired`)"
+                )),
+            });
+        }
+    }
+}

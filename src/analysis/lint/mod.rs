@@ -1,0 +1,219 @@
+//! The policy linter behind `loadsim check`: what a scenario's policies imply before any run, as
+//! pure functions over a validated [`Scenario`]. Four checks, after the article's §5 and §7:
+//!
+//! - **R1**, worst-case attempts per user request at each service ([`Scenario::worst_case_attempts`]).
+//! - **Budget fit**: each call's worst case — attempts × attempt timeout + the longest backoff
+//!   before each retry — against the time its caller *serves under* ([`serves_under`]).
+//! - **Queue wait** (§7): `queue_cap` × mean service time / `slots` against the wait of the
+//!   service's callers, normally and inside each fault window.
+//! - **Load**: offered load × amplification against capacity (`slots` / mean service time).
+//!
+//! One submodule per check — [`budget`](mod@budget), [`queue`](mod@queue), [`load`](mod@load) —
+//! over the regimes of [`regime`](mod@regime) (normal, and each fault window); [`show`](mod@show)
+//! words the numbers. This module runs them all ([`lint()`]) and holds the findings.
+//!
+//! Two bounds carry the arithmetic, both chosen so that a warning cannot be a false alarm:
+//!
+//! - *The time a service serves under* is the longest its callers can wait for one reply: the
+//!   calling edge's attempt timeout, cut to the caller's own wait when the caller's requests
+//!   carry a deadline (the attempt is then cut to the time left). With several callers, the
+//!   tightest. It is an upper bound: queueing and own work upstream only shorten it.
+//! - *The mean service time of a service with calls* is the mean time a slot is held, bounded
+//!   below by its own mean work plus, per call, the callee's mean service time (one attempt that
+//!   succeeds without queueing). So the capacity shown for such a service is an upper bound and
+//!   its queue wait a lower bound.
+
+pub mod budget;
+pub mod load;
+pub mod queue;
+pub mod regime;
+pub mod show;
+#[cfg(test)]
+mod tests;
+
+pub use budget::{
+    CallBudget, CallWorstCase, ClientBudget, ServesUnder, Waiter, attempts_that_fit,
+    call_worst_case, describe_call, describe_serves_under, serves_under, timeout_that_fits,
+};
+pub use load::{Load, amplification, capacity, longest_hold, sustained_factor};
+pub use queue::QueueWait;
+pub use regime::{Regime, mean_service_time, regime_name, regimes};
+pub use show::{show_duration, show_factor, show_rate, show_secs};
+
+use budget::budget_findings;
+use load::load_findings;
+use queue::queue_findings;
+use regime::slots_in;
+
+use crate::scenario::{Scenario, ServiceId};
+use crate::time::SimDuration;
+
+/// How serious a finding is. Only warnings fail `loadsim check --deny-warnings`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Worth knowing; nothing to fix.
+    Note,
+    /// A policy the article's rules reject; comes with a suggested fix.
+    Warning,
+}
+
+/// Which check produced a finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Check {
+    Budget,
+    Queue,
+    Deadline,
+    Load,
+}
+
+impl Check {
+    /// The check's name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::Budget => "budget",
+            Check::Queue => "queue",
+            Check::Deadline => "deadline",
+            Check::Load => "load",
+        }
+    }
+}
+
+/// One finding: what, where (a service or an edge name), the numbers, and a fix for warnings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Finding {
+    pub level: Level,
+    pub check: Check,
+    pub subject: String,
+    pub message: String,
+    pub fix: Option<String>,
+}
+
+/// Everything `loadsim check` reports about one scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lint {
+    pub client: ClientBudget,
+    pub serves_under: Vec<Option<ServesUnder>>,
+    pub calls: Vec<CallBudget>,
+    pub regimes: Vec<Regime>,
+    /// `[regime][service]`, seconds.
+    pub mean_service_s: Vec<Vec<f64>>,
+    pub queues: Vec<QueueWait>,
+    pub loads: Vec<Load>,
+    pub findings: Vec<Finding>,
+}
+
+impl Lint {
+    /// Number of findings at `level`.
+    pub fn count(&self, level: Level) -> usize {
+        self.findings.iter().filter(|f| f.level == level).count()
+    }
+}
+
+/// Runs every check on `sc`.
+pub fn lint(sc: &Scenario) -> Lint {
+    let under = serves_under(sc);
+    let reachable: Vec<ServiceId> = sc
+        .topological_order()
+        .into_iter()
+        .filter(|&s| under[s].is_some())
+        .collect();
+    let regimes = regimes(sc);
+    let mean: Vec<Vec<f64>> = regimes.iter().map(|&r| mean_service_time(sc, r)).collect();
+    let client = ClientBudget {
+        attempts: sc.client.retries.saturating_add(1),
+        timeout: sc.client.attempt_timeout,
+        interval: sc.client.retry_interval,
+        total: SimDuration(
+            sc.client
+                .attempt_timeout
+                .0
+                .saturating_mul(sc.client.retries as u64 + 1)
+                .saturating_add(
+                    sc.client
+                        .retry_interval
+                        .0
+                        .saturating_mul(sc.client.retries as u64),
+                ),
+        ),
+    };
+    let mut findings = Vec::new();
+
+    let mut calls = Vec::new();
+    for &s in &reachable {
+        for &e in &sc.services[s].calls {
+            let worst = call_worst_case(&sc.edges[e]);
+            let caller = under[s];
+            let fit = caller.map(|c| attempts_that_fit(&worst, c.wait));
+            if let (Some(c), Some(fit)) = (caller, fit) {
+                budget_findings(sc, e, &worst, &c, fit, &mut findings);
+            }
+            calls.push(CallBudget {
+                edge: e,
+                worst,
+                caller_serves_under: caller,
+                fit,
+            });
+        }
+    }
+
+    let mut queues = Vec::new();
+    for &s in &reachable {
+        let Some(u) = under[s] else { continue };
+        let svc = &sc.services[s];
+        let bound_s = svc.queue_cap.map(|cap| {
+            mean.iter()
+                .zip(&regimes)
+                .map(|(m, &r)| cap as f64 * m[s] / slots_in(sc, s, r) as f64)
+                .collect::<Vec<f64>>()
+        });
+        queue_findings(
+            sc,
+            s,
+            &u,
+            &regimes,
+            &mean,
+            bound_s.as_deref(),
+            &mut findings,
+        );
+        queues.push(QueueWait {
+            service: s,
+            bound_s,
+        });
+    }
+
+    let first = amplification(sc, 1.0, |_| 1.0);
+    let sustained = amplification(sc, sc.client.retries as f64 + 1.0, sustained_factor);
+    let worst = sc.worst_case_attempts();
+    let mut loads = Vec::new();
+    for &s in &reachable {
+        let Some(u) = under[s] else { continue };
+        let hold = longest_hold(sc, s, &u, &mean[0]);
+        let load = Load {
+            service: s,
+            capacity: mean
+                .iter()
+                .zip(&regimes)
+                .map(|(m, &r)| capacity(slots_in(sc, s, r), m[s]))
+                .collect(),
+            timeout_hold_s: hold,
+            timeout_capacity: hold.and_then(|h| capacity(sc.services[s].slots, h)),
+            first: first[s],
+            sustained: sustained[s],
+            worst: worst[s],
+        };
+        load_findings(sc, &load, &u, &regimes, &mut findings);
+        loads.push(load);
+    }
+
+    findings.sort_by_key(|f| std::cmp::Reverse(f.level));
+    Lint {
+        client,
+        serves_under: under,
+        calls,
+        regimes,
+        mean_service_s: mean,
+        queues,
+        loads,
+        findings,
+    }
+}

@@ -1,0 +1,297 @@
+//! The linter against the shipped scenarios and hand-computed cases.
+
+use super::*;
+use crate::scenario::{Document, EdgeId};
+use std::path::Path;
+
+const MS: u64 = 1_000_000;
+
+fn scenario(yaml: &str) -> Scenario {
+    let doc = Document::from_text(Path::new("t.yaml"), yaml).unwrap();
+    Scenario::from_document(&doc).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn shipped(name: &str) -> Scenario {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scenarios")
+        .join(format!("{name}.yaml"));
+    Scenario::load(&p, &[], None).unwrap()
+}
+
+fn edge(sc: &Scenario, name: &str) -> EdgeId {
+    sc.edges.iter().position(|e| e.name == name).unwrap()
+}
+
+fn warnings(l: &Lint, check: Check, subject: &str) -> usize {
+    l.findings
+        .iter()
+        .filter(|f| f.level == Level::Warning && f.check == check && f.subject == subject)
+        .count()
+}
+
+#[test]
+fn naive_budget_needs_4_07s_where_1s_is_waited() {
+    let sc = shipped("naive");
+    let l = lint(&sc);
+    // svc_a->svc_b: 4 attempts × 1 s + max backoffs 10 + 20 + 40 ms = 4.07 s.
+    let e = edge(&sc, "svc_a->svc_b");
+    let w = call_worst_case(&sc.edges[e]);
+    assert_eq!(w.attempts, 4);
+    assert_eq!(
+        w.backoffs,
+        vec![
+            SimDuration(10 * MS),
+            SimDuration(20 * MS),
+            SimDuration(40 * MS)
+        ]
+    );
+    assert_eq!(w.total, SimDuration(4_070 * MS));
+    // svc_a serves under gateway->svc_a's 1 s attempt timeout (no deadline reaches it):
+    // 1 attempt fits (1 s ≤ 1 s), a second would need 1 s + 10 ms + 1 s.
+    let under = serves_under(&sc)[sc.service_id("svc_a").unwrap()].unwrap();
+    assert_eq!(under.wait, SimDuration(1_000 * MS));
+    assert_eq!(under.set_by, Waiter::Edge(edge(&sc, "gateway->svc_a")));
+    assert!(!under.deadline);
+    assert_eq!(attempts_that_fit(&w, under.wait), 1);
+    // Both retrying edges are flagged; the client is what users wait for: 3 × 1 s + 2 × 50 ms.
+    assert_eq!(warnings(&l, Check::Budget, "svc_a->svc_b"), 1);
+    assert_eq!(warnings(&l, Check::Budget, "gateway->svc_a"), 1);
+    assert_eq!(l.client.total, SimDuration(3_100 * MS));
+    // Unbounded queues without drop_expired at every service.
+    for s in ["gateway", "svc_a", "svc_b"] {
+        assert_eq!(warnings(&l, Check::Queue, s), 1, "{s}");
+    }
+    // svc_b: 16 slots / 20 ms = 800/s; under sustained failure 400/s × 3·4·4 = 19 200/s with
+    // nothing to shed it.
+    let b = sc.service_id("svc_b").unwrap();
+    let load = l.loads.iter().find(|x| x.service == b).unwrap();
+    assert!((load.capacity[0].unwrap() - 800.0).abs() < 1e-9);
+    assert!((load.capacity[1].unwrap() - 80.0).abs() < 1e-9);
+    assert_eq!(load.sustained, 48.0);
+    // svc_a holds a slot up to its call's 4.07 s when svc_b times out (no deadline cuts it):
+    // 128 / 4.07 s ≈ 31.4/s against 400/s × 3·4 = 4800/s. The gateway, with deadlines
+    // (deadline_budget), up to min(1 × 1 s, 1 s) = 1 s: 512/s.
+    let a = sc.service_id("svc_a").unwrap();
+    let load = l.loads.iter().find(|x| x.service == a).unwrap();
+    assert!((load.timeout_hold_s.unwrap() - 4.07).abs() < 1e-9);
+    assert!((load.timeout_capacity.unwrap() - 128.0 / 4.07).abs() < 1e-9);
+    let db = shipped("deadline_budget");
+    let g = db.service_id("gateway").unwrap();
+    let db_lint = lint(&db);
+    let load = db_lint.loads.iter().find(|x| x.service == g).unwrap();
+    assert_eq!(load.timeout_capacity, Some(512.0));
+    assert_eq!(warnings(&l, Check::Load, "svc_b"), 1);
+}
+
+#[test]
+fn deadline_budget_fits_and_protected_queues_hold() {
+    // deadline_budget: svc_a serves under min(gateway->svc_a 1 s, the client's 1 s deadline)
+    // = 1 s; svc_a->svc_b: 3 × 300 ms + 10 ms + 20 ms = 930 ms ≤ 1 s. gateway->svc_a: 1 × 1 s
+    // ≤ 1 s.
+    let sc = shipped("deadline_budget");
+    let l = lint(&sc);
+    let e = edge(&sc, "svc_a->svc_b");
+    assert_eq!(call_worst_case(&sc.edges[e]).total, SimDuration(930 * MS));
+    assert_eq!(l.count(Level::Warning), 0, "{:#?}", l.findings);
+    // Throttled svc_a->svc_b under sustained failure: min(3, 1 + 0.1) = 1.1 per call, so
+    // svc_b sees 3 (client) × 1 × 1.1 = 3.3 attempts per user request.
+    let b = sc.service_id("svc_b").unwrap();
+    let load = l.loads.iter().find(|x| x.service == b).unwrap();
+    assert!((load.sustained - 3.3).abs() < 1e-12);
+    assert_eq!(load.worst, 9);
+
+    // protected, §7: svc_b 16 × 20 ms / 16 = 20 ms normally, 16 × 200 ms / 16 = 200 ms in
+    // slow_b, against svc_a->svc_b's 300 ms (more than half: a note). svc_a (no own work)
+    // holds a slot ≥ svc_b's mean: 64 × 20 ms / 128 = 10 ms, 64 × 200 ms / 128 = 100 ms.
+    let sc = shipped("protected");
+    let l = lint(&sc);
+    assert_eq!(l.count(Level::Warning), 0, "{:#?}", l.findings);
+    let q = |name: &str| {
+        let s = sc.service_id(name).unwrap();
+        l.queues
+            .iter()
+            .find(|q| q.service == s)
+            .unwrap()
+            .bound_s
+            .clone()
+            .unwrap()
+    };
+    let (b, a) = (q("svc_b"), q("svc_a"));
+    assert!(
+        (b[0] - 0.020).abs() < 1e-12 && (b[1] - 0.200).abs() < 1e-12,
+        "{b:?}"
+    );
+    assert!(
+        (a[0] - 0.010).abs() < 1e-12 && (a[1] - 0.100).abs() < 1e-12,
+        "{a:?}"
+    );
+    assert!(l.findings.iter().any(|f| f.level == Level::Note
+        && f.check == Check::Queue
+        && f.subject == "svc_b"
+        && f.message.contains("in slow_b")));
+}
+
+#[test]
+fn deadline_flags_the_retries_the_deadline_cuts() {
+    // deadline: svc_a->svc_b 4 × 300 ms + 10 + 20 + 40 ms = 1.27 s against a 1 s deadline:
+    // 3 attempts fit (3 × 300 + 10 + 20 = 930 ms), the 4th would end at 1.27 s. The fix is
+    // deadline_budget's `retries: 2`.
+    let sc = shipped("deadline");
+    let l = lint(&sc);
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.check == Check::Budget && f.subject == "svc_a->svc_b")
+        .unwrap();
+    assert!(f.message.contains("3 of them fit"), "{}", f.message);
+    assert!(f.fix.as_deref().unwrap().contains("retries: 2"));
+    // Expired work is dropped, so svc_b's 19 200/s of retries are shed: a note.
+    assert_eq!(warnings(&l, Check::Load, "svc_b"), 0);
+    assert_eq!(warnings(&l, Check::Queue, "svc_b"), 0);
+}
+
+#[test]
+fn deadlines_cut_the_wait_and_tightest_caller_wins() {
+    // client (2 s, deadline) → a; a → c (5 s, propagated) and a → b (1 s, not propagated);
+    // b → c (300 ms, propagated). a serves under 2 s; c is reached by a→c with min(5 s, 2 s)
+    // = 2 s and by b→c with 300 ms (b has no deadline, so no cut): the tightest is 300 ms.
+    // Both a→c and b→c propagate, so c's requests carry a deadline; a→b does not, so b's
+    // do not.
+    let sc = scenario(
+        "duration: 1s\narrivals: { rate: 1 }\n\
+         client: { entry: a, attempt_timeout: 2s, propagate_deadline: true }\n\
+         services:\n  a:\n    slots: 1\n    calls:\n      c: { attempt_timeout: 5s, propagate_deadline: true }\n      b: { attempt_timeout: 1s }\n  b:\n    slots: 1\n    calls:\n      c: { attempt_timeout: 300ms, propagate_deadline: true }\n  c:\n    slots: 1\n    service_time: { dist: constant, value: 10ms }\n",
+    );
+    let u = serves_under(&sc);
+    let (a, b, c) = (0, 1, 2);
+    assert_eq!(u[a].unwrap().wait, SimDuration(2_000 * MS));
+    assert_eq!(u[b].unwrap().wait, SimDuration(1_000 * MS));
+    assert!(!u[b].unwrap().deadline);
+    let uc = u[c].unwrap();
+    assert_eq!(uc.wait, SimDuration(300 * MS));
+    assert_eq!(uc.set_by, Waiter::Edge(edge(&sc, "b->c")));
+    assert!(uc.deadline);
+    // a→c: one 5 s attempt against a's 2 s: none fits, suggest a timeout below 2 s.
+    let l = lint(&sc);
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.subject == "a->c" && f.check == Check::Budget)
+        .unwrap();
+    assert!(f.message.contains("not one attempt fits"), "{}", f.message);
+    // Mean service times: c 10 ms; b ≥ 10 ms; a ≥ 10 ms (a→c) + 10 ms (a→b) = 20 ms.
+    let m = mean_service_time(&sc, Regime::Normal);
+    assert!((m[a] - 0.020).abs() < 1e-12 && (m[b] - 0.010).abs() < 1e-12);
+}
+
+#[test]
+fn fit_arithmetic() {
+    // 3 attempts × 300 ms, backoff base 100 ms cap 150 ms: waits ≤ 100 ms, 150 ms.
+    // Worst: 900 + 100 + 150 = 1150 ms. In 1 s: 300 | +100+300 = 700 | +150+300 = 1150 → 2.
+    // A timeout that keeps 3 attempts in 1 s: (1000 − 250) / 3 = 250 ms.
+    let sc = scenario(
+        "duration: 1s\narrivals: { rate: 1 }\n\
+         client: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 1\n    calls:\n      b: { attempt_timeout: 300ms, retries: 2, backoff: { base: 100ms, cap: 150ms } }\n  b:\n    slots: 1\n    service_time: { dist: constant, value: 10ms }\n",
+    );
+    let w = call_worst_case(&sc.edges[0]);
+    assert_eq!(w.total, SimDuration(1_150 * MS));
+    assert_eq!(attempts_that_fit(&w, SimDuration(1_000 * MS)), 2);
+    assert_eq!(attempts_that_fit(&w, SimDuration(1_150 * MS)), 3);
+    assert_eq!(attempts_that_fit(&w, SimDuration(299 * MS)), 0);
+    assert_eq!(
+        timeout_that_fits(&w, SimDuration(1_000 * MS)),
+        Some(SimDuration(250 * MS))
+    );
+    assert_eq!(timeout_that_fits(&w, SimDuration(200 * MS)), None);
+    assert_eq!(describe_call(&w), "3 × 300ms + 100ms + 150ms = 1.15s");
+}
+
+#[test]
+fn queue_wait_over_the_timeout_is_a_warning_with_a_cap_that_fits() {
+    // 4 slots, 100 ms mean, cap 50: 50 × 100 ms / 4 = 1.25 s ≥ the client's 1 s. A cap under
+    // half of 1 s: 0.5 × 1 s × 4 / 100 ms = 20.
+    let sc = scenario(
+        "duration: 1s\narrivals: { rate: 1 }\n\
+         client: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 4\n    queue_cap: 50\n    service_time: { dist: exponential, mean: 100ms }\n",
+    );
+    let l = lint(&sc);
+    assert!((l.queues[0].bound_s.as_ref().unwrap()[0] - 1.25).abs() < 1e-12);
+    let f = l.findings.iter().find(|f| f.check == Check::Queue).unwrap();
+    assert_eq!(f.level, Level::Warning);
+    assert!(f.fix.as_deref().unwrap().contains("queue_cap: 20"));
+    // Capacity 4 / 100 ms = 40/s against 1/s: no load finding.
+    assert!(l.findings.iter().all(|f| f.check != Check::Load));
+}
+
+#[test]
+fn drop_expired_without_a_deadline_does_nothing() {
+    let sc = scenario(
+        "duration: 1s\narrivals: { rate: 1 }\n\
+         client: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 1\n    drop_expired: true\n    service_time: { dist: constant, value: 1ms }\n",
+    );
+    let l = lint(&sc);
+    assert_eq!(warnings(&l, Check::Deadline, "a"), 1);
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.check == Check::Deadline)
+        .unwrap();
+    assert!(
+        f.fix
+            .as_deref()
+            .unwrap()
+            .contains("client.propagate_deadline: true")
+    );
+}
+
+#[test]
+fn overload_without_fault_is_a_warning() {
+    // 2 slots × 1 / 50 ms = 40/s against 100/s: raise slots above 100 / 40 × 2 = 5.
+    let sc = scenario(
+        "duration: 1s\narrivals: { rate: 100 }\n\
+         client: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 2\n    queue_cap: 1\n    service_time: { dist: constant, value: 50ms }\n",
+    );
+    let l = lint(&sc);
+    let f = l.findings.iter().find(|f| f.check == Check::Load).unwrap();
+    assert_eq!(f.level, Level::Warning);
+    assert!(
+        f.message.contains("100/s") && f.message.contains("40/s"),
+        "{}",
+        f.message
+    );
+    assert!(f.fix.as_deref().unwrap().contains("above 5"));
+}
+
+#[test]
+fn a_capacity_fault_cuts_capacity_in_its_window() {
+    // 8 slots × 1 / 50 ms = 160/s normally; the fault leaves 2 slots: 2 / 50 ms = 40/s.
+    let sc = scenario(
+        "duration: 10s\narrivals: { rate: 100 }\n\
+         client: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 8\n    queue_cap: 4\n    service_time: { dist: constant, value: 50ms }\n\
+         faults:\n  cut: { kind: capacity, service: a, slots: 2, from: 1s, duration: 2s }\n",
+    );
+    let l = lint(&sc);
+    let load = l.loads.iter().find(|x| x.service == 0).unwrap();
+    assert_eq!(load.capacity, vec![Some(160.0), Some(40.0)]);
+    let f = l.findings.iter().find(|f| f.check == Check::Load).unwrap();
+    assert!(
+        f.message.contains("cut") && f.message.contains("40/s"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
+fn numbers_print_short() {
+    assert_eq!(show_duration(SimDuration(4_070 * MS)), "4.07s");
+    assert_eq!(show_duration(SimDuration(300 * MS)), "300ms");
+    assert_eq!(show_duration(SimDuration(500_000)), "0.5ms");
+    assert_eq!(show_rate(19_200.0), "19200/s");
+    assert_eq!(show_rate(128.0 / 0.93), "137.6/s");
+    assert_eq!(show_factor(3.3000000000000003), "3.3");
+}

@@ -1,0 +1,610 @@
+//! YAML documents with their origins. Owns reading a file safely (regular files only, bounded in
+//! size), following `extends:` (deep merge, paths relative to the file that names them, cycles
+//! refused), applying `--set KEY=VALUE` overrides by dotted path, and remembering where every key
+//! was written so that later errors can name the file, line and column. Text becomes a value in
+//! [`super::yaml`], the one YAML parser; the merged document is a `yaml_serde::Value`, checked and
+//! deserialized by [`super::deserialize`](fn@super::deserialize).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use yaml_serde::{Mapping, Value};
+
+use super::error::{ConfigError, Diagnostic, Origin};
+pub use super::yaml::Pos;
+
+/// Largest scenario or sweep file loadsim reads (a guard against feeding it a disk image).
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+/// Deepest `extends` chain followed.
+const MAX_EXTENDS_DEPTH: usize = 16;
+
+/// One file that contributed to a document.
+#[derive(Debug, Clone)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    pub text: String,
+    /// Dotted key path → where the key is written.
+    pub keys: HashMap<String, Pos>,
+}
+
+/// One `--set KEY=VALUE` override.
+#[derive(Debug, Clone)]
+pub struct SetOverride {
+    pub key: String,
+    pub argument: String,
+}
+
+/// A key that a `null` removed, in a file that `extends` another or by `--set KEY=null`. Whether
+/// the removal means something depends on the schema, so it is checked with the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Removal {
+    /// The keys from the top of the document.
+    pub path: Vec<String>,
+    /// Whether the key was there to remove.
+    pub existed: bool,
+    /// The keys beside it in the base, for a suggestion.
+    pub siblings: Vec<String>,
+}
+
+/// A merged YAML document and the files and overrides it came from.
+#[derive(Debug, Clone)]
+pub struct Document {
+    pub value: Value,
+    /// The file named on the command line first, then its `extends` chain.
+    pub files: Vec<SourceFile>,
+    pub sets: Vec<SetOverride>,
+    /// What `null` removed while merging and setting.
+    pub removals: Vec<Removal>,
+}
+
+impl Document {
+    /// Reads `path` and every file it extends, and merges them.
+    pub fn load(path: &Path) -> Result<Document, ConfigError> {
+        let mut files = Vec::new();
+        let mut chain: Vec<PathBuf> = Vec::new();
+        let mut removals = Vec::new();
+        let value = load_with_extends(path, &mut files, &mut chain, &mut removals)?;
+        Ok(Document {
+            value,
+            files,
+            sets: Vec::new(),
+            removals,
+        })
+    }
+
+    /// Parses a document from text (for tests and for documents that do not live in a file).
+    pub fn from_text(path: &Path, text: &str) -> Result<Document, ConfigError> {
+        let (value, file) = parse_file(path, text)?;
+        Ok(Document {
+            value,
+            files: vec![file],
+            sets: Vec::new(),
+            removals: Vec::new(),
+        })
+    }
+
+    /// Applies `KEY=VALUE` (a dotted path and a YAML value) on top of the document. Every map on
+    /// the way to the last key must exist; the last key may be new (the schema decides later
+    /// whether it is allowed). `KEY=null` removes the key, as `null` does in a file that extends
+    /// another; an empty value is refused.
+    pub fn apply_set(&mut self, argument: &str) -> Result<(), ConfigError> {
+        let file = self.path().to_owned();
+        let err = |key: &str, message: String| {
+            ConfigError::one(Diagnostic {
+                origin: Origin::Set {
+                    argument: argument.to_owned(),
+                    file: file.clone(),
+                },
+                key: key.to_owned(),
+                message,
+            })
+        };
+        let Some((key, raw_value)) = argument.split_once('=') else {
+            return Err(err(
+                "",
+                "expected KEY=VALUE, like `services.svc_a.queue_cap=32`".into(),
+            ));
+        };
+        let key = key.trim();
+        if raw_value.trim().is_empty() {
+            return Err(err(
+                key,
+                format!(
+                    "the value is empty; give one, like `{key}=…`, or write `{key}=null` to remove \
+                     the key"
+                ),
+            ));
+        }
+        let new_value = super::yaml::parse(raw_value)
+            .map(|p| p.value)
+            .map_err(|problems| {
+                let m = problems
+                    .first()
+                    .map(|p| p.message.as_str())
+                    .unwrap_or("cannot be read");
+                let m = m.strip_prefix("not valid YAML: ").map_or_else(
+                    || format!("the value {m}"),
+                    |rest| format!("the value is not valid YAML: {rest}"),
+                );
+                err(key, m)
+            })?;
+        if new_value.is_null() {
+            let removal = remove_path(&mut self.value, key).map_err(|m| err(key, m))?;
+            self.removals.push(removal);
+        } else {
+            set_path(&mut self.value, key, new_value).map_err(|m| err(key, m))?;
+        }
+        self.sets.push(SetOverride {
+            key: key.to_owned(),
+            argument: argument.to_owned(),
+        });
+        Ok(())
+    }
+
+    /// Where `key` was written: the last `--set` that covers it, else the first file (child before
+    /// base) that writes it or its nearest written ancestor.
+    pub fn locate(&self, key: &str) -> Origin {
+        for set in self.sets.iter().rev() {
+            if key == set.key
+                || key.starts_with(&format!("{}.", set.key))
+                || key.starts_with(&format!("{}[", set.key))
+            {
+                return Origin::Set {
+                    argument: set.argument.clone(),
+                    file: self.path().to_owned(),
+                };
+            }
+        }
+        let mut probe = key.to_owned();
+        loop {
+            for file in &self.files {
+                if let Some(pos) = file.keys.get(&probe) {
+                    return Origin::File {
+                        path: file.path.clone(),
+                        line: Some(pos.line),
+                        column: Some(pos.column),
+                        source_line: source_line(&file.text, pos.line).map(str::to_owned),
+                    };
+                }
+            }
+            match parent_path(&probe) {
+                Some(p) => probe = p,
+                None => break,
+            }
+        }
+        let path = self
+            .files
+            .first()
+            .map(|f| f.path.clone())
+            .unwrap_or_default();
+        Origin::File {
+            path,
+            line: None,
+            column: None,
+            source_line: None,
+        }
+    }
+
+    /// A diagnostic at `key`.
+    pub fn diagnostic(&self, key: &str, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            origin: self.locate(key),
+            key: key.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// `diagnostics` in the order of the input: the files (the one named on the command line
+    /// first, then its `extends` chain) by line and column, then `--set` arguments, then flags.
+    pub fn sorted(&self, mut diagnostics: Vec<Diagnostic>) -> ConfigError {
+        diagnostics.sort_by_key(|d| match &d.origin {
+            Origin::File {
+                path, line, column, ..
+            } => (
+                0,
+                self.files.iter().position(|f| &f.path == path).unwrap_or(0),
+                line.unwrap_or(0),
+                column.unwrap_or(0),
+            ),
+            Origin::Set { .. } => (1, 0, 0, 0),
+            Origin::Flag { .. } => (2, 0, 0, 0),
+        });
+        ConfigError { diagnostics }
+    }
+
+    /// The path of the file named on the command line.
+    pub fn path(&self) -> &Path {
+        self.files
+            .first()
+            .map(|f| f.path.as_path())
+            .unwrap_or(Path::new(""))
+    }
+}
+
+/// `a.b[2].c` → `a.b[2]`; `a.b[2]` → `a.b`; `a` → None.
+fn parent_path(key: &str) -> Option<String> {
+    let cut = key.rfind(['.', '['])?;
+    Some(key[..cut].to_owned())
+}
+
+/// Reads a file as UTF-8 text, safely: only a regular file (a named pipe would block forever, a
+/// device like `/dev/zero` never ends, a folder is not text), at most [`MAX_FILE_BYTES`] bytes
+/// read whatever the file claims, and a leading byte-order mark dropped.
+pub fn read_text(path: &Path) -> Result<String, ConfigError> {
+    let cannot = |e: std::io::Error| ConfigError::file(path, format!("cannot read the file: {e}"));
+    let meta = std::fs::metadata(path).map_err(cannot)?;
+    refuse_special(path, &meta)?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(ConfigError::file(
+            path,
+            format!(
+                "is {} bytes; loadsim reads files up to {MAX_FILE_BYTES} bytes",
+                meta.len()
+            ),
+        ));
+    }
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    // The path may have been replaced between the look and the open: look at what was opened.
+    refuse_special(path, &file.metadata().map_err(cannot)?)?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(ConfigError::file(
+            path,
+            format!("is longer than {MAX_FILE_BYTES} bytes, the most loadsim reads"),
+        ));
+    }
+    let text =
+        String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "is not UTF-8 text"))?;
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_owned(),
+        None => text,
+    })
+}
+
+/// Refuses anything but a regular file (after following symbolic links).
+fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    let what = if t.is_dir() {
+        "is a directory, not a YAML file"
+    } else {
+        special_kind(&t)
+    };
+    Err(ConfigError::file(path, what))
+}
+
+#[cfg(unix)]
+fn special_kind(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_fifo() {
+        "is a named pipe, not a regular file; loadsim reads YAML from regular files only"
+    } else if t.is_char_device() || t.is_block_device() {
+        "is a device, not a regular file; loadsim reads YAML from regular files only"
+    } else if t.is_socket() {
+        "is a socket, not a regular file; loadsim reads YAML from regular files only"
+    } else {
+        "is not a regular file; loadsim reads YAML from regular files only"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_: &std::fs::FileType) -> &'static str {
+    "is not a regular file; loadsim reads YAML from regular files only"
+}
+
+/// Reads the YAML text of `path`: its value (a mapping) and where its keys are. Every problem of
+/// the text is reported together, each at its line.
+fn parse_file(path: &Path, text: &str) -> Result<(Value, SourceFile), ConfigError> {
+    let parsed = super::yaml::parse(text).map_err(|problems| ConfigError {
+        diagnostics: problems
+            .into_iter()
+            .map(|p| Diagnostic {
+                origin: Origin::File {
+                    path: path.to_owned(),
+                    line: p.pos.map(|p| p.line),
+                    column: p.pos.map(|p| p.column),
+                    source_line: p
+                        .pos
+                        .and_then(|p| source_line(text, p.line))
+                        .map(str::to_owned),
+                },
+                key: p.key,
+                message: p.message,
+            })
+            .collect(),
+    })?;
+    match parsed.value {
+        Value::Mapping(_) => Ok((
+            parsed.value,
+            SourceFile {
+                path: path.to_owned(),
+                text: text.to_owned(),
+                keys: parsed.keys,
+            },
+        )),
+        Value::Null => Err(ConfigError::file(
+            path,
+            "is empty; a scenario is a YAML mapping of keys",
+        )),
+        _ => Err(ConfigError::file(
+            path,
+            "must be a YAML mapping of keys at the top level",
+        )),
+    }
+}
+
+/// Line `line` (1-based) of `text`, without a byte-order mark.
+fn source_line(text: &str, line: usize) -> Option<&str> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    text.lines().nth(line.checked_sub(1)?)
+}
+
+fn load_with_extends(
+    path: &Path,
+    files: &mut Vec<SourceFile>,
+    chain: &mut Vec<PathBuf>,
+    removals: &mut Vec<Removal>,
+) -> Result<Value, ConfigError> {
+    let canonical = path
+        .canonicalize()
+        .map_err(|e| ConfigError::file(path, format!("cannot read the file: {e}")))?;
+    if chain.contains(&canonical) {
+        let names: Vec<String> = chain
+            .iter()
+            .chain([&canonical])
+            .map(|p| p.display().to_string())
+            .collect();
+        return Err(ConfigError::file(
+            path,
+            format!("`extends` forms a cycle: {}", names.join(" → ")),
+        ));
+    }
+    if chain.len() >= MAX_EXTENDS_DEPTH {
+        return Err(ConfigError::file(
+            path,
+            format!("`extends` chain deeper than {MAX_EXTENDS_DEPTH} files"),
+        ));
+    }
+    chain.push(canonical);
+    let text = read_text(path)?;
+    let (mut value, file) = parse_file(path, &text)?;
+    files.push(file);
+    let index = files.len() - 1;
+
+    let extends = value
+        .as_mapping_mut()
+        .and_then(|m| m.shift_remove("extends"));
+    let merged = match extends {
+        None => value,
+        Some(Value::String(base)) => {
+            let base_path = path.parent().unwrap_or(Path::new(".")).join(&base);
+            let mut base_value =
+                load_with_extends(&base_path, files, chain, removals).map_err(|mut e| {
+                    for d in &mut e.diagnostics {
+                        if d.key.is_empty()
+                            && matches!(&d.origin, Origin::File { path: p, .. } if p == &base_path)
+                        {
+                            d.message =
+                                format!("{} (named by `extends` in {})", d.message, path.display());
+                        }
+                    }
+                    e
+                })?;
+            deep_merge(&mut base_value, value, &mut Vec::new(), removals);
+            base_value
+        }
+        Some(_) => {
+            let pos = files[index].keys.get("extends").copied();
+            return Err(ConfigError::one(Diagnostic {
+                origin: Origin::File {
+                    path: path.to_owned(),
+                    line: pos.map(|p| p.line),
+                    column: pos.map(|p| p.column),
+                    source_line: pos
+                        .and_then(|p| source_line(&files[index].text, p.line))
+                        .map(str::to_owned),
+                },
+                key: "extends".into(),
+                message: "must be a file path, like `extends: base.yaml`".into(),
+            }));
+        }
+    };
+    chain.pop();
+    Ok(merged)
+}
+
+/// Merges `overlay` into `base`: maps merge key by key (recursively), a `null` in the overlay
+/// removes the key from the base (recorded in `removals`, with `at` the path of `base`), anything
+/// else replaces.
+pub fn deep_merge(
+    base: &mut Value,
+    overlay: Value,
+    at: &mut Vec<String>,
+    removals: &mut Vec<Removal>,
+) {
+    match (base, overlay) {
+        (Value::Mapping(b), Value::Mapping(o)) => {
+            for (k, v) in o {
+                let name = key_name(&k);
+                if v.is_null() {
+                    let siblings = b.keys().map(key_name).collect();
+                    let existed = b.shift_remove(&k).is_some();
+                    let mut path = at.clone();
+                    path.push(name);
+                    removals.push(Removal {
+                        path,
+                        existed,
+                        siblings,
+                    });
+                    continue;
+                }
+                match b.get_mut(&k) {
+                    Some(slot) => {
+                        at.push(name);
+                        deep_merge(slot, v, at, removals);
+                        at.pop();
+                    }
+                    None => {
+                        b.insert(k, v);
+                    }
+                }
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// A mapping key as text (keys read by [`super::yaml`] are always strings).
+fn key_name(k: &Value) -> String {
+    k.as_str().map_or_else(|| format!("{k:?}"), str::to_owned)
+}
+
+/// Removes the dotted `key` from `root`; every map on the way must exist.
+fn remove_path(root: &mut Value, key: &str) -> Result<Removal, String> {
+    let (parent, last) = match key.rsplit_once('.') {
+        Some((p, l)) => (Some(p), l),
+        None => (None, key),
+    };
+    if last.is_empty() {
+        return Err(
+            "the key has an empty segment; expected a dotted path like `services.svc_a.slots`"
+                .into(),
+        );
+    }
+    let map = match parent {
+        None => root.as_mapping_mut(),
+        Some(p) => {
+            // Walk with the same checks and messages as setting.
+            let mut probe = root.clone();
+            set_path(&mut probe, &format!("{p}.{last}"), Value::Bool(true))?;
+            navigate(root, p)
+        }
+    };
+    let Some(map) = map else {
+        return Err(format!("`{}` is not a mapping", parent.unwrap_or("")));
+    };
+    let siblings = map.keys().map(key_name).collect();
+    let existed = map.shift_remove(last).is_some();
+    Ok(Removal {
+        path: key.split('.').map(str::to_owned).collect(),
+        existed,
+        siblings,
+    })
+}
+
+/// The mapping at the dotted `key`, if every segment exists and it is one.
+fn navigate<'v>(root: &'v mut Value, key: &str) -> Option<&'v mut Mapping> {
+    let mut node = root;
+    for part in key.split('.') {
+        node = node.as_mapping_mut()?.get_mut(part)?;
+    }
+    node.as_mapping_mut()
+}
+
+/// Sets `key` (dotted) in `root` to `value`.
+pub fn set_path(root: &mut Value, key: &str, value: Value) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("the key is empty; expected a dotted path like `services.svc_a.slots`".into());
+    }
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut node = root;
+    for (i, part) in parts.iter().enumerate() {
+        if part.is_empty() {
+            return Err(
+                "the key has an empty segment; expected a dotted path like `services.svc_a.slots`"
+                    .into(),
+            );
+        }
+        let so_far = parts[..i].join(".");
+        let map: &mut Mapping = match node {
+            Value::Mapping(m) => m,
+            _ => {
+                return Err(format!(
+                    "`{so_far}` is not a mapping, so it has no key `{part}`"
+                ));
+            }
+        };
+        let last = i + 1 == parts.len();
+        if last {
+            map.insert(Value::String((*part).to_owned()), value);
+            return Ok(());
+        }
+        let known: Vec<String> = map
+            .keys()
+            .filter_map(|k| k.as_str().map(str::to_owned))
+            .collect();
+        node = match map.get_mut(*part) {
+            Some(n) => n,
+            None => {
+                let place = if so_far.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    format!("`{so_far}`")
+                };
+                return Err(format!(
+                    "there is no key `{part}` at {place}{}",
+                    super::suggest::did_you_mean(part, known.iter().map(String::as_str))
+                ));
+            }
+        };
+    }
+    unreachable!("the loop returns at the last segment")
+}
+
+/// Whether the dotted `key` names a value in `root` (every segment exists).
+pub fn path_exists(root: &Value, key: &str) -> bool {
+    let mut node = root;
+    for part in key.split('.') {
+        match node.as_mapping().and_then(|m| m.get(part)) {
+            Some(n) => node = n,
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_merge_merges_maps_and_replaces_scalars() {
+        let mut base: Value = yaml_serde::from_str("a: {x: 1, y: 2}\nb: 3").unwrap();
+        let over: Value = yaml_serde::from_str("a: {y: 5, z: 6}\nb: 4").unwrap();
+        let mut removals = Vec::new();
+        deep_merge(&mut base, over, &mut Vec::new(), &mut removals);
+        let want: Value = yaml_serde::from_str("a: {x: 1, y: 5, z: 6}\nb: 4").unwrap();
+        assert_eq!(base, want);
+        assert!(removals.is_empty());
+        let removal: Value = yaml_serde::from_str("a: {x: null, w: null}\nb: ~").unwrap();
+        deep_merge(&mut base, removal, &mut Vec::new(), &mut removals);
+        let want: Value = yaml_serde::from_str("a: {y: 5, z: 6}").unwrap();
+        assert_eq!(base, want);
+        let seen: Vec<(String, bool)> = removals
+            .iter()
+            .map(|r| (r.path.join("."), r.existed))
+            .collect();
+        let expected = [("a.x", true), ("a.w", false), ("b", true)];
+        assert_eq!(
+            seen,
+            expected.map(|(k, e)| (k.to_owned(), e)),
+            "{removals:?}"
+        );
+    }
+
+    #[test]
+    fn set_path_replaces_creates_last_key_and_refuses_missing_parents() {
+        let mut v: Value = yaml_serde::from_str("services: {svc_a: {slots: 1}}").unwrap();
+        set_path(&mut v, "services.svc_a.queue_cap", Value::from(4)).unwrap();
+        assert!(path_exists(&v, "services.svc_a.queue_cap"));
+        let e = set_path(&mut v, "services.svc_x.slots", Value::from(4)).unwrap_err();
+        assert!(e.contains("no key `svc_x`"), "{e}");
+        assert!(e.contains("did you mean `svc_a`"), "{e}");
+    }
+}

@@ -1,0 +1,136 @@
+//! The result of `loadsim test` and its readable and JSON forms. Owns the shape every output
+//! shares — files, each with its test cases (one per assertion, one for the snapshot) — so the
+//! text on stdout, `--format json` and `--junit` cannot disagree on what passed.
+
+use serde::Serialize;
+
+/// The formats of `loadsim test` on stdout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum TestFormat {
+    /// One line per case, failures' details indented, then `N passed, M failed`.
+    Text,
+    /// One JSON document: counts, files, cases, values per seed.
+    Json,
+}
+
+/// Everything `loadsim test` found.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct TestReport {
+    pub passed: usize,
+    pub failed: usize,
+    pub files: Vec<FileReport>,
+}
+
+/// One scenario file's cases.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileReport {
+    /// The file as found (relative to where `loadsim test` ran, when it was given so).
+    pub file: String,
+    pub scenario: String,
+    pub cases: Vec<CaseReport>,
+}
+
+/// What a case checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseKind {
+    Assertion,
+    Snapshot,
+}
+
+/// One test case.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseReport {
+    pub kind: CaseKind,
+    /// `expect[0]: metrics.recovery_s le 5 (seeds 1..20, share 0.95)` or `snapshot`.
+    pub name: String,
+    pub passed: bool,
+    /// One line: what was observed, or what happened to the snapshot.
+    pub message: String,
+    /// Further lines: a snapshot's changed metrics (`metric: old → new`) and notes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
+    /// For assertions: the value per seed (`null` where the metric has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub values: Option<Vec<SeedValue>>,
+    /// For assertions with `mean: true`: the mean and its 95 % confidence interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mean: Option<MeanReport>,
+    /// For snapshots: the snapshot file, and the pending `.snap.new` when one was written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<String>,
+}
+
+/// A metric's value on one seed.
+#[derive(Clone, Debug, Serialize)]
+pub struct SeedValue {
+    pub seed: u64,
+    pub value: Option<f64>,
+}
+
+/// A mean over seeds with its interval.
+#[derive(Clone, Debug, Serialize)]
+pub struct MeanReport {
+    pub n: usize,
+    pub mean: f64,
+    /// `[low, high]`; absent for a single seed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<[f64; 2]>,
+}
+
+impl TestReport {
+    /// Adds a file's cases and counts them.
+    pub fn push(&mut self, file: FileReport) {
+        for c in &file.cases {
+            if c.passed {
+                self.passed += 1;
+            } else {
+                self.failed += 1;
+            }
+        }
+        self.files.push(file);
+    }
+
+    /// The closing line: `3 passed, 1 failed`.
+    pub fn summary_line(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failed)
+    }
+
+    /// One line per case (`PASS`/`FAIL`, file, name, observation), the details of failures and
+    /// notes indented below, then the closing line.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        for f in &self.files {
+            for c in &f.cases {
+                let status = if c.passed { "PASS" } else { "FAIL" };
+                out.push_str(&format!(
+                    "    {status} {} {}: {}\n",
+                    f.file, c.name, c.message
+                ));
+                for d in &c.details {
+                    out.push_str(&format!("           {d}\n"));
+                }
+            }
+        }
+        out.push_str(&self.summary_line());
+        out.push('\n');
+        out
+    }
+
+    /// The report in `format`.
+    pub fn render(&self, format: TestFormat) -> String {
+        match format {
+            TestFormat::Text => self.to_text(),
+            TestFormat::Json => self.to_json(),
+        }
+    }
+
+    /// The whole result as one JSON document.
+    pub fn to_json(&self) -> String {
+        let mut s = serde_json::to_string_pretty(self).expect("reports serialize");
+        s.push('\n');
+        s
+    }
+}

@@ -1,0 +1,142 @@
+//! Which queued request a freed slot takes (`services.<name>.queue_discipline`): the oldest
+//! (`fifo`), the newest (`lifo`), or — Facebook's adaptive LIFO — the oldest normally and the
+//! newest while the oldest queued request has waited at least `lifo_after` (`adaptive_lifo`), so
+//! that under a standing queue fresh requests, whose callers still wait, are served first.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::DurationText;
+use super::Problems;
+use crate::time::SimDuration;
+
+/// The discipline without `queue_discipline`.
+pub const DEFAULT_DISCIPLINE: QueueDisciplineRaw = QueueDisciplineRaw::Fifo;
+/// Default wait of the oldest queued request that switches adaptive LIFO to newest-first.
+pub const DEFAULT_LIFO_AFTER: SimDuration = SimDuration::from_millis(100);
+
+/// Which queued request a freed slot takes.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum QueueDisciplineRaw {
+    /// Oldest first (the default).
+    Fifo,
+    /// Newest first.
+    Lifo,
+    /// Oldest first, but newest first while the oldest queued request has waited `lifo_after`.
+    AdaptiveLifo,
+}
+
+impl QueueDisciplineRaw {
+    /// The name as written in a file.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueueDisciplineRaw::Fifo => "fifo",
+            QueueDisciplineRaw::Lifo => "lifo",
+            QueueDisciplineRaw::AdaptiveLifo => "adaptive_lifo",
+        }
+    }
+}
+
+/// Which queued request a freed slot takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueDiscipline {
+    /// Oldest first.
+    Fifo,
+    /// Newest first.
+    Lifo,
+    /// Oldest first, but newest first while the oldest queued request has waited at least `after`
+    /// (Facebook's adaptive LIFO).
+    AdaptiveLifo { after: SimDuration },
+}
+
+impl QueueDiscipline {
+    /// Whether the newest queued request is served next, when the oldest has waited
+    /// `oldest_waited`.
+    #[inline]
+    pub fn serves_newest(&self, oldest_waited: SimDuration) -> bool {
+        match *self {
+            QueueDiscipline::Fifo => false,
+            QueueDiscipline::Lifo => true,
+            QueueDiscipline::AdaptiveLifo { after } => oldest_waited >= after,
+        }
+    }
+}
+
+/// Checks `queue_discipline` and `lifo_after` of the service at `key`.
+pub(crate) fn validate(
+    key: &str,
+    discipline: Option<QueueDisciplineRaw>,
+    lifo_after: Option<DurationText>,
+    p: &mut impl Problems,
+) -> QueueDiscipline {
+    match discipline.unwrap_or(DEFAULT_DISCIPLINE) {
+        QueueDisciplineRaw::Fifo | QueueDisciplineRaw::Lifo if lifo_after.is_some() => {
+            p.problem(
+                &format!("{key}.lifo_after"),
+                "only applies with `queue_discipline: adaptive_lifo`".into(),
+            );
+            QueueDiscipline::Fifo
+        }
+        QueueDisciplineRaw::Fifo => QueueDiscipline::Fifo,
+        QueueDisciplineRaw::Lifo => QueueDiscipline::Lifo,
+        QueueDisciplineRaw::AdaptiveLifo => QueueDiscipline::AdaptiveLifo {
+            after: lifo_after.map_or(DEFAULT_LIFO_AFTER, |d| d.0),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protections::bad_snippets::{At, accepted, check};
+
+    #[test]
+    fn bad_snippets() {
+        let only = "only applies with `queue_discipline: adaptive_lifo`";
+        check(
+            At::Service,
+            &[
+                ("lifo_after: 10ms", "lifo_after", only),
+                (
+                    "queue_discipline: lifo\nlifo_after: 10ms",
+                    "lifo_after",
+                    only,
+                ),
+            ],
+        );
+        accepted(
+            At::Service,
+            &[
+                "queue_discipline: adaptive_lifo\nlifo_after: 0s",
+                "queue_discipline: fifo",
+            ],
+        );
+    }
+
+    #[test]
+    fn the_schema_names_every_discipline_and_the_default() {
+        let schema = crate::schema::scenario();
+        let prop = &schema["definitions"]["ServiceRaw"]["properties"]["queue_discipline"];
+        let text = prop["description"].as_str().unwrap();
+        for d in [
+            QueueDisciplineRaw::Fifo,
+            QueueDisciplineRaw::Lifo,
+            QueueDisciplineRaw::AdaptiveLifo,
+        ] {
+            assert!(text.contains(&format!("`{}`", d.name())), "{text}");
+        }
+        assert_eq!(prop["default"], DEFAULT_DISCIPLINE.name(), "{prop}");
+    }
+
+    #[test]
+    fn adaptive_lifo_switches_at_lifo_after() {
+        let d = QueueDiscipline::AdaptiveLifo {
+            after: SimDuration::from_millis(100),
+        };
+        assert!(!d.serves_newest(SimDuration::from_millis(99)));
+        assert!(d.serves_newest(SimDuration::from_millis(100)));
+        assert!(QueueDiscipline::Lifo.serves_newest(SimDuration::ZERO));
+        assert!(!QueueDiscipline::Fifo.serves_newest(SimDuration::from_secs(9)));
+    }
+}

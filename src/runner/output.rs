@@ -1,0 +1,446 @@
+//! Every file a command writes. Owns three promises:
+//!
+//! - **Checked before anything runs** ([`OutputPlan`]): each output flag's path gets its folder
+//!   created the same way (`--output`, `--timeseries`, `--plot`, `--out` alike), must be
+//!   writable, and must be neither one of the command's inputs (the scenario, a base it `extends`,
+//!   a sweep file — compared after resolving symlinks) nor another output of the same command.
+//!   A refusal is a [`ConfigError`] (exit 2) naming the flag, so a long run never fails at its end.
+//! - **Written atomically** ([`write_atomically`]): a temporary file in the same folder, synced,
+//!   then renamed over the target, so a reader, a crash or a full disk leaves the old file or the
+//!   new one, never a part.
+//! - **One folder, one writer** ([`FolderLock`]): a sweep or merge holds a lock file in its output
+//!   folder while it writes there; a second command refuses (exit 2) and names the holder's
+//!   process id; a lock left by a process that no longer runs is taken over.
+//!
+//! [`output_error`] is the one way a failed write becomes an [`Error`] (exit 1).
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::Error;
+use crate::scenario::{ConfigError, Diagnostic, Origin};
+
+/// A write that failed, as the error the binary prints (exit 1).
+pub fn output_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Output {
+        what: path.display().to_string(),
+        source,
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so readers
+/// see the old file or the new one, never a part.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// [`write_atomically`], failing with [`output_error`].
+pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    write_atomically(path, bytes).map_err(|e| output_error(path, e))
+}
+
+/// Which file names a folder output writes in its folder.
+type Writes = Box<dyn Fn(&str) -> bool>;
+
+enum Planned {
+    File(PathBuf),
+    Folder(PathBuf, Writes),
+}
+
+/// The inputs and outputs of one command, checked before it runs anything.
+#[derive(Default)]
+pub struct OutputPlan {
+    /// Each input as resolved (symlinks followed) and as named.
+    inputs: Vec<(PathBuf, PathBuf)>,
+    /// Each output so far, resolved, with the flag that asked for it.
+    outputs: Vec<(Planned, String)>,
+}
+
+impl OutputPlan {
+    /// A plan for a command reading `inputs`.
+    pub fn new<'a>(inputs: impl IntoIterator<Item = &'a Path>) -> OutputPlan {
+        let mut plan = OutputPlan::default();
+        plan.add_inputs(inputs);
+        plan
+    }
+
+    /// More files the command reads.
+    pub fn add_inputs<'a>(&mut self, inputs: impl IntoIterator<Item = &'a Path>) {
+        for p in inputs {
+            if let Ok(c) = std::fs::canonicalize(p) {
+                self.inputs.push((c, p.to_owned()));
+            }
+        }
+    }
+
+    /// An output file asked for by `flag`: its folder is created, and it must be writable and be
+    /// no input and no other output.
+    pub fn file(&mut self, flag: &str, path: &Path) -> Result<(), ConfigError> {
+        let refuse = |message: String| refusal(flag, path, message);
+        if path.as_os_str().is_empty() {
+            return Err(refuse("the output path is empty".into()));
+        }
+        if path.is_dir() {
+            return Err(refuse(
+                "is a folder; name a file inside it, like `out/results.json`".into(),
+            ));
+        }
+        let folder = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        create_folder(folder).map_err(&refuse)?;
+        let resolved = resolve(path).map_err(&refuse)?;
+        if let Some((_, named)) = self.inputs.iter().find(|(c, _)| *c == resolved) {
+            return Err(refuse(format!(
+                "is `{}`, an input of this command; writing it would overwrite the input — choose another path",
+                named.display()
+            )));
+        }
+        if let Some((_, other)) = self.outputs.iter().find(|(o, _)| o.covers(&resolved)) {
+            return Err(refuse(format!(
+                "is also written by {other}; give each output its own path"
+            )));
+        }
+        if path.exists() {
+            // Opening for writing without truncating checks permission and leaves the file as it was.
+            OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map_err(|e| refuse(format!("cannot be written: {e}")))?;
+        } else {
+            probe_folder(folder).map_err(&refuse)?;
+        }
+        self.outputs.push((
+            Planned::File(resolved),
+            format!("{flag} {}", path.display()),
+        ));
+        Ok(())
+    }
+
+    /// An output folder asked for by `flag`, in which the command writes the files whose names
+    /// `writes` accepts: it is created, and must be writable and hold no input under such a name.
+    pub fn folder(
+        &mut self,
+        flag: &str,
+        dir: &Path,
+        writes: impl Fn(&str) -> bool + 'static,
+    ) -> Result<(), ConfigError> {
+        let refuse = |message: String| refusal(flag, dir, message);
+        if dir.as_os_str().is_empty() {
+            return Err(refuse("the output folder is empty".into()));
+        }
+        if dir.exists() && !dir.is_dir() {
+            return Err(refuse("is a file, not a folder".into()));
+        }
+        create_folder(dir).map_err(&refuse)?;
+        let resolved =
+            std::fs::canonicalize(dir).map_err(|e| refuse(format!("cannot be resolved: {e}")))?;
+        let planned = Planned::Folder(resolved, Box::new(writes));
+        if let Some((_, named)) = self.inputs.iter().find(|(c, _)| planned.covers(c)) {
+            return Err(refuse(format!(
+                "would overwrite `{}`, an input of this command; choose another folder",
+                named.display()
+            )));
+        }
+        for (o, other) in &self.outputs {
+            if let Planned::File(f) = o
+                && planned.covers(f)
+            {
+                return Err(refuse(format!(
+                    "would overwrite the file of {other}; give each output its own path"
+                )));
+            }
+        }
+        probe_folder(dir).map_err(&refuse)?;
+        self.outputs
+            .push((planned, format!("{flag} {}", dir.display())));
+        Ok(())
+    }
+}
+
+impl Planned {
+    /// Whether this output writes the resolved path `p`.
+    fn covers(&self, p: &Path) -> bool {
+        match self {
+            Planned::File(f) => f == p,
+            Planned::Folder(d, writes) => {
+                p.parent() == Some(d.as_path())
+                    && p.file_name().and_then(|n| n.to_str()).is_some_and(writes)
+            }
+        }
+    }
+}
+
+fn refusal(flag: &str, path: &Path, message: String) -> ConfigError {
+    ConfigError::one(Diagnostic {
+        origin: Origin::Flag {
+            flag: format!("{flag} {}", path.display()),
+        },
+        key: String::new(),
+        message,
+    })
+}
+
+fn create_folder(folder: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(folder)
+        .map_err(|e| format!("cannot create the folder `{}`: {e}", folder.display()))
+}
+
+/// The path `path` writes to: symlinks followed where it exists, else its resolved folder joined
+/// with its name.
+fn resolve(path: &Path) -> Result<PathBuf, String> {
+    if let Ok(c) = std::fs::canonicalize(path) {
+        return Ok(c);
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| "does not name a file".to_owned())?;
+    std::fs::canonicalize(folder)
+        .map(|f| f.join(name))
+        .map_err(|e| format!("cannot resolve the folder `{}`: {e}", folder.display()))
+}
+
+/// Creates and removes a file of our own in `folder`, to know a write there can succeed.
+fn probe_folder(folder: &Path) -> Result<(), String> {
+    let pid = std::process::id();
+    for n in 0..100u32 {
+        let p = folder.join(format!(".loadsim-write-probe-{pid}-{n}"));
+        match OpenOptions::new().write(true).create_new(true).open(&p) {
+            Ok(_) => {
+                let _ = std::fs::remove_file(p);
+                return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                return Err(format!(
+                    "cannot create a file in `{}`: {e}",
+                    folder.display()
+                ));
+            }
+        }
+    }
+    Err(format!("cannot create a file in `{}`", folder.display()))
+}
+
+/// The lock file's name in a locked folder.
+pub const LOCK_FILE: &str = ".loadsim.lock";
+
+/// A held lock on an output folder, released when dropped.
+#[derive(Debug)]
+pub struct FolderLock {
+    path: PathBuf,
+}
+
+impl FolderLock {
+    /// Takes the lock of `dir` (which must exist) for a command writing there through `flag`.
+    /// Refuses (exit 2) while another running process holds it; takes over a lock whose process
+    /// is gone.
+    pub fn acquire(dir: &Path, flag: &str) -> Result<FolderLock, Error> {
+        let path = dir.join(LOCK_FILE);
+        let own = std::process::id();
+        for _ in 0..3 {
+            match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Ok(mut f) => {
+                    f.write_all(format!("{own}\n").as_bytes())
+                        .and_then(|()| f.sync_all())
+                        .map_err(|e| output_error(&path, e))?;
+                    return Ok(FolderLock { path });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    match holder(&path) {
+                        Holder::Running(pid) => {
+                            return Err(ConfigError::flag(
+                                flag,
+                                format!(
+                                    "`{}` is being written by another loadsim (process {pid}, lock file {}); wait for it to finish or choose another {flag}",
+                                    dir.display(),
+                                    path.display()
+                                ),
+                            )
+                            .into());
+                        }
+                        Holder::Starting => {
+                            return Err(ConfigError::flag(
+                                flag,
+                                format!(
+                                    "`{}` is being written by another loadsim that is starting (lock file {}); wait for it to finish or choose another {flag}",
+                                    dir.display(),
+                                    path.display()
+                                ),
+                            )
+                            .into());
+                        }
+                        Holder::Gone => {
+                            // A stale lock: its process ended without releasing it.
+                            match std::fs::remove_file(&path) {
+                                Ok(()) => continue,
+                                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                                Err(e) => return Err(output_error(&path, e)),
+                            }
+                        }
+                    }
+                }
+                Err(e) => return Err(output_error(&path, e)),
+            }
+        }
+        Err(ConfigError::flag(
+            flag,
+            format!(
+                "cannot take the lock {}: other processes keep taking it",
+                path.display()
+            ),
+        )
+        .into())
+    }
+}
+
+impl Drop for FolderLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+enum Holder {
+    Running(u32),
+    /// The file exists but names no process yet (its writer is between create and write).
+    Starting,
+    Gone,
+}
+
+/// Who holds the lock file at `path`.
+fn holder(path: &Path) -> Holder {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    match text.trim().parse::<u32>() {
+        Ok(pid) if pid != std::process::id() && process_running(pid) => Holder::Running(pid),
+        Ok(_) => Holder::Gone,
+        Err(_) => {
+            // Empty or unreadable: a writer that has not written its id yet, unless the file is
+            // old enough that no writer can still be about to.
+            let age = std::fs::metadata(path)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok());
+            match age {
+                Some(a) if a < std::time::Duration::from_secs(10) => Holder::Starting,
+                _ => Holder::Gone,
+            }
+        }
+    }
+}
+
+/// Whether a process with this id runs on this machine.
+fn process_running(pid: u32) -> bool {
+    if Path::new("/proc/self").exists() {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    if cfg!(unix) {
+        return std::process::Command::new("kill")
+            .args(["-0", &pid.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(true);
+    }
+    // No way to tell: never take over a lock that may be held.
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_files_get_their_folder_and_must_be_writable_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plan = OutputPlan::new([]);
+        let nested = dir.path().join("a/b/out.json");
+        plan.file("--output", &nested).unwrap();
+        assert!(nested.parent().unwrap().is_dir(), "the folder is created");
+        assert!(!nested.exists(), "the check leaves no file behind");
+        assert_eq!(
+            std::fs::read_dir(nested.parent().unwrap()).unwrap().count(),
+            0
+        );
+        let e = plan.file("--timeseries", dir.path()).unwrap_err();
+        assert!(e.to_string().contains("is a folder"), "{e}");
+        assert!(plan.file("--output", Path::new("")).is_err());
+    }
+
+    #[test]
+    fn an_output_is_never_an_input_or_another_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("s.yaml");
+        std::fs::write(&input, "x").unwrap();
+        let link = dir.path().join("link.yaml");
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&input, &link).unwrap();
+        let mut plan = OutputPlan::new([input.as_path()]);
+        let e = plan.file("--output", &input).unwrap_err();
+        assert!(e.to_string().contains("an input of this command"), "{e}");
+        #[cfg(unix)]
+        {
+            let e = plan.file("--output", &link).unwrap_err();
+            assert!(e.to_string().contains("an input of this command"), "{e}");
+        }
+        let dotted = dir.path().join(".").join("s.yaml");
+        assert!(plan.file("--timeseries", &dotted).is_err());
+        let out = dir.path().join("out.csv");
+        plan.file("--output", &out).unwrap();
+        let e = plan.file("--timeseries", &out).unwrap_err();
+        assert!(e.to_string().contains("also written by --output"), "{e}");
+        let e = plan
+            .folder("--plot", dir.path(), |n| n.ends_with(".yaml"))
+            .unwrap_err();
+        assert!(e.to_string().contains("an input of this command"), "{e}");
+        plan.folder("--plot", dir.path(), |n| n.ends_with(".svg"))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_lock_refuses_a_second_holder_and_a_stale_one_is_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = FolderLock::acquire(dir.path(), "--out").unwrap();
+        let lock_file = dir.path().join(LOCK_FILE);
+        // The same process again: the lock names us, so it is held by nobody else; another
+        // running process (pid 1 always runs) holds it.
+        drop(lock);
+        assert!(!lock_file.exists(), "released on drop");
+        std::fs::write(&lock_file, "1\n").unwrap();
+        let e = FolderLock::acquire(dir.path(), "--out").unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("process 1"), "{e}");
+        // A process id that cannot run (above the kernel's limit): taken over.
+        std::fs::write(&lock_file, "4294967295\n").unwrap();
+        let held = FolderLock::acquire(dir.path(), "--out").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&lock_file).unwrap(),
+            format!("{}\n", std::process::id())
+        );
+        drop(held);
+    }
+}
