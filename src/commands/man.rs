@@ -57,6 +57,11 @@ pub fn write_all(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> 
 /// The command with the bare package version (a build's commit would make the pages differ
 /// from one commit to the next).
 fn versioned(cmd: clap::Command) -> clap::Command {
+    // The title line of every page names the version; `-V` stays an option of `loadsim` alone.
     cmd.version(env!("CARGO_PKG_VERSION"))
         .long_version(env!("CARGO_PKG_VERSION"))
+        .mut_subcommands(|s| {
+            s.version(env!("CARGO_PKG_VERSION"))
+                .disable_version_flag(true)
+        })
 }
