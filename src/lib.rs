@@ -66,7 +66,6 @@ pub mod scenario;
 pub mod schema;
 pub mod stats;
 pub mod sweep;
-pub mod theory;
 pub mod time;
 
 /// The version of the model's results. Bump it in the commit that changes the results of any

@@ -1,8 +1,8 @@
 //! Statistics over seeds. Owns the one estimator every "how often / how much on average" answer
 //! uses: the sample mean with its 95 % confidence interval from Student's t distribution
-//! (`mean ± t₀.₉₇₅(n−1) · s/√n`, `s` the sample standard deviation). `loadsim run --seeds`,
-//! `expect:` assertions with `mean: true`, paired comparisons to a baseline and the sweep tables
-//! with `interval: ci95` all read it from here.
+//! (`mean ± t₀.₉₇₅(n−1) · s/√n`, `s` the sample standard deviation; the quantile from `statrs`).
+//! `loadsim run --seeds`, `expect:` assertions with `mean: true`, paired comparisons to a baseline,
+//! the sweep tables with `interval: ci95` and the theory tests all read it from here.
 //!
 //! The interval assumes the seeds' values are independent draws of one distribution; for a metric
 //! that is often undefined (`recovery_s` of a run that never recovers) it describes only the
@@ -55,55 +55,15 @@ pub fn mean_ci95(values: &[f64]) -> Option<MeanCi> {
 /// The 0.975 quantile of Student's t distribution with `df` degrees of freedom (the factor of a
 /// two-sided 95 % interval): 12.706 for 1, 2.262 for 9, 1.960 in the limit.
 pub fn t_975(df: usize) -> f64 {
-    assert!(df > 0, "t needs at least one degree of freedom");
-    // P(|T| ≤ t) grows with t: bisect for 0.95. 200 halvings of [0, 1000] reach f64 precision.
-    let (mut lo, mut hi) = (0.0f64, 1000.0f64);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if central_probability(mid, df) < 0.95 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-        if hi - lo <= f64::EPSILON * hi {
-            break;
-        }
-    }
-    0.5 * (lo + hi)
+    t_quantile(0.975, df as f64)
 }
 
-/// P(|T| ≤ t) for Student's t with integer `df` degrees of freedom, by the finite series of
-/// Abramowitz & Stegun 26.7.3–4 (exact up to rounding for integer `df`).
-fn central_probability(t: f64, df: usize) -> f64 {
-    let theta = (t / (df as f64).sqrt()).atan();
-    let (s, c) = theta.sin_cos();
-    let c2 = c * c;
-    if df % 2 == 1 {
-        // 2/π · (θ + sin θ cos θ · (1 + 2/3 cos²θ + 2·4/(3·5) cos⁴θ + … , (df−3)/2 terms after 1)).
-        let mut sum = 0.0;
-        if df > 1 {
-            let mut term = 1.0;
-            sum = 1.0;
-            let mut k = 1;
-            while 2 * k < df - 1 {
-                term *= (2 * k) as f64 / (2 * k + 1) as f64 * c2;
-                sum += term;
-                k += 1;
-            }
-        }
-        std::f64::consts::FRAC_2_PI * (theta + s * c * sum)
-    } else {
-        // sin θ · (1 + 1/2 cos²θ + 1·3/(2·4) cos⁴θ + … , (df−2)/2 terms after 1).
-        let mut term = 1.0;
-        let mut sum = 1.0;
-        let mut k = 1;
-        while 2 * k <= df - 2 {
-            term *= (2 * k - 1) as f64 / (2 * k) as f64 * c2;
-            sum += term;
-            k += 1;
-        }
-        s * sum
-    }
+/// The `p`-quantile of Student's t distribution with `df` > 0 degrees of freedom (`statrs`).
+pub fn t_quantile(p: f64, df: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    StudentsT::new(0.0, 1.0, df)
+        .expect("t needs positive degrees of freedom")
+        .inverse_cdf(p)
 }
 
 #[cfg(test)]
@@ -149,5 +109,25 @@ mod tests {
         // One value: a mean but no interval; none: nothing.
         assert_eq!(mean_ci95(&[7.0]).unwrap().half_width, None);
         assert_eq!(mean_ci95(&[]), None);
+    }
+
+    #[test]
+    fn student_t_quantiles_match_tables() {
+        // Values from standard t tables.
+        for (p, df, want) in [
+            (0.975, 1.0, 12.7062),
+            (0.975, 9.0, 2.2622),
+            (0.995, 9.0, 3.2498),
+            (0.995, 19.0, 2.8609),
+            (0.995, 29.0, 2.7564),
+            (0.975, 1e6, 1.9600),
+            (0.9995, 29.0, 3.6594),
+        ] {
+            let got = t_quantile(p, df);
+            assert!(
+                (got - want).abs() <= 1e-3,
+                "t({p}, {df}) = {got}, want {want}"
+            );
+        }
     }
 }

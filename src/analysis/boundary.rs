@@ -46,7 +46,7 @@ pub enum Kind {
 
 /// One varied key and its range. Values are `f64` in the key's unit (seconds for durations).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Axis {
+pub struct SearchAxis {
     pub key: String,
     pub kind: Kind,
     pub low: f64,
@@ -68,10 +68,10 @@ fn parse_value(text: &str) -> Result<(Kind, f64), String> {
         .map_err(|_| format!("`{t}` is neither a number nor a duration with a unit"))
 }
 
-impl Axis {
+impl SearchAxis {
     /// Parses `LOW..HIGH` for `key`: both durations (`0s..30s`), both whole numbers (`200..700`)
     /// or numbers (`0.5..2`), LOW below HIGH.
-    pub fn parse(key: &str, range: &str) -> Result<Axis, String> {
+    pub fn parse(key: &str, range: &str) -> Result<SearchAxis, String> {
         let Some((lo, hi)) = range.split_once("..") else {
             return Err(format!(
                 "`{range}` is not a range; write LOW..HIGH, like `0s..30s` or `200..700`"
@@ -95,7 +95,7 @@ impl Axis {
         if key.trim().is_empty() {
             return Err("the key to vary is empty; give a dotted path like `arrivals.rate`".into());
         }
-        Ok(Axis {
+        Ok(SearchAxis {
             key: key.trim().to_owned(),
             kind,
             low,
@@ -172,7 +172,7 @@ impl Axis {
         out
     }
 
-    /// How many values [`Axis::grid`] gives at most for `steps`, without making them (a
+    /// How many values [`SearchAxis::grid`] gives at most for `steps`, without making them (a
     /// whole-number key has no more than its range holds).
     pub fn grid_len(&self, steps: usize) -> u64 {
         let steps = steps.max(2) as u64;
@@ -205,7 +205,7 @@ impl Axis {
 }
 
 /// One run's answer: its recovery time in seconds, or `None` for never.
-pub type Outcome = Option<f64>;
+pub type ProbeValue = Option<f64>;
 
 /// Where one seed's boundary lies.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -223,9 +223,9 @@ pub enum Found {
 pub struct SeedSearch {
     pub seed: u64,
     /// The scan: each value with its outcome, in order.
-    pub scan: Vec<(f64, Outcome)>,
+    pub scan: Vec<(f64, ProbeValue)>,
     /// The bisection's probes, in the order they ran.
-    pub bisection: Vec<(f64, Outcome)>,
+    pub bisection: Vec<(f64, ProbeValue)>,
     pub found: Found,
     /// Scan values where the seed recovers although it did not at a smaller scan value.
     pub recovers_again_at: Vec<f64>,
@@ -241,11 +241,11 @@ impl SeedSearch {
 /// Searches one seed: the scan of `axis.grid(steps)`, then the bisection, one probe at a time.
 /// A grid runner probes the scans of many seeds at once and calls [`bisect`] for each.
 pub fn search<E>(
-    axis: &Axis,
+    axis: &SearchAxis,
     seed: u64,
     steps: usize,
     tolerance: f64,
-    probe: &impl Fn(f64) -> Result<Outcome, E>,
+    probe: &impl Fn(f64) -> Result<ProbeValue, E>,
 ) -> Result<SeedSearch, E> {
     let scan = axis
         .grid(steps)
@@ -257,7 +257,7 @@ pub fn search<E>(
 
 /// Most bisection probes one seed's search can take after a scan of `steps` values at
 /// `tolerance` (for budgets and progress).
-pub fn max_bisections(axis: &Axis, steps: usize, tolerance: f64) -> u64 {
+pub fn max_bisections(axis: &SearchAxis, steps: usize, tolerance: f64) -> u64 {
     let spacing = (axis.high - axis.low) / (steps.max(2) - 1) as f64;
     let width = tolerance.max(axis.resolution());
     if spacing <= width {
@@ -271,11 +271,11 @@ pub fn max_bisections(axis: &Axis, steps: usize, tolerance: f64) -> u64 {
 /// Finishes one seed's search from its `scan` (each scan value with its outcome, in order):
 /// bisects between the last value that recovers and the first that does not.
 pub fn bisect<E>(
-    axis: &Axis,
+    axis: &SearchAxis,
     seed: u64,
-    scan: Vec<(f64, Outcome)>,
+    scan: Vec<(f64, ProbeValue)>,
     tolerance: f64,
-    probe: &impl Fn(f64) -> Result<Outcome, E>,
+    probe: &impl Fn(f64) -> Result<ProbeValue, E>,
 ) -> Result<SeedSearch, E> {
     let first_never = scan.iter().position(|(_, o)| o.is_none());
     let recovers_again_at = match first_never {
@@ -338,7 +338,7 @@ pub enum Agreement {
 }
 
 /// Combines per-seed results (LOW and HIGH make the ends of a seed at LOW or above HIGH).
-pub fn agreement(axis: &Axis, seeds: &[SeedSearch]) -> Agreement {
+pub fn agreement(axis: &SearchAxis, seeds: &[SeedSearch]) -> Agreement {
     if seeds.iter().all(|s| s.found == Found::AboveHigh) {
         return Agreement::AllAboveHigh;
     }
@@ -380,17 +380,17 @@ pub struct Phase {
     pub ys: Vec<f64>,
     pub seeds: Vec<u64>,
     /// `cells[yi][xi][seed index]`.
-    pub cells: Vec<Vec<Vec<Outcome>>>,
+    pub cells: Vec<Vec<Vec<ProbeValue>>>,
 }
 
 /// Runs `probe(seed, x, y)` on every grid point and seed, one at a time. A grid runner probes
 /// [`Phase::points`] in parallel and assembles them with [`Phase::from_outcomes`].
 pub fn phase<E>(
-    x: &Axis,
-    y: &Axis,
+    x: &SearchAxis,
+    y: &SearchAxis,
     steps: usize,
     seeds: &[u64],
-    probe: &impl Fn(u64, f64, f64) -> Result<Outcome, E>,
+    probe: &impl Fn(u64, f64, f64) -> Result<ProbeValue, E>,
 ) -> Result<Phase, E> {
     let points = Phase::points(x, y, steps, seeds);
     let outcomes = points
@@ -410,7 +410,7 @@ pub struct PhasePoint {
 
 /// The median over seeds with "never" counted as longer than any recovery time (the upper
 /// median for an even count): `None` when at least half the seeds never recover.
-pub fn median_outcome(outcomes: &[Outcome]) -> Outcome {
+pub fn median_outcome(outcomes: &[ProbeValue]) -> ProbeValue {
     let mut v: Vec<f64> = outcomes
         .iter()
         .map(|o| o.unwrap_or(f64::INFINITY))
@@ -423,7 +423,7 @@ pub fn median_outcome(outcomes: &[Outcome]) -> Outcome {
 impl Phase {
     /// Every run of the diagram over `x.grid(steps) × y.grid(steps) × seeds`: rows of y, then
     /// x, then seeds, in the order [`Phase::from_outcomes`] reads their outcomes.
-    pub fn points(x: &Axis, y: &Axis, steps: usize, seeds: &[u64]) -> Vec<PhasePoint> {
+    pub fn points(x: &SearchAxis, y: &SearchAxis, steps: usize, seeds: &[u64]) -> Vec<PhasePoint> {
         let (xs, ys) = (x.grid(steps), y.grid(steps));
         let mut points = Vec::with_capacity(xs.len() * ys.len() * seeds.len());
         for &yv in &ys {
@@ -438,11 +438,11 @@ impl Phase {
 
     /// The diagram from the outcomes of [`Phase::points`], in their order.
     pub fn from_outcomes(
-        x: &Axis,
-        y: &Axis,
+        x: &SearchAxis,
+        y: &SearchAxis,
         steps: usize,
         seeds: &[u64],
-        outcomes: Vec<Outcome>,
+        outcomes: Vec<ProbeValue>,
     ) -> Phase {
         let (xs, ys) = (x.grid(steps), y.grid(steps));
         let mut it = outcomes.into_iter();
@@ -462,7 +462,7 @@ impl Phase {
     }
 
     /// `[yi][xi]` medians over seeds (see [`median_outcome`]).
-    pub fn medians(&self) -> Vec<Vec<Outcome>> {
+    pub fn medians(&self) -> Vec<Vec<ProbeValue>> {
         self.cells
             .iter()
             .map(|row| row.iter().map(|c| median_outcome(c)).collect())
@@ -474,8 +474,8 @@ impl Phase {
 mod tests {
     use super::*;
 
-    fn secs(lo: &str, hi: &str) -> Axis {
-        Axis::parse("faults.f.duration", &format!("{lo}..{hi}")).unwrap()
+    fn secs(lo: &str, hi: &str) -> SearchAxis {
+        SearchAxis::parse("faults.f.duration", &format!("{lo}..{hi}")).unwrap()
     }
 
     #[test]
@@ -486,21 +486,21 @@ mod tests {
         assert_eq!(a.set_arg(1.960_000_001), "faults.f.duration=1960000001ns");
         assert_eq!(a.show(1.96), "1.96s");
         assert_eq!(a.show(0.3), "300ms");
-        let r = Axis::parse("arrivals.rate", "200..700").unwrap();
+        let r = SearchAxis::parse("arrivals.rate", "200..700").unwrap();
         assert_eq!(r.kind, Kind::Integer);
         assert_eq!(r.grid(11)[1], 250.0);
         assert_eq!(r.show(250.0), "250");
         assert_eq!(r.set_arg(r.snap(412.6)), "arrivals.rate=413");
         assert_eq!(
-            Axis::parse("k", "0.5..2").unwrap().kind,
+            SearchAxis::parse("k", "0.5..2").unwrap().kind,
             Kind::Real,
             "one end with a decimal point makes the range real"
         );
-        assert!(Axis::parse("k", "0s..30").is_err());
-        assert!(Axis::parse("k", "30..10").is_err());
-        assert!(Axis::parse("k", "1-2").is_err());
+        assert!(SearchAxis::parse("k", "0s..30").is_err());
+        assert!(SearchAxis::parse("k", "30..10").is_err());
+        assert!(SearchAxis::parse("k", "1-2").is_err());
         assert_eq!(
-            Axis::parse("k", "1..3").unwrap().grid(11),
+            SearchAxis::parse("k", "1..3").unwrap().grid(11),
             vec![1.0, 2.0, 3.0]
         );
     }
@@ -525,7 +525,7 @@ mod tests {
 
     #[test]
     fn ends_of_the_range_and_non_monotone_seeds_are_reported() {
-        let axis = Axis::parse("arrivals.rate", "0..100").unwrap();
+        let axis = SearchAxis::parse("arrivals.rate", "0..100").unwrap();
         let always = |_: f64| Ok::<_, ()>(Some(0.0));
         assert_eq!(
             search(&axis, 1, 5, 1.0, &always).unwrap().found,
@@ -553,7 +553,7 @@ mod tests {
 
     #[test]
     fn seeds_agree_when_their_intervals_overlap() {
-        let axis = Axis::parse("k", "0..100").unwrap();
+        let axis = SearchAxis::parse("k", "0..100").unwrap();
         let at = |seed, t: f64| {
             let probe = move |v: f64| Ok::<_, ()>((v <= t).then_some(0.0));
             search(&axis, seed, 11, 1.0, &probe).unwrap()
@@ -580,8 +580,8 @@ mod tests {
 
     #[test]
     fn phase_cells_are_in_grid_order_and_medians_count_never_as_longest() {
-        let x = Axis::parse("x", "0..2").unwrap();
-        let y = Axis::parse("y", "0..1").unwrap();
+        let x = SearchAxis::parse("x", "0..2").unwrap();
+        let y = SearchAxis::parse("y", "0..1").unwrap();
         // Never when x + y ≥ 2 for seed 1, when x + y ≥ 3 for seed 2; recovery time x.
         let probe =
             |seed: u64, x: f64, y: f64| Ok::<_, ()>((x + y < seed as f64 + 1.0).then_some(x));

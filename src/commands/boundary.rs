@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use super::Output;
 use crate::Error;
 use crate::analysis::boundary::{
-    Agreement, Axis, Criterion, Found, Outcome, Phase, PhasePoint, SeedSearch, agreement, bisect,
-    max_bisections,
+    Agreement, Criterion, Found, Phase, PhasePoint, ProbeValue, SearchAxis, SeedSearch, agreement,
+    bisect, max_bisections,
 };
 use crate::config::ConfigError;
 use crate::guard;
@@ -53,11 +53,11 @@ impl Searched {
     /// Runs the scenario with `values` on the axes and `seed`, and applies the criterion.
     fn probe(
         &self,
-        axes: &[Axis],
+        axes: &[SearchAxis],
         values: &[f64],
         seed: u64,
         criterion: Criterion,
-    ) -> Result<Outcome, Error> {
+    ) -> Result<ProbeValue, Error> {
         let sets: Vec<String> = axes
             .iter()
             .zip(values)
@@ -156,7 +156,7 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
 
 /// Refuses, before anything is loaded or allocated, a search whose runs need `--yes` or whose
 /// probes would not fit `--max-memory`.
-fn check_budget(req: &BoundaryRequest, axes: &[Axis], tolerance: f64) -> Result<(), Error> {
+fn check_budget(req: &BoundaryRequest, axes: &[SearchAxis], tolerance: f64) -> Result<(), Error> {
     let per_seed = match axes {
         [a] => a
             .grid_len(req.steps)
@@ -179,7 +179,7 @@ fn check_budget(req: &BoundaryRequest, axes: &[Axis], tolerance: f64) -> Result<
 }
 
 /// The files `--out` receives for the scenario `name`.
-fn output_names(name: &str, axes: &[Axis]) -> Vec<String> {
+fn output_names(name: &str, axes: &[SearchAxis]) -> Vec<String> {
     match axes {
         [a] => vec![
             format!("{name}.{}.probes.csv", a.key),
@@ -198,7 +198,7 @@ fn output_names(name: &str, axes: &[Axis]) -> Vec<String> {
 fn search_all(
     runner: &Runner,
     searched: &[Searched],
-    axes: &[Axis],
+    axes: &[SearchAxis],
     req: &BoundaryRequest,
     tolerance: f64,
 ) -> Result<Vec<Vec<SeedSearch>>, Error> {
@@ -226,7 +226,7 @@ fn search_all(
         let outcomes = scanned
             .by_ref()
             .take(grid.len())
-            .collect::<Result<Vec<Outcome>, Error>>()?;
+            .collect::<Result<Vec<ProbeValue>, Error>>()?;
         scans.push(grid.iter().copied().zip(outcomes).collect::<Vec<_>>());
     }
     let searches: Vec<usize> = (0..jobs.len()).collect();
@@ -247,7 +247,7 @@ fn search_all(
 fn phase_all(
     runner: &Runner,
     searched: &[Searched],
-    axes: &[Axis],
+    axes: &[SearchAxis],
     req: &BoundaryRequest,
 ) -> Result<Vec<Phase>, Error> {
     let (x, y) = (&axes[0], &axes[1]);
@@ -275,13 +275,13 @@ fn phase_all(
             let mine = outcomes
                 .by_ref()
                 .take(n)
-                .collect::<Result<Vec<Outcome>, Error>>()?;
+                .collect::<Result<Vec<ProbeValue>, Error>>()?;
             Ok(Phase::from_outcomes(x, y, req.steps, &s.seeds, mine))
         })
         .collect()
 }
 
-fn parse_axes(req: &BoundaryRequest) -> Result<Vec<Axis>, Error> {
+fn parse_axes(req: &BoundaryRequest) -> Result<Vec<SearchAxis>, Error> {
     if req.vary.len() != req.ranges.len() {
         return Err(ConfigError::flag(
             "--range",
@@ -304,8 +304,8 @@ fn parse_axes(req: &BoundaryRequest) -> Result<Vec<Axis>, Error> {
         .vary
         .iter()
         .zip(&req.ranges)
-        .map(|(k, r)| Axis::parse(k, r).map_err(|m| ConfigError::flag("--range", m)))
-        .collect::<Result<Vec<Axis>, ConfigError>>()?;
+        .map(|(k, r)| SearchAxis::parse(k, r).map_err(|m| ConfigError::flag("--range", m)))
+        .collect::<Result<Vec<SearchAxis>, ConfigError>>()?;
     if axes.len() == 2 && axes[0].key == axes[1].key {
         return Err(ConfigError::flag("--vary", "the two keys must differ").into());
     }
@@ -314,7 +314,7 @@ fn parse_axes(req: &BoundaryRequest) -> Result<Vec<Axis>, Error> {
 
 /// Loads every file and validates it at every corner of the ranges, so a key or range the
 /// scenario rejects is reported (exit 2) before anything runs.
-fn load_searched(req: &BoundaryRequest, axes: &[Axis]) -> Result<Vec<Searched>, Error> {
+fn load_searched(req: &BoundaryRequest, axes: &[SearchAxis]) -> Result<Vec<Searched>, Error> {
     let corners: Vec<Vec<f64>> = match axes {
         [a] => vec![vec![a.low], vec![a.high]],
         [a, b] => vec![
@@ -370,7 +370,7 @@ fn load_searched(req: &BoundaryRequest, axes: &[Axis]) -> Result<Vec<Searched>, 
 }
 
 /// A recovery time in seconds, or `never`.
-fn show_outcome(o: Outcome) -> String {
+fn show_outcome(o: ProbeValue) -> String {
     match o {
         Some(s) => crate::report::number::trimmed(s, 2),
         None => "never".to_owned(),
@@ -378,7 +378,7 @@ fn show_outcome(o: Outcome) -> String {
 }
 
 /// One seed's boundary: `(a, b]`, `≤ LOW`, `> HIGH`.
-fn show_found(axis: &Axis, f: Found) -> String {
+fn show_found(axis: &SearchAxis, f: Found) -> String {
     match f {
         Found::Between { recovers, never } => {
             format!("({}, {}]", axis.show(recovers), axis.show(never))
@@ -388,7 +388,7 @@ fn show_found(axis: &Axis, f: Found) -> String {
     }
 }
 
-fn show_agreement(axis: &Axis, a: Agreement) -> String {
+fn show_agreement(axis: &SearchAxis, a: Agreement) -> String {
     match a {
         Agreement::Agree { recovers, never } => {
             format!("agree: ({}, {}]", axis.show(recovers), axis.show(never))
@@ -416,7 +416,7 @@ fn seed_columns(per_subject: &[Vec<SeedSearch>]) -> Vec<u64> {
 
 fn render_summary(
     out: &mut String,
-    axis: &Axis,
+    axis: &SearchAxis,
     subjects: &[Searched],
     per_subject: &[Vec<SeedSearch>],
 ) {
@@ -447,7 +447,7 @@ fn render_summary(
     let _ = writeln!(out, "{t}");
 }
 
-fn render_search(out: &mut String, axis: &Axis, name: &str, results: &[SeedSearch]) {
+fn render_search(out: &mut String, axis: &SearchAxis, name: &str, results: &[SeedSearch]) {
     let _ = writeln!(
         out,
         "\n## `{name}`\n\nrecovery time (s) at the scan values; `never`: `recovery_s` is null.\n"
@@ -516,7 +516,7 @@ fn render_search(out: &mut String, axis: &Axis, name: &str, results: &[SeedSearc
     );
 }
 
-fn render_phase(out: &mut String, x: &Axis, y: &Axis, name: &str, p: &Phase) {
+fn render_phase(out: &mut String, x: &SearchAxis, y: &SearchAxis, name: &str, p: &Phase) {
     let seeds: Vec<String> = p.seeds.iter().map(u64::to_string).collect();
     let _ = writeln!(
         out,
@@ -563,7 +563,7 @@ fn write_csv(dir: &Path, file: &str, rows: Vec<Vec<String>>) -> Result<(), Error
     write_output(&dir.join(file), &bytes)
 }
 
-fn outcome_fields(o: Outcome) -> [String; 2] {
+fn outcome_fields(o: ProbeValue) -> [String; 2] {
     [
         o.is_some().to_string(),
         o.map_or(String::new(), |s| s.to_string()),
@@ -573,7 +573,7 @@ fn outcome_fields(o: Outcome) -> [String; 2] {
 /// `<scenario>.<key>.probes.csv` (every run) and `<scenario>.<key>.boundary.csv` (per seed).
 fn write_search_csv(
     dir: &Path,
-    axis: &Axis,
+    axis: &SearchAxis,
     name: &str,
     results: &[SeedSearch],
 ) -> Result<(), Error> {
@@ -635,7 +635,13 @@ fn write_search_csv(
 }
 
 /// `<scenario>.<x>.<y>.phase.csv`: one row per grid point and seed.
-fn write_phase_csv(dir: &Path, x: &Axis, y: &Axis, name: &str, p: &Phase) -> Result<(), Error> {
+fn write_phase_csv(
+    dir: &Path,
+    x: &SearchAxis,
+    y: &SearchAxis,
+    name: &str,
+    p: &Phase,
+) -> Result<(), Error> {
     let mut rows = vec![
         [
             "scenario",
@@ -676,9 +682,9 @@ fn write_phase_csv(dir: &Path, x: &Axis, y: &Axis, name: &str, p: &Phase) -> Res
 fn write_heatmap(
     path: &Path,
     title: &str,
-    x: &Axis,
+    x: &SearchAxis,
     x_values: &[f64],
-    y: &Axis,
+    y: &SearchAxis,
     y_values: &[f64],
     cells: &[Vec<Option<f64>>],
 ) -> Result<(), Error> {

@@ -14,7 +14,7 @@ use crate::expect::snapshot::number_text;
 use crate::metrics::RunSummary;
 use crate::model::run_with;
 use crate::report::Format;
-use crate::report::flat::{Engine, flatten};
+use crate::report::flat::{EngineColumns, flatten};
 use crate::report::markdown::MarkdownTable;
 use crate::runner::{OutputPlan, Runner, write_output};
 use crate::scenario::Scenario;
@@ -131,7 +131,7 @@ fn render(runs: &[RunSummary], seeds: &[u64], format: Format) -> String {
 pub fn over_seeds(runs: &[RunSummary], seeds: &[u64]) -> ScenarioOverSeeds {
     let mut metrics: IndexMap<String, MetricOverSeeds> = IndexMap::new();
     for (i, r) in runs.iter().enumerate() {
-        for (k, v) in flatten(r, Engine::Exclude) {
+        for (k, v) in flatten(r, EngineColumns::Exclude) {
             let m = metrics.entry(k).or_insert_with(|| MetricOverSeeds {
                 n: 0,
                 mean: None,

@@ -21,7 +21,7 @@ use crate::expect::{self, Expectations};
 use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunError, RunOptions, run_with};
-use crate::report::flat::{Engine, flatten};
+use crate::report::flat::{EngineColumns, flatten};
 use crate::runner::OutputPlan;
 use crate::scenario::{ConfigError, Scenario};
 
@@ -115,7 +115,7 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
         .par_iter()
         .map(|sc| {
             run_with(sc, req.options).map(|summary| {
-                let values = flatten(&summary, Engine::Exclude)
+                let values = flatten(&summary, EngineColumns::Exclude)
                     .into_iter()
                     .map(|(k, v)| (k, v.as_f64()))
                     .collect();

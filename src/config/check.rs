@@ -36,7 +36,7 @@ pub enum Seg {
 
 /// A problem the walk found: where (as dotted text and as steps) and what.
 #[derive(Clone, Debug)]
-pub struct Found {
+pub struct FoundValue {
     pub key: String,
     pub path: Vec<Seg>,
     pub message: String,
@@ -60,7 +60,7 @@ pub fn schema_of<T: JsonSchema + 'static>() -> Arc<Json> {
 }
 
 /// Every shape problem of `value` against `schema`, and of each removal, in document order.
-pub fn check(schema: &Json, value: &Value, removals: &[Removal]) -> Vec<Found> {
+pub fn check(schema: &Json, value: &Value, removals: &[Removal]) -> Vec<FoundValue> {
     let mut w = Walker {
         defs: schema.get("definitions").and_then(Json::as_object),
         found: Vec::new(),
@@ -137,13 +137,13 @@ fn unknown_field(key: &str, fields: &[&str]) -> String {
 
 struct Walker<'a> {
     defs: Option<&'a Map<String, Json>>,
-    found: Vec<Found>,
+    found: Vec<FoundValue>,
     path: Vec<Seg>,
 }
 
 impl<'a> Walker<'a> {
     fn report(&mut self, message: String) {
-        self.found.push(Found {
+        self.found.push(FoundValue {
             key: path_text(&self.path),
             path: self.path.clone(),
             message,

@@ -35,7 +35,7 @@ pub struct Expectations {
 
 /// One comparison of a value.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Comparison {
+pub enum Relation {
     Le(f64),
     Lt(f64),
     Ge(f64),
@@ -47,44 +47,44 @@ pub enum Comparison {
     Never,
 }
 
-impl Comparison {
+impl Relation {
     /// Whether `value` (`None` for an undefined metric) passes. Only `Never` passes `None`.
     pub fn holds(&self, value: Option<f64>) -> bool {
         match (self, value) {
-            (Comparison::Never, v) => v.is_none(),
+            (Relation::Never, v) => v.is_none(),
             (_, None) => false,
-            (Comparison::Le(b), Some(v)) => v <= *b,
-            (Comparison::Lt(b), Some(v)) => v < *b,
-            (Comparison::Ge(b), Some(v)) => v >= *b,
-            (Comparison::Gt(b), Some(v)) => v > *b,
-            (Comparison::Eq(b), Some(v)) => v == *b,
-            (Comparison::Between(a, b), Some(v)) => *a <= v && v <= *b,
+            (Relation::Le(b), Some(v)) => v <= *b,
+            (Relation::Lt(b), Some(v)) => v < *b,
+            (Relation::Ge(b), Some(v)) => v >= *b,
+            (Relation::Gt(b), Some(v)) => v > *b,
+            (Relation::Eq(b), Some(v)) => v == *b,
+            (Relation::Between(a, b), Some(v)) => *a <= v && v <= *b,
         }
     }
 
     /// As written in the file: `le 5`, `between [1, 2]`, `is never`.
     pub fn describe(&self) -> String {
         match self {
-            Comparison::Le(b) => format!("le {}", show(*b)),
-            Comparison::Lt(b) => format!("lt {}", show(*b)),
-            Comparison::Ge(b) => format!("ge {}", show(*b)),
-            Comparison::Gt(b) => format!("gt {}", show(*b)),
-            Comparison::Eq(b) => format!("eq {}", show(*b)),
-            Comparison::Between(a, b) => format!("between [{}, {}]", show(*a), show(*b)),
-            Comparison::Never => "is never".into(),
+            Relation::Le(b) => format!("le {}", show(*b)),
+            Relation::Lt(b) => format!("lt {}", show(*b)),
+            Relation::Ge(b) => format!("ge {}", show(*b)),
+            Relation::Gt(b) => format!("gt {}", show(*b)),
+            Relation::Eq(b) => format!("eq {}", show(*b)),
+            Relation::Between(a, b) => format!("between [{}, {}]", show(*a), show(*b)),
+            Relation::Never => "is never".into(),
         }
     }
 
     /// The operator's key (`le` … `is`), for machine-readable output.
     pub fn key(&self) -> &'static str {
         match self {
-            Comparison::Le(_) => "le",
-            Comparison::Lt(_) => "lt",
-            Comparison::Ge(_) => "ge",
-            Comparison::Gt(_) => "gt",
-            Comparison::Eq(_) => "eq",
-            Comparison::Between(..) => "between",
-            Comparison::Never => "is",
+            Relation::Le(_) => "le",
+            Relation::Lt(_) => "lt",
+            Relation::Ge(_) => "ge",
+            Relation::Gt(_) => "gt",
+            Relation::Eq(_) => "eq",
+            Relation::Between(..) => "between",
+            Relation::Never => "is",
         }
     }
 }
@@ -116,7 +116,7 @@ pub struct Assertion {
     /// Position in `expect`.
     pub index: usize,
     pub metric: String,
-    pub comparison: Comparison,
+    pub comparison: Relation,
     /// The seeds to run; `None` for the scenario's own seed.
     pub seeds: Option<Vec<u64>>,
     pub reading: Reading,
@@ -394,11 +394,11 @@ impl Checker<'_> {
                 ops.push((
                     key,
                     match key {
-                        "le" => Comparison::Le(v),
-                        "lt" => Comparison::Lt(v),
-                        "ge" => Comparison::Ge(v),
-                        "gt" => Comparison::Gt(v),
-                        _ => Comparison::Eq(v),
+                        "le" => Relation::Le(v),
+                        "lt" => Relation::Lt(v),
+                        "ge" => Relation::Ge(v),
+                        "gt" => Relation::Gt(v),
+                        _ => Relation::Eq(v),
                     },
                 ));
             }
@@ -415,10 +415,10 @@ impl Checker<'_> {
                     ),
                 );
             }
-            ops.push(("between", Comparison::Between(lo, hi)));
+            ops.push(("between", Relation::Between(lo, hi)));
         }
         if let Some(IsRaw::Never) = a.is {
-            ops.push(("is", Comparison::Never));
+            ops.push(("is", Relation::Never));
         }
         let comparison = match ops.as_slice() {
             [] => {
@@ -426,7 +426,7 @@ impl Checker<'_> {
                     "",
                     "has no comparison; add one of `le`, `lt`, `ge`, `gt`, `eq`, `between` or `is: never`",
                 );
-                Comparison::Never
+                Relation::Never
             }
             [(_, c)] => *c,
             [(k1, _), (k2, _), ..] => {
@@ -463,7 +463,7 @@ impl Checker<'_> {
                 ),
             );
         }
-        if comparison == Comparison::Never && metric != RECOVERY && !ops.is_empty() {
+        if comparison == Relation::Never && metric != RECOVERY && !ops.is_empty() {
             self.problem(
                 "is",
                 format!("`is: never` is for `{RECOVERY}` (a run that never recovers)"),
@@ -523,7 +523,7 @@ impl Checker<'_> {
                 format!("`{key}` reads many seeds; add `seeds: N` (seeds 1 to N) or a list"),
             );
         }
-        if comparison == Comparison::Never && reading == Reading::Mean {
+        if comparison == Relation::Never && reading == Reading::Mean {
             self.problem(
                 "is",
                 "`is: never` has no mean; use `share` instead of `mean`",
@@ -534,7 +534,7 @@ impl Checker<'_> {
         let baseline = match a.compare {
             None => None,
             Some(c) => {
-                if comparison == Comparison::Never {
+                if comparison == Relation::Never {
                     self.problem(
                         "compare",
                         "`is: never` has no difference to a baseline; compare a number instead",
@@ -589,7 +589,7 @@ impl Checker<'_> {
 mod tests {
     use super::*;
 
-    fn assertion(comparison: Comparison, seeds: Option<Vec<u64>>, reading: Reading) -> Assertion {
+    fn assertion(comparison: Relation, seeds: Option<Vec<u64>>, reading: Reading) -> Assertion {
         Assertion {
             index: 0,
             metric: "metrics.recovery_s".into(),
@@ -602,7 +602,7 @@ mod tests {
 
     #[test]
     fn each_operator_on_both_sides_of_its_bound() {
-        use Comparison::*;
+        use Relation::*;
         let cases = [
             (Le(5.0), Some(5.0), true),
             (Le(5.0), Some(5.0001), false),
@@ -637,7 +637,7 @@ mod tests {
         assert_eq!(needed_seeds(1.0, 7), 7);
         assert_eq!(needed_seeds(0.01, 7), 1);
         let a = assertion(
-            Comparison::Le(5.0),
+            Relation::Le(5.0),
             Some(vec![1, 2, 3, 4]),
             Reading::Share(0.75),
         );
@@ -665,14 +665,14 @@ mod tests {
         assert!(!v.passed);
         assert!(v.observed.contains("seed 3: never"), "{}", v.observed);
         // Every seed, by default.
-        let every = assertion(Comparison::Le(5.0), Some(vec![1, 2]), Reading::Every);
+        let every = assertion(Relation::Le(5.0), Some(vec![1, 2]), Reading::Every);
         assert!(!every.judge(vec![(1, Some(1.0)), (2, Some(5.5))]).passed);
         assert!(every.judge(vec![(1, Some(1.0)), (2, Some(5.0))]).passed);
     }
 
     #[test]
     fn mean_reads_the_mean_and_shows_its_interval() {
-        let a = assertion(Comparison::Le(2.5), Some(vec![1, 2, 3]), Reading::Mean);
+        let a = assertion(Relation::Le(2.5), Some(vec![1, 2, 3]), Reading::Mean);
         // Mean 2 ≤ 2.5 although seed 3 alone (3) is above; interval ±2.4841 (t(2) = 4.3027).
         let v = a.judge(vec![(1, Some(1.0)), (2, Some(2.0)), (3, Some(3.0))]);
         assert!(v.passed);
@@ -691,7 +691,7 @@ mod tests {
 
     #[test]
     fn single_seed_shows_the_value() {
-        let a = assertion(Comparison::Never, None, Reading::Every);
+        let a = assertion(Relation::Never, None, Reading::Every);
         let v = a.judge(vec![(7, None)]);
         assert!(v.passed);
         assert_eq!(v.observed, "never (no value)");
@@ -703,7 +703,7 @@ mod tests {
     #[test]
     fn names_say_seeds_reading_and_baseline() {
         let a = assertion(
-            Comparison::Le(5.0),
+            Relation::Le(5.0),
             Some((1..=20).collect()),
             Reading::Share(0.95),
         );

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::config::source::Document;
 use crate::metrics::RunSummary;
-use crate::report::flat::{Engine, flatten};
+use crate::report::flat::{EngineColumns, flatten};
 use crate::scenario::{ConfigError, Diagnostic, Origin};
 
 /// Significant digits kept when `snapshot: true` does not say.
@@ -86,7 +86,7 @@ pub fn pending_path(snap: &Path) -> PathBuf {
 
 /// What a snapshot records about how it was made.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Header {
+pub struct SnapshotHeader {
     /// The loadsim version that wrote it.
     pub loadsim: String,
     /// [`crate::MODEL_VERSION`] of that loadsim.
@@ -102,7 +102,7 @@ pub struct Header {
 /// A snapshot: its header and `(metric, value text)` lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
-    pub header: Header,
+    pub header: SnapshotHeader,
     pub metrics: Vec<(String, String)>,
 }
 
@@ -149,7 +149,7 @@ struct InfoRaw {
 impl Snapshot {
     /// The snapshot of `run`, a run of the scenario in file `source` (a file name).
     pub fn of_run(run: &RunSummary, source: &str, digits: u32) -> Snapshot {
-        let metrics = flatten(run, Engine::Exclude)
+        let metrics = flatten(run, EngineColumns::Exclude)
             .into_iter()
             .map(|(k, v)| {
                 let text = match &v {
@@ -161,7 +161,7 @@ impl Snapshot {
             })
             .collect();
         Snapshot {
-            header: Header {
+            header: SnapshotHeader {
                 loadsim: env!("CARGO_PKG_VERSION").into(),
                 model_version: crate::MODEL_VERSION,
                 scenario: run.scenario.clone(),
@@ -274,7 +274,7 @@ impl Snapshot {
             metrics.push((metric.to_owned(), value.to_owned()));
         }
         Ok(Snapshot {
-            header: Header {
+            header: SnapshotHeader {
                 loadsim: info.loadsim,
                 model_version: info.model_version,
                 scenario: info.scenario,
@@ -369,7 +369,7 @@ mod tests {
 
     fn sample() -> Snapshot {
         Snapshot {
-            header: Header {
+            header: SnapshotHeader {
                 loadsim: "0.1.0".into(),
                 model_version: 1,
                 scenario: "checkout".into(),

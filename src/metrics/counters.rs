@@ -29,7 +29,7 @@ use crate::time::SimTime;
 
 /// How a declared counter is reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum CounterKind {
     /// A count: in the summary, and its increase per bin in the time series.
     Series,
     /// In the summary only.
@@ -41,15 +41,15 @@ pub enum Kind {
 /// One declared counter.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Counter {
-    /// Its name in the summary JSON and, for [`Kind::Series`], in the time series.
+    /// Its name in the summary JSON and, for [`CounterKind::Series`], in the time series.
     pub name: &'static str,
-    pub kind: Kind,
+    pub kind: CounterKind,
 }
 
 impl Counter {
     /// Whether the counter has a time series.
     pub fn in_series(&self) -> bool {
-        self.kind == Kind::Series
+        self.kind == CounterKind::Series
     }
 }
 
@@ -124,9 +124,9 @@ macro_rules! counters {
     (@type series) => { u64 };
     (@type summary) => { u64 };
     (@type seconds) => { f64 };
-    (@kind series) => { $crate::metrics::counters::Kind::Series };
-    (@kind summary) => { $crate::metrics::counters::Kind::Summary };
-    (@kind seconds) => { $crate::metrics::counters::Kind::Seconds };
+    (@kind series) => { $crate::metrics::counters::CounterKind::Series };
+    (@kind summary) => { $crate::metrics::counters::CounterKind::Summary };
+    (@kind seconds) => { $crate::metrics::counters::CounterKind::Seconds };
     (@report series, $v:expr) => { $v };
     (@report summary, $v:expr) => { $v };
     (@report seconds, $v:expr) => { $v as f64 / 1e9 };

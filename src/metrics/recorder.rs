@@ -10,7 +10,7 @@ use crate::time::{SimDuration, SimTime};
 
 /// Which part of the run a user request arrived in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Window {
+pub enum ArrivalWindow {
     Before = 0,
     During = 1,
     After = 2,
@@ -108,7 +108,7 @@ impl Recorder {
 
     /// A user request arrived at `at` in `window`.
     #[inline]
-    pub fn user_arrived(&mut self, at: SimTime, window: Window) {
+    pub fn user_arrived(&mut self, at: SimTime, window: ArrivalWindow) {
         self.users.by_window[window as usize] += 1;
         if let Some(c) = self
             .users
@@ -121,7 +121,7 @@ impl Recorder {
 
     /// A user request that arrived at `arrival` ended at `now`.
     #[inline]
-    pub fn user_ended(&mut self, arrival: SimTime, now: SimTime, window: Window, ok: bool) {
+    pub fn user_ended(&mut self, arrival: SimTime, now: SimTime, window: ArrivalWindow, ok: bool) {
         let latency = now - arrival;
         if ok {
             self.users.succeeded += 1;

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use super::counters::CallMetrics;
 use super::counters::ServiceCounts;
 use super::levels::LevelAreas;
-use super::recorder::{Recorder, Window};
+use super::recorder::{ArrivalWindow, Recorder};
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, SimTime};
 
@@ -173,19 +173,19 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
     let u = &rec.users;
     let requests: u64 = u.by_window.iter().sum();
     let window = sc.fault_window();
-    let rate = |w: Window| ratio(u.succeeded_by_window[w as usize], u.by_window[w as usize]);
+    let rate = |w: ArrivalWindow| ratio(u.succeeded_by_window[w as usize], u.by_window[w as usize]);
     let (during, after) = match window {
-        Some(_) => (rate(Window::During), rate(Window::After)),
+        Some(_) => (rate(ArrivalWindow::During), rate(ArrivalWindow::After)),
         None => (None, None),
     };
     let recovery_s = window.and_then(|(_, end)| {
         recovery_seconds(&u.per_second_arrivals, &u.per_second_succeeded, end)
     });
-    let requests_during_fault = u.by_window[Window::During as usize];
+    let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
     let (success_latency, failed_latency) =
         (u.success_latency.histogram(), u.failed_latency.histogram());
     let metrics = RunMetrics {
-        success_rate_before: rate(Window::Before),
+        success_rate_before: rate(ArrivalWindow::Before),
         success_rate_during: during,
         success_rate_after: after,
         recovery_s,

@@ -12,13 +12,13 @@ use crate::time::SimTime;
 
 /// One fault window on a service.
 #[derive(Clone, Debug)]
-pub struct Window<T> {
+pub struct FaultSpan<T> {
     pub from: SimTime,
     pub to: SimTime,
     pub what: T,
 }
 
-impl<T> Window<T> {
+impl<T> FaultSpan<T> {
     #[inline]
     fn active(&self, now: SimTime) -> bool {
         self.from <= now && now < self.to
@@ -28,12 +28,12 @@ impl<T> Window<T> {
 /// The faults acting on one service.
 #[derive(Debug, Default)]
 pub struct ServiceFaults {
-    pub slow: Vec<Window<Sampler>>,
+    pub slow: Vec<FaultSpan<Sampler>>,
     /// Error fraction and the fault's own stream.
-    pub error: Vec<Window<(f64, Stream)>>,
-    pub outage: Vec<Window<()>>,
+    pub error: Vec<FaultSpan<(f64, Stream)>>,
+    pub outage: Vec<FaultSpan<()>>,
     /// Slot limits.
-    pub capacity: Vec<Window<u32>>,
+    pub capacity: Vec<FaultSpan<u32>>,
 }
 
 impl ServiceFaults {
@@ -90,24 +90,24 @@ pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
         let (from, to) = (f.from, f.to);
         let faults = &mut out[s];
         if let Some(dist) = f.kind.service_time_of(s) {
-            faults.slow.push(Window {
+            faults.slow.push(FaultSpan {
                 from,
                 to,
                 what: Sampler::new(dist),
             });
         }
         if let Some(fraction) = f.kind.error_fraction_of(s) {
-            faults.error.push(Window {
+            faults.error.push(FaultSpan {
                 from,
                 to,
                 what: (fraction, Stream::new(sc.seed, &format!("fault/{}", f.name))),
             });
         }
         if f.kind.rejects_all_of(s) {
-            faults.outage.push(Window { from, to, what: () });
+            faults.outage.push(FaultSpan { from, to, what: () });
         }
         if let Some(limit) = f.kind.slot_limit_of(s) {
-            faults.capacity.push(Window {
+            faults.capacity.push(FaultSpan {
                 from,
                 to,
                 what: limit,

@@ -22,7 +22,7 @@ use std::time::Instant;
 use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
-use crate::metrics::recorder::Window;
+use crate::metrics::recorder::ArrivalWindow;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
 use crate::protections::breaker::Breaker;
@@ -139,7 +139,7 @@ pub(crate) struct Attempt {
 pub(crate) struct User {
     arrival: SimTime,
     attempts: u32,
-    window: Window,
+    window: ArrivalWindow,
 }
 
 /// Where a job is.
@@ -453,18 +453,18 @@ impl<'a> Simulation<'a> {
 
     /// Which window an instant belongs to.
     #[inline]
-    fn window_of(&self, t: SimTime) -> Window {
+    fn window_of(&self, t: SimTime) -> ArrivalWindow {
         match self.window {
-            Some((from, _)) if t < from => Window::Before,
-            Some((_, to)) if t < to => Window::During,
-            Some(_) => Window::After,
-            None => Window::Before,
+            Some((from, _)) if t < from => ArrivalWindow::Before,
+            Some((_, to)) if t < to => ArrivalWindow::During,
+            Some(_) => ArrivalWindow::After,
+            None => ArrivalWindow::Before,
         }
     }
 
     #[inline]
     fn in_fault_window(&self, t: SimTime) -> bool {
-        matches!(self.window_of(t), Window::During)
+        matches!(self.window_of(t), ArrivalWindow::During)
     }
 
     /// Draws the next arrival: exponential gaps at the rate in force (redrawn where a surge

@@ -3,7 +3,7 @@
 //! `engine.*`), in summary order; a scenario lacking a column leaves it empty.
 
 use super::Render;
-use super::flat::{Engine, cell, flatten, union_columns};
+use super::flat::{EngineColumns, cell, flatten, union_columns};
 use crate::metrics::RunSummary;
 
 /// One CSV row per scenario.
@@ -11,7 +11,10 @@ pub struct Csv;
 
 impl Render for Csv {
     fn render(&self, runs: &[RunSummary]) -> String {
-        let flats: Vec<_> = runs.iter().map(|r| flatten(r, Engine::Include)).collect();
+        let flats: Vec<_> = runs
+            .iter()
+            .map(|r| flatten(r, EngineColumns::Include))
+            .collect();
         let columns = union_columns(&flats);
         let mut w = ::csv::Writer::from_writer(Vec::new());
         let header = ["scenario", "seed"]

@@ -15,7 +15,7 @@
 //! the only values that depend on the machine.
 
 use super::Render;
-use super::flat::{Engine, cell, cells};
+use super::flat::{EngineColumns, cell, cells};
 use crate::metrics::RunSummary;
 
 /// The header row, in order.
@@ -32,7 +32,7 @@ impl Render for CsvLong {
         w.write_record(COLUMNS).expect("writing to memory");
         for run in runs {
             let seed = run.seed.to_string();
-            for c in cells(run, Engine::Include) {
+            for c in cells(run, EngineColumns::Include) {
                 w.write_record([
                     run.scenario.as_str(),
                     seed.as_str(),

@@ -8,7 +8,7 @@ use crate::metrics::RunSummary;
 
 /// Which parts of a summary to flatten.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
+pub enum EngineColumns {
     /// Include `engine.*` (wall-clock dependent: not for byte-identical outputs).
     Include,
     /// Leave `engine.*` out.
@@ -17,14 +17,14 @@ pub enum Engine {
 
 /// The scalar fields of `run` below `metrics`, `services`, `calls` (and `engine` if asked), as
 /// dotted names and JSON values (`null` for undefined ratios).
-pub fn flatten(run: &RunSummary, engine: Engine) -> Vec<(String, Value)> {
+pub fn flatten(run: &RunSummary, engine: EngineColumns) -> Vec<(String, Value)> {
     let value = serde_json::to_value(run).expect("summaries serialize");
     let mut out = Vec::new();
     if let Value::Object(top) = value {
         for (k, v) in top {
             match k.as_str() {
                 "scenario" | "seed" => {}
-                "engine" if engine == Engine::Exclude => {}
+                "engine" if engine == EngineColumns::Exclude => {}
                 _ => walk(&k, v, &mut out),
             }
         }
@@ -65,7 +65,7 @@ pub fn union_columns<'a>(rows: impl IntoIterator<Item = &'a Vec<(String, Value)>
 
 /// One scalar of a summary, with its place split out for long ("tidy") tables.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cell {
+pub struct FlatMetric {
     /// `metrics`, `services`, `calls` or `engine`.
     pub scope: String,
     /// The service (`svc_b`) or edge (`svc_a->svc_b`) for `services` and `calls`; `None` otherwise.
@@ -75,7 +75,7 @@ pub struct Cell {
     pub value: Value,
 }
 
-impl Cell {
+impl FlatMetric {
     /// The dotted name, as in [`flatten`] and the wide CSV's header (`services.svc_b.max_queue`).
     pub fn dotted(&self) -> String {
         match &self.entity {
@@ -87,8 +87,8 @@ impl Cell {
 
 /// The same scalars as [`flatten`], in the same order, with scope, entity and name kept apart (a
 /// service name may itself contain dots, so splitting the dotted name would be ambiguous).
-pub fn cells(run: &RunSummary, engine: Engine) -> Vec<Cell> {
-    fn walk(path: &mut Vec<String>, v: Value, out: &mut Vec<Cell>) {
+pub fn cells(run: &RunSummary, engine: EngineColumns) -> Vec<FlatMetric> {
+    fn walk(path: &mut Vec<String>, v: Value, out: &mut Vec<FlatMetric>) {
         match v {
             Value::Object(map) => {
                 for (k, v) in map {
@@ -105,7 +105,7 @@ pub fn cells(run: &RunSummary, engine: Engine) -> Vec<Cell> {
                 } else {
                     (None, &path[1..])
                 };
-                out.push(Cell {
+                out.push(FlatMetric {
                     scope,
                     entity,
                     name: rest.join("."),
@@ -120,7 +120,7 @@ pub fn cells(run: &RunSummary, engine: Engine) -> Vec<Cell> {
         for (k, v) in top {
             match k.as_str() {
                 "scenario" | "seed" => {}
-                "engine" if engine == Engine::Exclude => {}
+                "engine" if engine == EngineColumns::Exclude => {}
                 _ => walk(&mut vec![k], v, &mut out),
             }
         }

@@ -17,10 +17,10 @@ use serde_json::Value;
 
 use super::expand::Cell;
 use super::journal::CellRecord;
-use super::spec::{Fixed, Interval, SEED, SweepSpec};
+use super::spec::{Fixed, SEED, SpreadKind, SweepSpec};
 use crate::metrics::RunSummary;
 use crate::plot::Line;
-use crate::report::flat::{Engine, cell, flatten, union_columns};
+use crate::report::flat::{EngineColumns, cell, flatten, union_columns};
 use crate::report::markdown::MarkdownTable;
 use crate::report::table::Table;
 
@@ -43,7 +43,7 @@ impl<'a> Results<'a> {
             records: records.iter().map(|r| (r.index, r)).collect(),
             flat: records
                 .iter()
-                .map(|r| (r.index, flatten(&r.summary, Engine::Exclude)))
+                .map(|r| (r.index, flatten(&r.summary, EngineColumns::Exclude)))
                 .collect(),
         }
     }
@@ -353,8 +353,8 @@ impl<'a> Results<'a> {
                         .map(|v| v.text.as_str())
                         .collect();
                     let spread = match s.interval {
-                        Interval::MinMax => "with min–max in parentheses",
-                        Interval::Ci95 => {
+                        SpreadKind::MinMax => "with min–max in parentheses",
+                        SpreadKind::Ci95 => {
                             "± the half-width of its 95 % confidence interval (Student's t)"
                         }
                     };
@@ -608,13 +608,13 @@ fn mean_min_max(samples: &[Option<f64>]) -> (f64, f64, f64) {
     (mean, min, max)
 }
 
-/// `mean (min–max)` of the defined samples (`mean ± h` with [`Interval::Ci95`]); undefined ones
+/// `mean (min–max)` of the defined samples (`mean ± h` with [`SpreadKind::Ci95`]); undefined ones
 /// are counted as `never` for recovery times and as `undefined` otherwise.
 fn summarize(
     samples: &[Option<f64>],
     decimals: usize,
     is_recovery: bool,
-    interval: Interval,
+    interval: SpreadKind,
 ) -> String {
     let defined: Vec<f64> = samples.iter().flatten().copied().collect();
     let missing = samples.len() - defined.len();
@@ -633,10 +633,10 @@ fn summarize(
     let half_width = crate::stats::mean_ci95(&defined).and_then(|m| m.half_width);
     let mut s = match (interval, half_width) {
         (_, None) => format!("{mean:.decimals$}"),
-        (Interval::MinMax, Some(_)) => {
+        (SpreadKind::MinMax, Some(_)) => {
             format!("{mean:.decimals$} ({min:.decimals$}–{max:.decimals$})")
         }
-        (Interval::Ci95, Some(h)) => format!("{mean:.decimals$} ± {h:.decimals$}"),
+        (SpreadKind::Ci95, Some(h)) => format!("{mean:.decimals$} ± {h:.decimals$}"),
     };
     if missing > 0 {
         let _ = write!(s, "; {word} in {missing} of {}", samples.len());
@@ -647,20 +647,25 @@ fn summarize(
 #[cfg(test)]
 mod tests {
     use super::summarize;
-    use crate::sweep::spec::Interval;
+    use crate::sweep::spec::SpreadKind;
 
     #[test]
     fn summaries_with_a_confidence_interval() {
         // 1, 2, 6: mean 3, s = √7, se = √(7/3), t(2) = 4.3027 → ±6.5725.
         assert_eq!(
-            summarize(&[Some(1.0), Some(2.0), Some(6.0)], 2, false, Interval::Ci95),
+            summarize(
+                &[Some(1.0), Some(2.0), Some(6.0)],
+                2,
+                false,
+                SpreadKind::Ci95
+            ),
             "3.00 ± 6.57"
         );
         assert_eq!(
-            summarize(&[Some(4.0), None, Some(4.0)], 1, true, Interval::Ci95),
+            summarize(&[Some(4.0), None, Some(4.0)], 1, true, SpreadKind::Ci95),
             "4.0 ± 0.0; never in 1 of 3"
         );
-        assert_eq!(summarize(&[Some(0.5)], 3, false, Interval::Ci95), "0.500");
+        assert_eq!(summarize(&[Some(0.5)], 3, false, SpreadKind::Ci95), "0.500");
     }
 
     #[test]
@@ -670,16 +675,22 @@ mod tests {
                 &[Some(1.0), Some(2.0), Some(6.0)],
                 2,
                 true,
-                Interval::MinMax
+                SpreadKind::MinMax
             ),
             "3.00 (1.00–6.00)"
         );
-        assert_eq!(summarize(&[None, None], 2, true, Interval::MinMax), "never");
         assert_eq!(
-            summarize(&[Some(4.0), None], 2, true, Interval::MinMax),
+            summarize(&[None, None], 2, true, SpreadKind::MinMax),
+            "never"
+        );
+        assert_eq!(
+            summarize(&[Some(4.0), None], 2, true, SpreadKind::MinMax),
             "4.00; never in 1 of 2"
         );
-        assert_eq!(summarize(&[Some(0.5)], 3, false, Interval::MinMax), "0.500");
-        assert_eq!(summarize(&[], 3, false, Interval::MinMax), "—");
+        assert_eq!(
+            summarize(&[Some(0.5)], 3, false, SpreadKind::MinMax),
+            "0.500"
+        );
+        assert_eq!(summarize(&[], 3, false, SpreadKind::MinMax), "—");
     }
 }

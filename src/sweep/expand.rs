@@ -11,7 +11,7 @@ use crate::config::source::set_path;
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document};
 use crate::metrics::Recorder;
-use crate::report::flat::{Engine, flatten};
+use crate::report::flat::{EngineColumns, flatten};
 use crate::scenario::Scenario;
 
 /// One point of the sweep: a scenario and one value of every axis.
@@ -282,7 +282,7 @@ pub fn metric_columns(sc: &Scenario) -> Vec<String> {
     let rec = Recorder::new(sc.services.len(), sc.edges.len(), 0);
     let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
     let empty = crate::metrics::summary::summarize(sc, &rec, &fin);
-    flatten(&empty, Engine::Exclude)
+    flatten(&empty, EngineColumns::Exclude)
         .into_iter()
         .map(|(k, _)| k)
         .collect()

@@ -129,12 +129,12 @@ struct SensitivityRaw {
     decimals: Option<u8>,
     /// What follows the mean over seeds: `min-max` (default), or `ci95`, the half-width of the
     /// mean's 95 % confidence interval (Student's t) as `mean ± h`.
-    interval: Option<Interval>,
+    interval: Option<SpreadKind>,
 }
 
 /// How a sensitivity cell shows the spread over seeds.
 #[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
-pub enum Interval {
+pub enum SpreadKind {
     /// `mean (min–max)`.
     #[default]
     #[serde(rename = "min-max")]
@@ -224,7 +224,7 @@ pub struct Sensitivity {
     pub metric: String,
     pub fixed: Fixed,
     pub decimals: Option<u8>,
-    pub interval: Interval,
+    pub interval: SpreadKind,
     /// Position in `report.sensitivity`, for diagnostics.
     pub position: usize,
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
-use loadsim::analysis::boundary::{Axis, Found, search};
+use loadsim::analysis::boundary::{Found, SearchAxis, search};
 use loadsim::model::run;
 use loadsim::scenario::{Document, Scenario};
 
@@ -69,7 +69,7 @@ fn the_knee_recovers_at_1_96s_and_not_a_nanosecond_later() {
 
 #[test]
 fn bisection_finds_the_knee_within_the_tolerance() {
-    let axis = Axis::parse("faults.slow.duration", "0s..5s").unwrap();
+    let axis = SearchAxis::parse("faults.slow.duration", "0s..5s").unwrap();
     let probe = |w: f64| {
         let summary = run(&knee_with(&axis.set_arg(w)))?;
         Ok::<_, loadsim::model::RunError>(summary.metrics.recovery_s)

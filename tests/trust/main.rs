@@ -6,4 +6,5 @@ mod common;
 mod hostile;
 mod invariants;
 mod limits;
+mod queueing;
 mod theory;

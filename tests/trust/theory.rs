@@ -19,9 +19,9 @@
 //! 1/(μ(1 − √ρ)²) ≈ 1.8 s, so starting empty lowers a 200 s time average by about L·1.8/200 ≈ 1 %
 //! of L — a tenth of that queue's half-widths. The M/M/16 queues relax ten times faster.
 
+use crate::queueing::{Interval, mmc, mmck, t_interval};
 use loadsim::metrics::RunSummary;
 use loadsim::model::run;
-use loadsim::theory::{Interval, mmc, mmck, t_interval};
 use rayon::prelude::*;
 
 use super::common::{parse, scenario_path};

@@ -1,5 +1,5 @@
-//! Closed-form queueing results and the statistics to compare simulations with them. Owns the
-//! analytic side of "how we know it is right" (`docs/trust.md`): Erlang C for M/M/c, the
+//! Test support: closed-form queueing results and the statistics to compare simulations with
+//! them (the Student-t quantile comes from `loadsim::stats`). Owns the analytic side of "how we know it is right" (`docs/trust.md`): Erlang C for M/M/c, the
 //! blocking probability of M/M/c/K, and confidence intervals over independent replications with
 //! Student's t. Everything is in plain `f64`; rates are per second.
 //!
@@ -119,7 +119,7 @@ pub fn t_interval(samples: &[f64], level: f64) -> Interval {
     );
     let mean = samples.iter().sum::<f64>() / n as f64;
     let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let t = student_t_quantile(0.5 + level / 2.0, (n - 1) as f64);
+    let t = loadsim::stats::t_quantile(0.5 + level / 2.0, (n - 1) as f64);
     Interval {
         mean,
         half_width: t * (var / n as f64).sqrt(),
@@ -128,133 +128,12 @@ pub fn t_interval(samples: &[f64], level: f64) -> Interval {
     }
 }
 
-/// The `p`-quantile (0.5 ≤ p < 1) of Student's t with `df` degrees of freedom, by bisection on
-/// the distribution function.
-pub fn student_t_quantile(p: f64, df: f64) -> f64 {
-    assert!((0.5..1.0).contains(&p), "p must be in [0.5, 1)");
-    let (mut lo, mut hi) = (0.0f64, 1.0f64);
-    while student_t_cdf(hi, df) < p {
-        hi *= 2.0;
-    }
-    for _ in 0..100 {
-        let mid = 0.5 * (lo + hi);
-        if student_t_cdf(mid, df) < p {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
-}
-
-/// The distribution function of Student's t at `x` ≥ 0: 1 − I_{df/(df+x²)}(df/2, 1/2) / 2.
-pub fn student_t_cdf(x: f64, df: f64) -> f64 {
-    let z = df / (df + x * x);
-    1.0 - 0.5 * regularized_beta(z, df / 2.0, 0.5)
-}
-
-/// The regularized incomplete beta function I_x(a, b), by Lentz's continued fraction
-/// (Numerical Recipes §6.4).
-fn regularized_beta(x: f64, a: f64, b: f64) -> f64 {
-    if x <= 0.0 {
-        return 0.0;
-    }
-    if x >= 1.0 {
-        return 1.0;
-    }
-    let front =
-        (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-    if x < (a + 1.0) / (a + b + 2.0) {
-        front * beta_fraction(x, a, b) / a
-    } else {
-        1.0 - front * beta_fraction(1.0 - x, b, a) / b
-    }
-}
-
-fn beta_fraction(x: f64, a: f64, b: f64) -> f64 {
-    const TINY: f64 = 1e-300;
-    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
-    let mut c = 1.0;
-    let mut d = 1.0 - qab * x / qap;
-    if d.abs() < TINY {
-        d = TINY;
-    }
-    d = 1.0 / d;
-    let mut h = d;
-    for m in 1..=300 {
-        let m = m as f64;
-        let m2 = 2.0 * m;
-        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-        d = 1.0 + aa * d;
-        d = if d.abs() < TINY { TINY } else { d };
-        c = 1.0 + aa / c;
-        c = if c.abs() < TINY { TINY } else { c };
-        d = 1.0 / d;
-        h *= d * c;
-        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-        d = 1.0 + aa * d;
-        d = if d.abs() < TINY { TINY } else { d };
-        c = 1.0 + aa / c;
-        c = if c.abs() < TINY { TINY } else { c };
-        d = 1.0 / d;
-        let del = d * c;
-        h *= del;
-        if (del - 1.0).abs() < 1e-15 {
-            break;
-        }
-    }
-    h
-}
-
-/// ln Γ(x) for x > 0 (Lanczos, g = 7, 9 terms; about 15 digits).
-fn ln_gamma(x: f64) -> f64 {
-    const G: [f64; 9] = [
-        0.999_999_999_999_809_9,
-        676.520_368_121_885_1,
-        -1_259.139_216_722_402_8,
-        771.323_428_777_653_1,
-        -176.615_029_162_140_6,
-        12.507_343_278_686_905,
-        -0.138_571_095_265_720_12,
-        9.984_369_578_019_572e-6,
-        1.505_632_735_149_311_6e-7,
-    ];
-    if x < 0.5 {
-        // Reflection: Γ(x)Γ(1−x) = π / sin(πx).
-        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
-    }
-    let x = x - 1.0;
-    let mut s = G[0];
-    for (i, g) in G.iter().enumerate().skip(1) {
-        s += g / (x + i as f64);
-    }
-    let t = x + 7.5;
-    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + s.ln()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn close(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol
-    }
-
-    #[test]
-    fn student_t_quantiles_match_tables() {
-        // Values from standard t tables.
-        for (p, df, want) in [
-            (0.975, 1.0, 12.7062),
-            (0.975, 9.0, 2.2622),
-            (0.995, 9.0, 3.2498),
-            (0.995, 19.0, 2.8609),
-            (0.995, 29.0, 2.7564),
-            (0.975, 1e6, 1.9600),
-            (0.9995, 29.0, 3.6594),
-        ] {
-            let got = student_t_quantile(p, df);
-            assert!(close(got, want, 1e-3), "t({p}, {df}) = {got}, want {want}");
-        }
     }
 
     #[test]
