@@ -122,7 +122,7 @@ fn random_yaml() -> impl Strategy<Value = String> {
 
 /// Ways to damage a shipped file.
 #[derive(Clone, Debug)]
-enum Mutation {
+pub(crate) enum Mutation {
     DeleteLine(usize),
     DuplicateLine(usize),
     /// Replace the value after the first `:` of a line.
@@ -136,7 +136,7 @@ enum Mutation {
     SwapLines(usize, usize),
 }
 
-fn mutation() -> impl Strategy<Value = Mutation> {
+pub(crate) fn mutation() -> impl Strategy<Value = Mutation> {
     prop_oneof![
         any::<usize>().prop_map(Mutation::DeleteLine),
         any::<usize>().prop_map(Mutation::DuplicateLine),
@@ -158,7 +158,7 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
-fn apply(text: &str, m: &Mutation) -> Vec<u8> {
+pub(crate) fn apply(text: &str, m: &Mutation) -> Vec<u8> {
     let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
     let n = lines.len().max(1);
     match m {

@@ -3,6 +3,7 @@
 //! as a diagnostic, never a panic, a hang or a silent misreading.
 
 mod common;
+mod fuzz;
 mod hostile;
 mod invariants;
 mod limits;
