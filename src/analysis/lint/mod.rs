@@ -64,6 +64,8 @@ pub enum Check {
     Queue,
     Deadline,
     Load,
+    /// A service no user request can reach.
+    Reach,
 }
 
 impl Check {
@@ -74,6 +76,7 @@ impl Check {
             Check::Queue => "queue",
             Check::Deadline => "deadline",
             Check::Load => "load",
+            Check::Reach => "reach",
         }
     }
 }
@@ -203,6 +206,25 @@ pub fn lint(sc: &Scenario) -> Lint {
         };
         load_findings(sc, &load, &u, &regimes, &mut findings);
         loads.push(load);
+    }
+
+    for (s, svc) in sc.services.iter().enumerate() {
+        if worst[s] == 0 {
+            findings.push(Finding {
+                level: Level::Warning,
+                check: Check::Reach,
+                subject: svc.name.clone(),
+                message: format!(
+                    "no user request can reach `{}`: neither the client's entry nor a call of a \
+                     service the client reaches leads to it, so it never runs",
+                    svc.name
+                ),
+                fix: Some(format!(
+                    "remove `services.{}`, or call it from a service the client reaches",
+                    svc.name
+                )),
+            });
+        }
     }
 
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));

@@ -295,3 +295,28 @@ fn numbers_print_short() {
     assert_eq!(show_rate(128.0 / 0.93), "137.6/s");
     assert_eq!(show_factor(3.3000000000000003), "3.3");
 }
+
+/// Issue 18: a service no request can reach was accepted without a word; it is a warning, and
+/// a service reached only through another unreachable one is one too. Reachable ones are not.
+#[test]
+fn unreachable_services_are_warned_about() {
+    let sc = scenario(
+        "duration: 10s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1, calls: {b: {attempt_timeout: 100ms}}}\n  b: {slots: 1}\n  orphan: {slots: 1, calls: {c: {attempt_timeout: 100ms}}}\n  c: {slots: 1}\n",
+    );
+    let l = lint(&sc);
+    for s in ["orphan", "c"] {
+        assert_eq!(warnings(&l, Check::Reach, s), 1, "{s}: {:?}", l.findings);
+    }
+    for s in ["a", "b"] {
+        assert_eq!(warnings(&l, Check::Reach, s), 0, "{s}");
+    }
+    for name in ["naive", "deadline", "deadline_budget", "protected"] {
+        assert!(
+            lint(&shipped(name))
+                .findings
+                .iter()
+                .all(|f| f.check != Check::Reach),
+            "{name}"
+        );
+    }
+}
