@@ -12,7 +12,7 @@ mod caller;
 mod calls;
 mod client;
 pub mod dist;
-pub mod faults;
+pub(crate) mod faults;
 mod queue;
 mod service;
 pub mod slab;
