@@ -134,6 +134,7 @@ struct SensitivityRaw {
 
 /// How a sensitivity cell shows the spread over seeds.
 #[derive(Clone, Copy, Debug, Default, Deserialize, JsonSchema, PartialEq, Eq)]
+#[schemars(rename = "Interval")]
 pub enum SpreadKind {
     /// `mean (min–max)`.
     #[default]
