@@ -269,10 +269,7 @@ impl SeriesRecorder {
                 self.rows.push(tokens(e).unwrap_or(f64::NAN));
             }
         }
-        debug_assert_eq!(
-            self.rows.len() - start + self.extras.len(),
-            self.width
-        );
+        debug_assert_eq!(self.rows.len() - start + self.extras.len(), self.width);
         self.bins += 1;
         self.next = boundary + self.resolution;
     }

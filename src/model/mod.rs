@@ -29,8 +29,8 @@ use crate::protections::adaptive::Adaptive;
 use crate::protections::breaker::Breaker;
 use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit};
-use crate::protections::rate_limit::Bucket;
 use crate::protections::pushback;
+use crate::protections::rate_limit::Bucket;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
 use crate::scenario::faults::RatePlan;
@@ -270,9 +270,9 @@ impl<'a> Simulation<'a> {
                 faults: std::mem::take(&mut fault_lists[i]),
                 codel: s.codel.map(CodelState::new),
                 rate: s.rate_limit.map(Bucket::new),
-                limiter: s.concurrency_limit.map(|c| {
-                    Limiter::new(c, Stream::new(seed, &format!("limiter/{}", s.name)))
-                }),
+                limiter: s
+                    .concurrency_limit
+                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", s.name)))),
             })
             .collect();
         let edges = sc
@@ -291,9 +291,9 @@ impl<'a> Simulation<'a> {
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
                 rate: e.rate_limit.map(Bucket::new),
-                limiter: e.concurrency_limit.map(|c| {
-                    Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))
-                }),
+                limiter: e
+                    .concurrency_limit
+                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;

@@ -83,7 +83,8 @@ impl Simulation<'_> {
         if let Some(permit) = permit {
             let i = job.index as usize;
             if self.job_permits.len() <= i {
-                self.job_permits.resize(self.jobs.capacity().max(i + 1), Permit::default());
+                self.job_permits
+                    .resize(self.jobs.capacity().max(i + 1), Permit::default());
             }
             self.job_permits[i] = permit;
         }

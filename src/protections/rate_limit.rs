@@ -188,8 +188,10 @@ mod tests {
             );
             accepted(
                 at,
-                &["rate_limit: {max_tokens: 1, fill_interval: 50ms}\n",
-                  "rate_limit: {max_tokens: 100, tokens_per_fill: 10, fill_interval: 1s}\n"],
+                &[
+                    "rate_limit: {max_tokens: 1, fill_interval: 50ms}\n",
+                    "rate_limit: {max_tokens: 100, tokens_per_fill: 10, fill_interval: 1s}\n",
+                ],
             );
         }
     }

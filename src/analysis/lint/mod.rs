@@ -24,6 +24,7 @@
 //!   its queue wait a lower bound.
 
 pub mod budget;
+pub mod limiter;
 pub mod load;
 pub mod queue;
 pub mod regime;
@@ -64,6 +65,8 @@ pub enum Check {
     Queue,
     Deadline,
     Load,
+    /// Admission control (rate and concurrency limiters), [`limiter`](mod@limiter).
+    Limiter,
 }
 
 impl Check {
@@ -74,6 +77,7 @@ impl Check {
             Check::Queue => "queue",
             Check::Deadline => "deadline",
             Check::Load => "load",
+            Check::Limiter => "limiter",
         }
     }
 }
@@ -205,6 +209,7 @@ pub fn lint(sc: &Scenario) -> Lint {
         loads.push(load);
     }
 
+    limiter::limiter_findings(sc, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,

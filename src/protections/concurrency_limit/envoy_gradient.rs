@@ -193,7 +193,11 @@ impl EnvoyGradientState {
     fn jittered(&self, stream: &mut Stream) -> SimDuration {
         let interval_ms = self.p.min_rtt_calc_interval.0 / 1_000_000;
         let range = (interval_ms as f64 * self.p.jitter).ceil() as u64;
-        let extra = if range == 0 { 0 } else { stream.up_to(range - 1) };
+        let extra = if range == 0 {
+            0
+        } else {
+            stream.up_to(range - 1)
+        };
         SimDuration((interval_ms + extra) * 1_000_000)
     }
 }
@@ -221,7 +225,11 @@ mod tests {
     fn starts_pinned_then_learns_min_rtt_and_applies_the_gradient() {
         let mut s = Stream::new(1, "test/envoy");
         let mut c = EnvoyGradientState::new(params());
-        assert_eq!(c.limit(), 3, "pinned to min_concurrency during the first minRTT window");
+        assert_eq!(
+            c.limit(),
+            3,
+            "pinned to min_concurrency during the first minRTT window"
+        );
         // Four latencies 10, 12, 20, 40 ms: p50 nearest rank = 2nd = 12 ms. The kept limit was
         // 3 (the starting limit).
         for (sent, lat) in [(0, 10), (1, 12), (2, 20), (3, 40)] {
@@ -246,7 +254,11 @@ mod tests {
         c.record(SimTime(350 * MS), SimTime(410 * MS), &mut s);
         c.advance(SimTime(443 * MS));
         assert_eq!(c.limit(), 9);
-        assert_eq!(c.new_limit(12_000), 14, "9 × 1.25 = 11.25, + sqrt(11.25) = 14.6 → 14");
+        assert_eq!(
+            c.new_limit(12_000),
+            14,
+            "9 × 1.25 = 11.25, + sqrt(11.25) = 14.6 → 14"
+        );
     }
 
     #[test]
@@ -269,7 +281,11 @@ mod tests {
         c.record(SimTime(next.0 - MS), SimTime(next.0 + MS), &mut s);
         assert!(c.samples_us.is_empty());
         for k in 0..4 {
-            c.record(next + SimDuration(k * MS), next + SimDuration((k + 10) * MS), &mut s);
+            c.record(
+                next + SimDuration(k * MS),
+                next + SimDuration((k + 10) * MS),
+                &mut s,
+            );
         }
         assert_eq!(c.limit(), before, "the kept limit comes back");
     }

@@ -89,7 +89,9 @@ impl Gradient2State {
         let gradient = (self.p.rtt_tolerance * long / short).clamp(0.5, 1.0);
         let new = est * gradient + queue_size;
         let new = est * (1.0 - self.p.smoothing) + new * self.p.smoothing;
-        self.estimated = new.min(self.p.max_limit as f64).max(self.p.min_limit as f64);
+        self.estimated = new
+            .min(self.p.max_limit as f64)
+            .max(self.p.min_limit as f64);
     }
 }
 

@@ -181,7 +181,10 @@ impl ConcurrencyLimitRaw {
                 "concurrency_update_interval",
                 self.concurrency_update_interval.is_some(),
             ),
-            ("min_rtt_calc_interval", self.min_rtt_calc_interval.is_some()),
+            (
+                "min_rtt_calc_interval",
+                self.min_rtt_calc_interval.is_some(),
+            ),
             ("request_count", self.request_count.is_some()),
             ("jitter", self.jitter.is_some()),
             ("min_concurrency", self.min_concurrency.is_some()),
@@ -190,7 +193,10 @@ impl ConcurrencyLimitRaw {
                 "sample_aggregate_percentile",
                 self.sample_aggregate_percentile.is_some(),
             ),
-            ("max_concurrency_limit", self.max_concurrency_limit.is_some()),
+            (
+                "max_concurrency_limit",
+                self.max_concurrency_limit.is_some(),
+            ),
         ]
     }
 }
@@ -277,7 +283,10 @@ pub(crate) fn validate(
         AlgorithmRaw::Fixed => {
             let limit = match c.limit {
                 None => {
-                    v.bad("limit", "is required for `fixed`: the constant limit".into());
+                    v.bad(
+                        "limit",
+                        "is required for `fixed`: the constant limit".into(),
+                    );
                     0
                 }
                 Some(l) => v.count("limit", Some(l), 0),
@@ -286,7 +295,11 @@ pub(crate) fn validate(
         }
         AlgorithmRaw::Aimd => {
             let a = Aimd {
-                initial_limit: v.count("initial_limit", c.initial_limit, aimd::DEFAULT_INITIAL_LIMIT),
+                initial_limit: v.count(
+                    "initial_limit",
+                    c.initial_limit,
+                    aimd::DEFAULT_INITIAL_LIMIT,
+                ),
                 min_limit: v.count("min_limit", c.min_limit, aimd::DEFAULT_MIN_LIMIT),
                 max_limit: v.count("max_limit", c.max_limit, aimd::DEFAULT_MAX_LIMIT),
                 backoff_ratio: c.backoff_ratio.unwrap_or(aimd::DEFAULT_BACKOFF_RATIO),
@@ -306,7 +319,11 @@ pub(crate) fn validate(
         }
         AlgorithmRaw::Vegas => {
             let g = Vegas {
-                initial_limit: v.count("initial_limit", c.initial_limit, vegas::DEFAULT_INITIAL_LIMIT),
+                initial_limit: v.count(
+                    "initial_limit",
+                    c.initial_limit,
+                    vegas::DEFAULT_INITIAL_LIMIT,
+                ),
                 max_limit: v.count("max_limit", c.max_limit, vegas::DEFAULT_MAX_LIMIT),
                 smoothing: v.share("smoothing", c.smoothing, vegas::DEFAULT_SMOOTHING),
                 probe_multiplier: v.count(
@@ -426,7 +443,12 @@ impl<P: Problems> Checker<'_, P> {
     }
 
     /// A required interval of at least `least`.
-    fn interval(&mut self, param: &str, given: Option<DurationText>, least: SimDuration) -> SimDuration {
+    fn interval(
+        &mut self,
+        param: &str,
+        given: Option<DurationText>,
+        least: SimDuration,
+    ) -> SimDuration {
         match given {
             None => {
                 self.bad(param, format!("is required, e.g. `{param}: 1s`"));
@@ -443,7 +465,10 @@ impl<P: Problems> Checker<'_, P> {
     /// `min ≤ initial ≤ max`.
     fn range(&mut self, initial: u32, min: u32, max: u32, max_key: &str) {
         if min > max {
-            self.bad(max_key, format!("must be at least the minimum limit ({min})"));
+            self.bad(
+                max_key,
+                format!("must be at least the minimum limit ({min})"),
+            );
         } else if initial < min || initial > max {
             self.bad(
                 "initial_limit",

@@ -29,7 +29,11 @@ pub struct Vegas {
 /// `Log10RootFunction.create(0)`: `max(1, (int) log10(t))` below 1000, `(int) log10(t)` above.
 pub fn log10_root(t: i64) -> i64 {
     if t < 1000 {
-        if t <= 0 { 1 } else { ((t as f64).log10() as i64).max(1) }
+        if t <= 0 {
+            1
+        } else {
+            ((t as f64).log10() as i64).max(1)
+        }
     } else {
         (t as f64).log10() as i64
     }
@@ -187,6 +191,10 @@ mod tests {
             assert!(n <= 601, "no probe after {n} samples");
         }
         assert!(n >= 300, "probed after {n} samples");
-        assert_eq!(v.rtt_noload(), 50 * MS, "the probe sample is the new no-load RTT");
+        assert_eq!(
+            v.rtt_noload(),
+            50 * MS,
+            "the probe sample is the new no-load RTT"
+        );
     }
 }

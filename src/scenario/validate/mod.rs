@@ -247,7 +247,12 @@ impl Validator<'_> {
             max_queue_time: s.max_queue_time.map(|d| d.0),
             codel: self.nested(&key, "codel", s.codel.as_ref(), codel::validate),
             pushback: self.nested(&key, "pushback", s.pushback.as_ref(), pushback::validate),
-            rate_limit: self.nested(&key, "rate_limit", s.rate_limit.as_ref(), rate_limit::validate),
+            rate_limit: self.nested(
+                &key,
+                "rate_limit",
+                s.rate_limit.as_ref(),
+                rate_limit::validate,
+            ),
             concurrency_limit: self.nested(
                 &key,
                 "concurrency_limit",
@@ -352,7 +357,12 @@ impl Validator<'_> {
             hedge: self.nested(key, "hedge", c.hedge.as_ref(), |k, h, v| {
                 hedge::validate(k, h, c.retries.unwrap_or(0), v)
             }),
-            rate_limit: self.nested(key, "rate_limit", c.rate_limit.as_ref(), rate_limit::validate),
+            rate_limit: self.nested(
+                key,
+                "rate_limit",
+                c.rate_limit.as_ref(),
+                rate_limit::validate,
+            ),
             concurrency_limit: self.nested(
                 key,
                 "concurrency_limit",
