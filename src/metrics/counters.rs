@@ -27,6 +27,24 @@ use serde::{Deserialize, Serialize};
 use super::histogram::MicrosHistogram;
 use crate::time::SimTime;
 
+/// Whether a gated counter of service `s` is shown: where its protection is configured.
+pub fn service_shows(s: &crate::scenario::Service, name: &str) -> bool {
+    match name {
+        "rate_limited" => s.rate_limit.is_some(),
+        "limited" => s.concurrency_limit.is_some(),
+        _ => true,
+    }
+}
+
+/// Whether a gated counter of edge `e` is shown: where its protection is configured.
+pub fn edge_shows(e: &crate::scenario::Edge, name: &str) -> bool {
+    match name {
+        "rate_limited" => e.rate_limit.is_some(),
+        "limited" => e.concurrency_limit.is_some(),
+        _ => true,
+    }
+}
+
 /// How a declared counter is reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CounterKind {
@@ -36,6 +54,10 @@ pub enum CounterKind {
     Summary,
     /// Nanoseconds, in the summary only, as seconds.
     Seconds,
+    /// A count reported only where the protection it counts for is configured (absent from the
+    /// summary otherwise, so scenarios without it keep their outputs byte-identical); its time
+    /// series is added by [`super::timeseries`] for those services and edges only.
+    Gated,
 }
 
 /// One declared counter.
@@ -51,6 +73,34 @@ impl Counter {
     pub fn in_series(&self) -> bool {
         self.kind == CounterKind::Series
     }
+}
+
+/// A reported counter value that is left out of the summary: a gated counter not shown.
+pub trait Reported {
+    fn is_absent(&self) -> bool;
+}
+
+impl Reported for u64 {
+    fn is_absent(&self) -> bool {
+        false
+    }
+}
+
+impl Reported for f64 {
+    fn is_absent(&self) -> bool {
+        false
+    }
+}
+
+impl Reported for Option<u64> {
+    fn is_absent(&self) -> bool {
+        self.is_none()
+    }
+}
+
+/// `skip_serializing_if` of every summary field: only a gated counter not shown is skipped.
+pub fn absent<T: Reported>(v: &T) -> bool {
+    v.is_absent()
 }
 
 /// Declares a counter family: a live struct of `u64` counters (plus working state after `also`)
@@ -96,7 +146,11 @@ macro_rules! counters {
 
         $(#[$summary_meta])*
         pub struct $Summary {
-            $($(#[$doc])* pub $out: counters!(@type $kind),)*
+            $(
+                $(#[$doc])*
+                #[serde(skip_serializing_if = "crate::metrics::counters::absent")]
+                pub $out: counters!(@type $kind),
+            )*
         }
 
         impl $Live {
@@ -113,10 +167,17 @@ macro_rules! counters {
                 [$(self.$field),*]
             }
 
-            /// The declared counters as reported in the summary.
+            /// The declared counters as reported in the summary, gated ones included.
             pub fn summary(&self) -> $Summary {
+                self.summary_gated(&|_| true)
+            }
+
+            /// The declared counters as reported in the summary; a gated counter only where
+            /// `shown(name)`.
+            pub fn summary_gated(&self, shown: &dyn Fn(&'static str) -> bool) -> $Summary {
+                let _ = shown;
                 $Summary {
-                    $($out: counters!(@report $kind, self.$field),)*
+                    $($out: counters!(@report $kind, self.$field, shown, stringify!($out)),)*
                 }
             }
         }
@@ -124,12 +185,15 @@ macro_rules! counters {
     (@type series) => { u64 };
     (@type summary) => { u64 };
     (@type seconds) => { f64 };
+    (@type gated) => { Option<u64> };
     (@kind series) => { $crate::metrics::counters::CounterKind::Series };
     (@kind summary) => { $crate::metrics::counters::CounterKind::Summary };
     (@kind seconds) => { $crate::metrics::counters::CounterKind::Seconds };
-    (@report series, $v:expr) => { $v };
-    (@report summary, $v:expr) => { $v };
-    (@report seconds, $v:expr) => { $v as f64 / 1e9 };
+    (@kind gated) => { $crate::metrics::counters::CounterKind::Gated };
+    (@report series, $v:expr, $shown:ident, $name:expr) => { $v };
+    (@report summary, $v:expr, $shown:ident, $name:expr) => { $v };
+    (@report seconds, $v:expr, $shown:ident, $name:expr) => { $v as f64 / 1e9 };
+    (@report gated, $v:expr, $shown:ident, $name:expr) => { $shown($name).then_some($v) };
 }
 
 counters! {
@@ -166,6 +230,11 @@ counters! {
         /// to.
         pushback_honored: series,
         pushback_no_retry: series,
+        /// Attempts refused locally by the edge's rate limit (edges with `rate_limit` only).
+        rate_limited: gated,
+        /// Attempts refused locally by the edge's concurrency limiter (edges with
+        /// `concurrency_limit` only).
+        limited: gated,
     }
 }
 
@@ -195,6 +264,11 @@ counters! {
         dropped_codel: series,
         /// Admitted requests whose caller cancelled them (queued or running).
         cancelled: series,
+        /// Arrivals refused by the service's rate limit (services with `rate_limit` only).
+        rate_limited: gated,
+        /// Arrivals refused by the service's concurrency limiter (services with
+        /// `concurrency_limit` only).
+        limited: gated,
     }
     also {
         /// Admitted requests that had to queue.

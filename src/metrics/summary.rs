@@ -212,7 +212,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
             let (c, levels) = (&rec.services[i], fin.levels[i]);
             let queue_wait = c.queue_wait.histogram();
             let m = ServiceMetrics {
-                counts: c.summary(),
+                counts: c.summary_gated(&|name| super::counters::service_shows(s, name)),
                 arrivals_during_fault_per_request: ratio(
                     c.arrivals_during_fault,
                     requests_during_fault,
@@ -246,7 +246,10 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         .edges
         .iter()
         .zip(&rec.edges)
-        .map(|(e, c)| (e.name.clone(), c.summary()))
+        .map(|(e, c)| {
+            let shown = |name: &'static str| super::counters::edge_shows(e, name);
+            (e.name.clone(), c.summary_gated(&shown))
+        })
         .collect();
     let wall_s = fin.wall.as_secs_f64();
     RunSummary {

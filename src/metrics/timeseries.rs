@@ -25,6 +25,8 @@
 //! | `services.<s>.attempts_per_request` | `services.<s>.arrivals / users.arrivals` (amplification; absent where no user request arrived) |
 //! | `calls.<a>-><b>.<counter>` | each edge counter declared `series` in [`super::counters`] (`attempts`, `retries`, …), counted when it happens |
 //! | `calls.<a>-><b>.tokens` | gRFC A6 tokens at the end of the bin (edges with a retry throttle only) |
+//! | `services.<s>.rate_limited`, `calls.<a>-><b>.rate_limited` | requests refused by a `rate_limit` in the bin (where one is configured; after every column above) |
+//! | `services.<s>.limited`, `services.<s>.limit`, and the same under `calls.<a>-><b>.` | requests refused by a `concurrency_limit` in the bin, and its limit at the end of the bin (where one is configured; last) |
 //!
 //! Bins cover `[0, max(duration, end of run))`, rounded up to whole bins; after the run ends the
 //! levels it ended with are carried to the end of the last bin.
@@ -80,6 +82,56 @@ pub struct SeriesRecorder {
     rows: Vec<f64>,
     width: usize,
     arrivals_end: SimTime,
+    /// Columns that exist only where a protection is configured (gated counters, limits), after
+    /// all the others, with the cumulative value of each counter at the last boundary.
+    extras: Vec<(String, Extra)>,
+    extra_prev: Vec<u64>,
+}
+
+/// Where a column that exists only for a configured protection reads its value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Extra {
+    /// Counter `k` of service `s`'s family (its increase per bin).
+    ServiceCount(usize, usize),
+    /// Counter `k` of edge `e`'s family.
+    EdgeCount(usize, usize),
+    /// The concurrency limit of service `s` at the end of the bin.
+    ServiceLimit(usize),
+    /// The concurrency limit of edge `e` at the end of the bin.
+    EdgeLimit(usize),
+}
+
+/// The extra columns of a run of `sc`, in order.
+fn extras_of(sc: &Scenario) -> Vec<(String, Extra)> {
+    use super::counters::{CounterKind, edge_shows, service_shows};
+    let mut out = Vec::new();
+    for (i, s) in sc.services.iter().enumerate() {
+        for (k, c) in ServiceCounters::COUNTERS.iter().enumerate() {
+            if c.kind == CounterKind::Gated && service_shows(s, c.name) {
+                out.push((
+                    format!("services.{}.{}", s.name, c.name),
+                    Extra::ServiceCount(i, k),
+                ));
+            }
+        }
+        if s.concurrency_limit.is_some() {
+            out.push((format!("services.{}.limit", s.name), Extra::ServiceLimit(i)));
+        }
+    }
+    for (i, e) in sc.edges.iter().enumerate() {
+        for (k, c) in EdgeCounters::COUNTERS.iter().enumerate() {
+            if c.kind == CounterKind::Gated && edge_shows(e, c.name) {
+                out.push((
+                    format!("calls.{}.{}", e.name, c.name),
+                    Extra::EdgeCount(i, k),
+                ));
+            }
+        }
+        if e.concurrency_limit.is_some() {
+            out.push((format!("calls.{}.limit", e.name), Extra::EdgeLimit(i)));
+        }
+    }
+    out
 }
 
 impl SeriesRecorder {
@@ -97,9 +149,11 @@ impl SeriesRecorder {
         let service_counts = series_counters(ServiceCounters::COUNTERS).count();
         let edge_counts = series_counters(EdgeCounters::COUNTERS).count();
         let counters = 2 + services.len() * service_counts + edges.len() * edge_counts;
+        let extras = extras_of(sc);
         let width = counters
             + services.len() * SERVICE_LEVELS.len()
-            + throttled.iter().filter(|&&t| t).count();
+            + throttled.iter().filter(|&&t| t).count()
+            + extras.len();
         SeriesRecorder {
             resolution,
             next: SimTime(resolution.0),
@@ -114,6 +168,8 @@ impl SeriesRecorder {
             rows: Vec::new(),
             width,
             arrivals_end: SimTime(sc.duration.0),
+            extra_prev: vec![0; extras.len()],
+            extras,
         }
     }
 
@@ -131,18 +187,43 @@ impl SeriesRecorder {
 
     /// Closes every bin that ends at or before `now`, reading the counters of `rec`, each
     /// service's levels through `levels` (service index, boundary) and each edge's tokens through
-    /// `tokens`. Returns the next boundary to call back at.
+    /// `tokens`, and each configured concurrency limit through `limit` (an [`Extra`] limit,
+    /// boundary). Returns the next boundary to call back at.
     pub fn sample_until(
         &mut self,
         now: SimTime,
         rec: &Recorder,
         levels: &mut dyn FnMut(usize, SimTime) -> LevelSample,
         tokens: &dyn Fn(usize) -> Option<f64>,
+        limit: &mut dyn FnMut(Extra, SimTime) -> f64,
     ) -> SimTime {
         while self.next <= now {
             self.sample(rec, levels, tokens);
+            self.sample_extras(rec, limit);
         }
         self.next
+    }
+
+    /// The extra columns of the bin just closed (ending at `self.next - resolution`).
+    fn sample_extras(&mut self, rec: &Recorder, limit: &mut dyn FnMut(Extra, SimTime) -> f64) {
+        if self.extras.is_empty() {
+            return;
+        }
+        let boundary = SimTime(self.next.0 - self.resolution.0);
+        for (j, (_, x)) in self.extras.iter().enumerate() {
+            let v = match *x {
+                Extra::ServiceCount(s, k) => Some(rec.services[s].values()[k]),
+                Extra::EdgeCount(e, k) => Some(rec.edges[e].values()[k]),
+                Extra::ServiceLimit(_) | Extra::EdgeLimit(_) => None,
+            };
+            match v {
+                Some(cum) => {
+                    self.rows.push((cum - self.extra_prev[j]) as f64);
+                    self.extra_prev[j] = cum;
+                }
+                None => self.rows.push(limit(*x, boundary)),
+            }
+        }
     }
 
     /// Closes the next bin: every counter and level is as it stands at its end boundary.
@@ -188,7 +269,7 @@ impl SeriesRecorder {
                 self.rows.push(tokens(e).unwrap_or(f64::NAN));
             }
         }
-        debug_assert_eq!(self.rows.len() - start, self.width);
+        debug_assert_eq!(self.rows.len() - start + self.extras.len(), self.width);
         self.bins += 1;
         self.next = boundary + self.resolution;
     }
@@ -266,6 +347,10 @@ impl SeriesRecorder {
                 columns.insert(format!("calls.{name}.tokens"), col(token_col));
                 token_col += 1;
             }
+        }
+        let extra_base = self.width - self.extras.len();
+        for (j, (name, _)) in self.extras.iter().enumerate() {
+            columns.insert(name.clone(), col(extra_base + j));
         }
         TimeSeries {
             resolution: self.resolution,
@@ -363,6 +448,7 @@ mod tests {
             &mut |_, at| super::super::levels::LevelMeter::new(until).sample(at, 1, 3),
             &|_| Some(7.5),
         );
+        r.sample_extras(&rec, &mut |_, _| 0.0);
         let ts = r.finish(&rec);
         assert_eq!(ts.bins(), 1);
         assert_eq!(ts.get("services.b.queue_mean"), Some(&[Some(3.0)][..]));

@@ -6,6 +6,7 @@
 
 use super::slab::Handle;
 use super::{Attempt, CLIENT_EDGE, Outcome, Owner, Simulation};
+use crate::protections::concurrency_limit::Release;
 
 impl Simulation<'_> {
     /// An attempt's timer fired. If the attempt is still open, it failed by timeout.
@@ -18,6 +19,7 @@ impl Simulation<'_> {
             Owner::Job(job) => {
                 self.release(job, attempt, &a);
                 let e = a.edge as usize;
+                self.release_edge_permit(e, attempt, Release::Dropped, true);
                 self.rec.edges[e].timeouts += 1;
                 if self.sc.edges[e].cancel_on_abandon && !a.child.is_none() {
                     self.rec.edges[e].cancels_sent += 1;
@@ -69,6 +71,12 @@ impl Simulation<'_> {
                 self.jobs.take(job);
                 self.release(parent, attempt, &a);
                 let e = a.edge as usize;
+                let how = match outcome {
+                    Outcome::Success => Release::Success,
+                    Outcome::Reject => Release::Dropped,
+                    Outcome::Error => Release::Ignored,
+                };
+                self.release_edge_permit(e, attempt, how, true);
                 let ec = &mut self.rec.edges[e];
                 match outcome {
                     Outcome::Success => ec.successes += 1,
@@ -97,6 +105,16 @@ impl Simulation<'_> {
             if a.retry {
                 es.active_retries -= 1;
             }
+        }
+    }
+
+    /// The attempt leaves its edge's concurrency limiter (if the edge has one) as `how`;
+    /// `responded` says whether a reply (or the timeout) ended it.
+    #[inline]
+    fn release_edge_permit(&mut self, e: usize, attempt: Handle, how: Release, responded: bool) {
+        if let Some(limiter) = &mut self.edges[e].limiter {
+            let permit = self.attempt_permits[attempt.index as usize];
+            limiter.release(self.engine.now(), permit, how, responded);
         }
     }
 
@@ -149,6 +167,7 @@ impl Simulation<'_> {
                 kept = cur;
             } else {
                 self.attempts.take(cur);
+                self.release_edge_permit(a.edge as usize, cur, Release::Ignored, false);
                 self.call_state(job, a.call).outstanding -= 1;
                 let es = &mut self.edges[a.edge as usize];
                 es.active -= 1;

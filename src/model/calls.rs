@@ -6,6 +6,7 @@
 
 use super::slab::Handle;
 use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
+use crate::protections::concurrency_limit::Permit;
 use crate::protections::pushback::honored_wait;
 use crate::protections::retry::full_jitter;
 use crate::protections::timeout::{attempt_timeout, propagated_deadline};
@@ -102,6 +103,27 @@ impl Simulation<'_> {
                 return;
             }
         }
+        // Admission control on the edge fails the attempt locally at once, like adaptive
+        // throttling: the rate limit, then the concurrency limiter.
+        let es = &mut self.edges[e];
+        if let Some(bucket) = &mut es.rate
+            && !bucket.try_take(now)
+        {
+            self.rec.edges[e].rate_limited += 1;
+            self.attempt_failed(job, k, 0);
+            return;
+        }
+        let permit = match &mut es.limiter {
+            None => None,
+            Some(limiter) => match limiter.acquire(now) {
+                Some(permit) => Some(permit),
+                None => {
+                    self.rec.edges[e].limited += 1;
+                    self.attempt_failed(job, k, 0);
+                    return;
+                }
+            },
+        };
         debug_assert!(
             self.call_state(job, k).retries_used as u32 <= edge.retries,
             "{}: retry beyond the configured maximum",
@@ -124,6 +146,14 @@ impl Simulation<'_> {
             next: j.attempts,
         });
         self.jobs[job].attempts = attempt;
+        if let Some(permit) = permit {
+            let i = attempt.index as usize;
+            if self.attempt_permits.len() <= i {
+                let n = self.attempts.capacity().max(i + 1);
+                self.attempt_permits.resize(n, Permit::default());
+            }
+            self.attempt_permits[i] = permit;
+        }
         let es = &mut self.edges[e];
         es.active += 1;
         if retry {

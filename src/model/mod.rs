@@ -23,11 +23,14 @@ use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
 use crate::metrics::recorder::ArrivalWindow;
+use crate::metrics::timeseries::Extra;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
 use crate::protections::breaker::Breaker;
 use crate::protections::codel::CodelState;
+use crate::protections::concurrency_limit::{Limiter, Permit};
 use crate::protections::pushback;
+use crate::protections::rate_limit::Bucket;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
 use crate::scenario::faults::RatePlan;
@@ -191,6 +194,9 @@ pub(crate) struct ServiceState {
     normal: Option<Sampler>,
     faults: ServiceFaults,
     codel: Option<CodelState>,
+    /// Envoy local rate limit and concurrency limiter in front of the service.
+    rate: Option<Bucket>,
+    limiter: Option<Limiter>,
 }
 
 /// Live state of one call edge.
@@ -203,6 +209,9 @@ pub(crate) struct EdgeState {
     active_retries: u32,
     adaptive: Option<(Adaptive, Stream)>,
     breaker: Option<Breaker>,
+    /// Envoy local rate limit and concurrency limiter on attempts.
+    rate: Option<Bucket>,
+    limiter: Option<Limiter>,
 }
 
 /// One run of a scenario.
@@ -229,6 +238,10 @@ pub struct Simulation<'a> {
     options: RunOptions,
     /// The next time-series bin boundary; `NEVER` when no time series is recorded.
     next_sample: SimTime,
+    /// Concurrency-limiter permits of admitted jobs and of attempts, by slab index (written and
+    /// read only where a limiter is configured).
+    job_permits: Vec<Permit>,
+    attempt_permits: Vec<Permit>,
 }
 
 /// A finished run: its summary and, when asked for, its time series.
@@ -256,6 +269,10 @@ impl<'a> Simulation<'a> {
                 normal: s.service_time.as_ref().map(Sampler::new),
                 faults: std::mem::take(&mut fault_lists[i]),
                 codel: s.codel.map(CodelState::new),
+                rate: s.rate_limit.map(Bucket::new),
+                limiter: s
+                    .concurrency_limit
+                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", s.name)))),
             })
             .collect();
         let edges = sc
@@ -273,6 +290,10 @@ impl<'a> Simulation<'a> {
                     )
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
+                rate: e.rate_limit.map(Bucket::new),
+                limiter: e
+                    .concurrency_limit
+                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
@@ -301,6 +322,8 @@ impl<'a> Simulation<'a> {
             window: sc.fault_window(),
             options,
             next_sample: SimTime::NEVER,
+            job_permits: Vec::new(),
+            attempt_permits: Vec::new(),
         }
     }
 
@@ -389,12 +412,35 @@ impl<'a> Simulation<'a> {
         let Some(series) = &mut self.series else {
             return;
         };
-        let (services, edges) = (&mut self.services, &self.edges);
+        // Disjoint borrows: the levels read the stations, the limits the limiters; tokens change
+        // only at events, so one reading serves every bin closed here.
+        let mut stations = Vec::with_capacity(self.services.len());
+        let mut service_limiters = Vec::with_capacity(self.services.len());
+        for st in &mut self.services {
+            stations.push(&mut st.station);
+            service_limiters.push(&mut st.limiter);
+        }
+        let tokens: Vec<Option<f64>> = self
+            .edges
+            .iter()
+            .map(|e| e.bucket.map(|b| b.tokens()))
+            .collect();
+        let mut edge_limiters: Vec<&mut Option<Limiter>> =
+            self.edges.iter_mut().map(|e| &mut e.limiter).collect();
+        let mut limit = |x: Extra, at: SimTime| -> f64 {
+            let l = match x {
+                Extra::ServiceLimit(s) => service_limiters[s].as_mut(),
+                Extra::EdgeLimit(e) => edge_limiters[e].as_mut(),
+                Extra::ServiceCount(..) | Extra::EdgeCount(..) => None,
+            };
+            l.map_or(f64::NAN, |l| l.limit(at) as f64)
+        };
         self.next_sample = series.sample_until(
             now,
             &self.rec,
-            &mut |s, at| services[s].station.sample(at),
-            &|e| edges[e].bucket.map(|b| b.tokens()),
+            &mut |s, at| stations[s].sample(at),
+            &|e| tokens[e],
+            &mut limit,
         );
     }
 

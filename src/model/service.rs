@@ -9,6 +9,7 @@ use super::queue::End;
 use super::slab::Handle;
 use super::{CallState, Event, Job, JobState, Outcome, Simulation};
 use crate::protections::admission::queue_full;
+use crate::protections::concurrency_limit::{Permit, Release};
 use crate::protections::shedding::{expired, waited_too_long};
 use crate::scenario::QueueDiscipline;
 use crate::time::{SimDuration, SimTime};
@@ -38,10 +39,32 @@ impl Simulation<'_> {
                 return self.refuse(s, parent, Outcome::Error);
             }
         }
+        // Admission control in front of the slots and the queue: the rate limit, then the
+        // concurrency limiter (a request over either gets the service's reject reply).
+        if let Some(bucket) = &mut st.rate
+            && !bucket.try_take(now)
+        {
+            c.rate_limited += 1;
+            return self.refuse(s, parent, Outcome::Reject);
+        }
+        let permit = match &mut st.limiter {
+            None => None,
+            Some(limiter) => match limiter.acquire(now) {
+                Some(permit) => Some(permit),
+                None => {
+                    c.limited += 1;
+                    return self.refuse(s, parent, Outcome::Reject);
+                }
+            },
+        };
         let slots = st.faults.slots(now, spec.slots);
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
         if !has_slot && queue_full(spec.queue_cap, st.station.queued()) {
             c.rejected_full += 1;
+            if let (Some(limiter), Some(permit)) = (&mut st.limiter, permit) {
+                // Turned away behind the limiter: the permit goes back without a sample.
+                limiter.release(now, permit, Release::Ignored, false);
+            }
             return self.refuse(s, parent, Outcome::Reject);
         }
         c.admit(now, self.arrivals_end);
@@ -57,6 +80,14 @@ impl Simulation<'_> {
             completed: false,
         });
         self.reset_side_tables(job);
+        if let Some(permit) = permit {
+            let i = job.index as usize;
+            if self.job_permits.len() <= i {
+                self.job_permits
+                    .resize(self.jobs.capacity().max(i + 1), Permit::default());
+            }
+            self.job_permits[i] = permit;
+        }
         if has_slot {
             self.start(job);
         } else {
@@ -113,6 +144,16 @@ impl Simulation<'_> {
         );
     }
 
+    /// The job leaves its service: its concurrency-limiter permit (if the service has a limiter)
+    /// is released as `how`; `responded` says whether the service replied.
+    #[inline]
+    fn release_job_permit(&mut self, s: usize, job: Handle, how: Release, responded: bool) {
+        if let Some(limiter) = &mut self.services[s].limiter {
+            let permit = self.job_permits[job.index as usize];
+            limiter.release(self.engine.now(), permit, how, responded);
+        }
+    }
+
     /// Zeroes the goodput row and call states of a freshly admitted job, growing the side tables
     /// to the slab's size.
     fn reset_side_tables(&mut self, job: Handle) {
@@ -156,6 +197,7 @@ impl Simulation<'_> {
         j.completed = true;
         let (s, parent, admitted_at) = (j.service as usize, j.parent, j.admitted_at);
         self.services[s].station.release(now);
+        self.release_job_permit(s, job, Release::Success, true);
         let c = &mut self.rec.services[s];
         c.completed += 1;
         c.depart(now, admitted_at, self.arrivals_end);
@@ -176,6 +218,7 @@ impl Simulation<'_> {
             JobState::Done => {}
             JobState::Queued => {
                 self.services[s].station.cancel_queued(now);
+                self.release_job_permit(s, job, Release::Dropped, false);
                 let c = &mut self.rec.services[s];
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
@@ -184,6 +227,7 @@ impl Simulation<'_> {
             JobState::Running => {
                 self.abandon_attempts(job, None);
                 self.services[s].station.release(now);
+                self.release_job_permit(s, job, Release::Dropped, false);
                 let c = &mut self.rec.services[s];
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
@@ -254,6 +298,7 @@ impl Simulation<'_> {
             }
             c.depart(now, j.admitted_at, self.arrivals_end);
             self.jobs[job].state = JobState::Done;
+            self.release_job_permit(s, job, Release::Dropped, true);
             self.reply_in(SimDuration::ZERO, j.parent, Outcome::Error, job, 0);
         }
         let st = &mut self.services[s];

@@ -21,7 +21,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
 
-pub use run::{amplification_svg, queue_length_svg, run_plots, success_rate_svg};
+pub use run::{
+    amplification_svg, concurrency_limit_svg, queue_length_svg, run_plots, success_rate_svg,
+};
 pub use sweep::{
     Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart, sensitivity_svg,
     viridis,

@@ -5,7 +5,9 @@
 //! - `queue_length.svg`: the highest queue length in each bin at every service, one panel per
 //!   scenario (small multiples on one shared logarithmic axis, so panels compare);
 //! - `amplification.svg`: arrivals at each service per user request arriving in the same bin,
-//!   one panel per service, one line per scenario.
+//!   one panel per service, one line per scenario;
+//! - `concurrency_limit.svg`, only when some run has a concurrency limiter: each limiter's limit
+//!   at the end of each bin, one line per scenario and limiter.
 //!
 //! Values are drawn as steps over their bins (a bin's value holds from its start to its end), so
 //! a change at a fault boundary is drawn exactly at the boundary.
@@ -50,7 +52,93 @@ pub fn run_plots(dir: &Path, runs: &[RunData<'_>]) -> Result<Vec<PathBuf>, PlotE
         write(&path, &svg)?;
         written.push(path);
     }
+    if runs.iter().any(|(_, ts)| !limit_columns(ts).is_empty()) {
+        let path = dir.join(LIMIT_FIGURE);
+        write(&path, &concurrency_limit_svg(runs)?)?;
+        written.push(path);
+    }
     Ok(written)
+}
+
+/// The figure [`run_plots`] adds when some run has a concurrency limiter.
+pub const LIMIT_FIGURE: &str = "concurrency_limit.svg";
+
+/// The concurrency-limit columns of a run (`services.<s>.limit`, `calls.<a>-><b>.limit`).
+fn limit_columns(ts: &TimeSeries) -> Vec<&str> {
+    ts.names().filter(|n| n.ends_with(".limit")).collect()
+}
+
+/// Each concurrency limiter's limit at the end of each bin, one line per scenario and limiter.
+pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
+    let what = "concurrency limit over time";
+    check_nonempty(what, runs)?;
+    let span = runs
+        .iter()
+        .map(|(_, ts)| ts.bin_start_s(ts.bins()))
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let peak = runs
+        .iter()
+        .flat_map(|(_, ts)| {
+            limit_columns(ts)
+                .into_iter()
+                .filter_map(|c| ts.get(c))
+                .flat_map(|c| c.iter().flatten().copied())
+        })
+        .fold(0.0, f64::max);
+    let top_y = nice_max(peak, 10.0);
+    let shaded = windows(runs);
+    let bins = resolution_text(runs);
+    let lines: Vec<(usize, String)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(i, (s, ts))| {
+            limit_columns(ts).into_iter().map(move |c| {
+                let name = c.trim_end_matches(".limit");
+                (i, format!("{}: {name}", s.scenario))
+            })
+        })
+        .collect();
+    render(what, 480, |root| {
+        let (top, rest) = root.split_vertically(TITLE_H);
+        let (body, bottom) = rest.split_vertically(480 - TITLE_H - LEGEND_H);
+        title(
+            &top,
+            "Concurrency limit of each limiter (at the end of each bin)",
+        )?;
+        let mut chart = ChartBuilder::on(&body)
+            .margin_right(24)
+            .margin_left(8)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..span, 0.0..top_y)?;
+        mesh_style(&mut chart)
+            .x_desc(format!("simulated time (s; {bins})"))
+            .y_desc("limit (requests in flight)")
+            .y_label_formatter(&|v| short_number(*v))
+            .draw()?;
+        shade_windows(&mut chart, &shaded, (0.0, top_y), true)?;
+        let mut k = 0;
+        for (i, (_, ts)) in runs.iter().enumerate() {
+            for c in limit_columns(ts) {
+                let seg = steps(ts, c, 1.0, f64::INFINITY);
+                let (color, marker) = (service_color(k), Some(Marker::of(i)));
+                draw_steps(&mut chart, &seg, color, marker, dashed(i), (k, lines.len()))?;
+                k += 1;
+            }
+        }
+        let entries: Vec<Entry<'_>> = lines
+            .iter()
+            .enumerate()
+            .map(|(k, (i, name))| Entry {
+                name,
+                color: service_color(k),
+                marker: Some(Marker::of(*i)),
+                dashed: dashed(*i),
+            })
+            .collect();
+        legend_row(&bottom, &entries)
+    })
 }
 
 /// Bins of a column as step segments `(t, v)`, split where the value is undefined, up to

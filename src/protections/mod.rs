@@ -18,6 +18,8 @@
 //! | [`discipline`] | FIFO, LIFO, adaptive LIFO | `queue_discipline`, `lifo_after` | service |
 //! | [`shedding`] | dropping at dequeue: expired deadlines, queue time | `drop_expired`, `max_queue_time` | service |
 //! | [`codel`] | CoDel (RFC 8289) at dequeue | `codel` | service |
+//! | [`rate_limit`] | Envoy local rate limit (token bucket) | `rate_limit` | service, edge |
+//! | [`concurrency_limit`] | concurrency limiters: fixed, AIMD, Vegas, Gradient2, Envoy adaptive concurrency | `concurrency_limit` | service, edge |
 //!
 //! Fan-out (`parallel`) is not a protection but the shape of a service's calls; it lives with the
 //! call state machine in `model::calls`.
@@ -38,9 +40,11 @@ pub mod admission;
 pub mod breaker;
 pub mod budget;
 pub mod codel;
+pub mod concurrency_limit;
 pub mod discipline;
 pub mod hedge;
 pub mod pushback;
+pub mod rate_limit;
 pub mod retry;
 pub mod rolling;
 pub mod shedding;

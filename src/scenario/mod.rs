@@ -17,9 +17,11 @@ pub use crate::protections::adaptive::AdaptiveThrottle;
 pub use crate::protections::breaker::CircuitBreaker;
 pub use crate::protections::budget::RetryBudget;
 pub use crate::protections::codel::Codel;
+pub use crate::protections::concurrency_limit::ConcurrencyLimit;
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
 pub use crate::protections::pushback::Pushback;
+pub use crate::protections::rate_limit::RateLimit;
 pub use crate::protections::retry::Backoff;
 pub use crate::protections::throttle::Throttle;
 use crate::time::{SimDuration, SimTime};
@@ -96,6 +98,10 @@ pub struct Service {
     pub codel: Option<Codel>,
     /// Retry-after hint attached to this service's rejects.
     pub pushback: Option<Pushback>,
+    /// Envoy local rate limit in front of the service.
+    pub rate_limit: Option<RateLimit>,
+    /// Server-side concurrency limiter.
+    pub concurrency_limit: Option<ConcurrencyLimit>,
     /// Start all calls at once (fan-out) instead of in order.
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
@@ -122,6 +128,10 @@ pub struct Edge {
     pub honor_retry_after: bool,
     pub circuit_breaker: Option<CircuitBreaker>,
     pub hedge: Option<Hedge>,
+    /// Envoy local rate limit on attempts.
+    pub rate_limit: Option<RateLimit>,
+    /// Client-side concurrency limiter.
+    pub concurrency_limit: Option<ConcurrencyLimit>,
 }
 
 impl Edge {

@@ -17,9 +17,11 @@ use crate::protections::admission::DEFAULT_REJECT_DELAY;
 use crate::protections::breaker::CircuitBreakerRaw;
 use crate::protections::budget::RetryBudgetRaw;
 use crate::protections::codel::CodelRaw;
+use crate::protections::concurrency_limit::ConcurrencyLimitRaw;
 use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
 use crate::protections::hedge::HedgeRaw;
 use crate::protections::pushback::PushbackRaw;
+use crate::protections::rate_limit::RateLimitRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
 use crate::protections::throttle::ThrottleRaw;
 use crate::scenario::validate::DEFAULT_DRAIN;
@@ -128,6 +130,10 @@ pub struct ServiceRaw {
     pub codel: Option<CodelRaw>,
     /// Retry-after hint attached to this service's rejects (default none).
     pub pushback: Option<PushbackRaw>,
+    /// Envoy local rate limit in front of the service (default none).
+    pub rate_limit: Option<RateLimitRaw>,
+    /// Server-side concurrency limiter in front of the slots and queue (default none).
+    pub concurrency_limit: Option<ConcurrencyLimitRaw>,
     /// Start all calls together instead of one after another; succeed when all succeed (default
     /// false).
     pub parallel: Option<bool>,
@@ -164,6 +170,10 @@ pub struct CallRaw {
     pub circuit_breaker: Option<CircuitBreakerRaw>,
     /// Hedged requests on this edge (default none; excludes `retries`).
     pub hedge: Option<HedgeRaw>,
+    /// Envoy local rate limit on attempts sent on this edge (default none).
+    pub rate_limit: Option<RateLimitRaw>,
+    /// Client-side concurrency limiter on in-flight attempts to the callee (default none).
+    pub concurrency_limit: Option<ConcurrencyLimitRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

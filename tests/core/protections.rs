@@ -333,3 +333,70 @@ fn a_failed_parallel_branch_fails_the_request_and_cancels_its_sibling() {
     let p = r.metrics.failed_latency_p50_s.unwrap();
     assert!((p - 0.05).abs() < 0.001, "{p}");
 }
+
+#[test]
+fn gradient2_at_svc_b_cuts_queue_wait_and_recovers_after_the_window() {
+    for seed in SEEDS {
+        let (cap, g2) = both("protected", "admission/svc_b_gradient2", &[], seed);
+        let (c, g) = (
+            cap.services["svc_b"].queue_wait_p99_s.unwrap(),
+            g2.services["svc_b"].queue_wait_p99_s.unwrap(),
+        );
+        // The count cap lets the p99 wait grow to ≈ 16 × 200 ms / 16 slots; the adaptive limit
+        // refuses before the queue forms.
+        assert!(g * 4.0 < c, "seed {seed}: p99 wait {g} vs protected {c}");
+        let limited = g2.services["svc_b"].counts.limited.unwrap();
+        assert!(limited > 1000, "seed {seed}: limited {limited}");
+        assert!(cap.services["svc_b"].counts.limited.is_none());
+        let m = &g2.metrics;
+        assert!(
+            m.recovery_s.is_some_and(|r| r <= 1.0),
+            "seed {seed}: recovery {:?}",
+            m.recovery_s
+        );
+        assert!(m.success_rate_after.unwrap() >= 0.99, "seed {seed}");
+        assert!(
+            m.success_rate_during.unwrap() > cap.metrics.success_rate_during.unwrap() + 0.02,
+            "seed {seed}: in-window success {:?} vs {:?}",
+            m.success_rate_during,
+            cap.metrics.success_rate_during
+        );
+        // No cost in healthy load.
+        assert!(m.success_rate_before.unwrap() >= 0.999, "seed {seed}");
+    }
+}
+
+#[test]
+fn envoy_gradient_at_svc_b_cuts_queue_wait_and_recovers_after_the_window() {
+    for seed in SEEDS {
+        let (cap, env) = both("protected", "admission/svc_b_envoy_gradient", &[], seed);
+        let (c, e) = (
+            cap.services["svc_b"].queue_wait_mean_s.unwrap(),
+            env.services["svc_b"].queue_wait_mean_s.unwrap(),
+        );
+        assert!(e < c, "seed {seed}: mean wait {e} vs protected {c}");
+        assert!(
+            env.metrics.recovery_s.is_some_and(|r| r <= 1.0),
+            "seed {seed}"
+        );
+        assert!(
+            env.metrics.success_rate_after.unwrap() >= 0.99,
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn a_rate_limit_admits_what_its_bucket_allows() {
+    // svc_b alone behind a gateway, constant arrivals at 1000/s for 2 s, no fault: the bucket
+    // (50 tokens, 50 per 100 ms) admits 50 + 50 × 19 = 1000 of the 2000 arrivals at svc_b.
+    let yaml = "duration: 2s\ndrain: 1s\narrivals: {rate: 1000, process: constant}\n\
+                client: {entry: b, attempt_timeout: 1s, retries: 0}\nservices:\n  b:\n    slots: 1000\n    \
+                service_time: {dist: constant, value: 1ms}\n    \
+                rate_limit: {max_tokens: 50, tokens_per_fill: 50, fill_interval: 100ms}\n";
+    let r = run_text(yaml);
+    let b = &r.services["b"].counts;
+    assert_eq!(b.arrivals, 2000);
+    assert_eq!(b.admitted, 1000);
+    assert_eq!(b.rate_limited, Some(1000));
+}

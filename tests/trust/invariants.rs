@@ -1,6 +1,7 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
-//! timeouts, retries, backoff, A6 throttles, deadline propagation, a slow fault, and a drain
+//! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
+//! (every algorithm) at services and on edges, a slow fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
@@ -131,8 +132,50 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
             ],
         ),
         prop::option::weighted(0.3, Just("parallel: true".to_owned())),
+        rate_limit(),
+        concurrency_limit(),
     )
-        .prop_map(|(a, b, c, d, e)| [a, b, c, d, e].into_iter().flatten().collect())
+        .prop_map(|(a, b, c, d, e, f, g)| [a, b, c, d, e, f, g].into_iter().flatten().collect())
+}
+
+/// An optional Envoy local rate limit (service or edge).
+fn rate_limit() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.15,
+        (1u32..20, 1u32..5, 50u32..500).prop_map(|(max, per, ms)| {
+            format!(
+                "rate_limit: {{max_tokens: {max}, tokens_per_fill: {per}, fill_interval: {ms}ms}}"
+            )
+        }),
+    )
+}
+
+/// An optional concurrency limiter of any algorithm (service or edge).
+fn concurrency_limit() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.2,
+        prop_oneof![
+            (1u32..10).prop_map(|l| format!("concurrency_limit: {{algorithm: fixed, limit: {l}}}")),
+            (1u32..5, 0u32..10, 1u32..300).prop_map(|(min, extra, ms)| format!(
+                "concurrency_limit: {{algorithm: aimd, min_limit: {min}, initial_limit: {}, \
+                 max_limit: {}, timeout: {ms}ms}}",
+                min + extra / 2,
+                min + extra
+            )),
+            (1u32..20, 1u32..10).prop_map(|(i, p)| format!(
+                "concurrency_limit: {{algorithm: vegas, initial_limit: {i}, max_limit: 40, \
+                 probe_multiplier: {p}}}"
+            )),
+            (1u32..5, 1u32..20).prop_map(|(min, w)| format!(
+                "concurrency_limit: {{algorithm: gradient2, min_limit: {min}, initial_limit: {min}, \
+                 max_limit: 30, long_window: {w}}}"
+            )),
+            (5u32..300, 50u32..2000, 1u32..10).prop_map(|(u, m, n)| format!(
+                "concurrency_limit: {{algorithm: envoy_gradient, concurrency_update_interval: {u}ms, \
+                 min_rtt_calc_interval: {m}ms, request_count: {n}}}"
+            )),
+        ],
+    )
 }
 
 /// Optional edge protections: hedging (then no retries), retry budget, adaptive throttling,
@@ -167,8 +210,12 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
         ),
         prop::option::weighted(0.3, Just("cancel_on_abandon: true".to_owned())),
         prop::option::weighted(0.2, Just("honor_retry_after: true".to_owned())),
+        rate_limit(),
+        concurrency_limit(),
     )
-        .prop_map(|(a, b, c, d, e, f)| [a, b, c, d, e, f].into_iter().flatten().collect())
+        .prop_map(|(a, b, c, d, e, f, g, h)| {
+            [a, b, c, d, e, f, g, h].into_iter().flatten().collect()
+        })
 }
 
 fn call() -> impl Strategy<Value = Call> {
@@ -393,8 +440,20 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
-        // Turned away: a full queue, an outage, an error fault.
-        let refused = x.counts.rejected_full + x.counts.rejected_outage + x.counts.failed_by_fault;
+        // Admission control reports its counters exactly where it is configured.
+        if x.counts.rate_limited.is_some() != s.rate_limit.is_some()
+            || x.counts.limited.is_some() != s.concurrency_limit.is_some()
+        {
+            return fail(at(
+                "a limiter counter where no limiter is configured, or none where one is",
+            ));
+        }
+        // Turned away: a full queue, an outage, an error fault, a rate or concurrency limit.
+        let refused = x.counts.rejected_full
+            + x.counts.rejected_outage
+            + x.counts.failed_by_fault
+            + x.counts.rate_limited.unwrap_or(0)
+            + x.counts.limited.unwrap_or(0);
         if x.counts.arrivals != x.counts.admitted + refused {
             return fail(at(&format!(
                 "arrivals {} != admitted {} + rejected_full {} + rejected_outage {} + failed_by_fault {}",
@@ -470,7 +529,18 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         // (adaptive throttling, an open breaker, an exhausted deadline) that may have been first
         // tries. A locally throttled first try may still be retried (shrunk case below), so the
         // refused sends count toward the calls that earn retries.
-        let refused = c.throttled_locally + c.rejected_circuit_open + c.deadline_exhausted;
+        if c.rate_limited.is_some() != edge.rate_limit.is_some()
+            || c.limited.is_some() != edge.concurrency_limit.is_some()
+        {
+            return fail(at(
+                "a limiter counter where no limiter is configured, or none where one is",
+            ));
+        }
+        let refused = c.throttled_locally
+            + c.rejected_circuit_open
+            + c.deadline_exhausted
+            + c.rate_limited.unwrap_or(0)
+            + c.limited.unwrap_or(0);
         let calls = c.attempts - c.retries - c.hedges + refused;
         if c.hedges > calls * edge.hedge.map_or(0, |h| h.max_hedges as u64) {
             return fail(at(&format!(

@@ -24,6 +24,7 @@
 //!   its queue wait a lower bound.
 
 pub mod budget;
+pub mod limiter;
 pub mod load;
 pub mod queue;
 pub mod regime;
@@ -66,6 +67,8 @@ pub enum Check {
     Load,
     /// A service no user request can reach.
     Reach,
+    /// Admission control (rate and concurrency limiters), [`limiter`](mod@limiter).
+    Limiter,
 }
 
 impl Check {
@@ -77,6 +80,7 @@ impl Check {
             Check::Deadline => "deadline",
             Check::Load => "load",
             Check::Reach => "reach",
+            Check::Limiter => "limiter",
         }
     }
 }
@@ -227,6 +231,7 @@ pub fn lint(sc: &Scenario) -> Lint {
         }
     }
 
+    limiter::limiter_findings(sc, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,

@@ -11,8 +11,8 @@ use super::{ArrivalProcess, ClientPolicy, Dist, Edge, Scenario, Service};
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
-    Problems, adaptive, admission, breaker, budget, codel, discipline, hedge, pushback, retry,
-    throttle, timeout,
+    Problems, adaptive, admission, breaker, budget, codel, concurrency_limit, discipline, hedge,
+    pushback, rate_limit, retry, throttle, timeout,
 };
 use crate::time::SimDuration;
 
@@ -247,6 +247,18 @@ impl Validator<'_> {
             max_queue_time: s.max_queue_time.map(|d| d.0),
             codel: self.nested(&key, "codel", s.codel.as_ref(), codel::validate),
             pushback: self.nested(&key, "pushback", s.pushback.as_ref(), pushback::validate),
+            rate_limit: self.nested(
+                &key,
+                "rate_limit",
+                s.rate_limit.as_ref(),
+                rate_limit::validate,
+            ),
+            concurrency_limit: self.nested(
+                &key,
+                "concurrency_limit",
+                s.concurrency_limit.as_ref(),
+                concurrency_limit::validate,
+            ),
             parallel: s.parallel.unwrap_or(false),
             calls,
         }
@@ -345,6 +357,18 @@ impl Validator<'_> {
             hedge: self.nested(key, "hedge", c.hedge.as_ref(), |k, h, v| {
                 hedge::validate(k, h, c.retries.unwrap_or(0), v)
             }),
+            rate_limit: self.nested(
+                key,
+                "rate_limit",
+                c.rate_limit.as_ref(),
+                rate_limit::validate,
+            ),
+            concurrency_limit: self.nested(
+                key,
+                "concurrency_limit",
+                c.concurrency_limit.as_ref(),
+                concurrency_limit::validate,
+            ),
         }
     }
 
