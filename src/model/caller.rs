@@ -5,7 +5,20 @@
 //! for (with cancellation where the edge asks for it), and goodput credit up the call tree.
 
 use super::slab::Handle;
-use super::{Attempt, CLIENT_EDGE, Outcome, Owner, Simulation};
+use super::{Attempt, CLIENT_EDGE, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
+use crate::protections::retry_on::Failure;
+
+impl Outcome {
+    /// The failure kind of a failed outcome, as `retry_on` names it.
+    #[inline]
+    pub(super) fn failure(self) -> Failure {
+        match self {
+            Outcome::Reject => Failure::Reject,
+            Outcome::Fatal => Failure::Fatal,
+            Outcome::Error | Outcome::Success => Failure::Error,
+        }
+    }
+}
 
 impl Simulation<'_> {
     /// An attempt's timer fired. If the attempt is still open, it failed by timeout.
@@ -23,8 +36,9 @@ impl Simulation<'_> {
                     self.rec.edges[e].cancels_sent += 1;
                     self.cancel_job(a.child);
                 }
-                self.feed_policies(e, false);
-                self.attempt_failed(job, a.call, 0);
+                let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
+                self.feed_policies(e, false, counts);
+                self.attempt_failed(job, a.call, 0, Failure::Timeout);
             }
         }
     }
@@ -61,7 +75,7 @@ impl Simulation<'_> {
                 if outcome == Outcome::Success {
                     self.client_attempt_succeeded(user, job);
                 } else {
-                    self.client_attempt_failed(user);
+                    self.client_attempt_failed(user, outcome.failure());
                 }
                 self.jobs.take(job);
             }
@@ -72,14 +86,19 @@ impl Simulation<'_> {
                 let ec = &mut self.rec.edges[e];
                 match outcome {
                     Outcome::Success => ec.successes += 1,
-                    Outcome::Error => ec.errors += 1,
+                    Outcome::Error | Outcome::Fatal => ec.errors += 1,
                     Outcome::Reject => ec.rejects += 1,
                 }
-                self.feed_policies(e, outcome == Outcome::Success);
+                let edge = &self.sc.edges[e];
+                let failure = outcome.failure();
+                // gRFC A6: only retryable failures, and pushback saying not to retry, take a token.
+                let counts = edge.retry_on.retries(failure)
+                    || (edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY);
+                self.feed_policies(e, outcome == Outcome::Success, counts);
                 if outcome == Outcome::Success {
                     self.call_succeeded(parent, a.call);
                 } else {
-                    self.attempt_failed(parent, a.call, pushback_us);
+                    self.attempt_failed(parent, a.call, pushback_us, failure);
                 }
             }
         }
@@ -118,12 +137,17 @@ impl Simulation<'_> {
         }
     }
 
-    /// Every settled attempt's result feeds the edge's A6 bucket, breaker and adaptive throttle.
-    fn feed_policies(&mut self, e: usize, ok: bool) {
+    /// Every settled attempt's result feeds the edge's A6 bucket (a failure only when it
+    /// `counts`: retryable, or pushback saying not to retry), breaker and adaptive throttle.
+    fn feed_policies(&mut self, e: usize, ok: bool, counts: bool) {
         let now = self.now();
         let es = &mut self.edges[e];
         if let Some(b) = &mut es.bucket {
-            if ok { b.on_success() } else { b.on_failure() }
+            if ok {
+                b.on_success()
+            } else if counts {
+                b.on_failure()
+            }
         }
         if let Some(b) = &mut es.breaker {
             b.on_result(now, ok);

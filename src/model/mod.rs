@@ -26,6 +26,7 @@ use crate::metrics::recorder::Window;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
 use crate::protections::breaker::Breaker;
+use crate::protections::budget::{RatioBalance, RetryBudget};
 use crate::protections::codel::CodelState;
 use crate::protections::pushback;
 use crate::protections::throttle::TokenBucket;
@@ -106,6 +107,8 @@ pub(crate) enum Outcome {
     Error,
     /// The callee refused it (queue full, outage).
     Reject,
+    /// The callee failed the request and marked the error non-retryable (`retryable_fraction`).
+    Fatal,
 }
 
 /// Who waits for an attempt's reply.
@@ -140,6 +143,10 @@ pub(crate) struct User {
     arrival: SimTime,
     attempts: u32,
     window: Window,
+    /// `arrival + call_timeout`, or `SimTime::NEVER` without a client call timeout.
+    deadline: SimTime,
+    /// The previous backoff wait (decorrelated jitter).
+    prev_wait: SimDuration,
 }
 
 /// Where a job is.
@@ -178,6 +185,11 @@ pub(crate) struct CallState {
     sent: u16,
     outstanding: u16,
     done: bool,
+    /// The call's own deadline (`call_timeout` after its first attempt); only read on edges
+    /// with a call timeout.
+    deadline: SimTime,
+    /// The previous backoff wait (decorrelated jitter).
+    prev_wait: SimDuration,
 }
 
 /// Live state of one service.
@@ -191,6 +203,8 @@ pub(crate) struct ServiceState {
     normal: Option<Sampler>,
     faults: ServiceFaults,
     codel: Option<CodelState>,
+    /// With `retryable_fraction` below 1: the stream that marks its errors non-retryable.
+    retryable: Option<Stream>,
 }
 
 /// Live state of one call edge.
@@ -203,6 +217,8 @@ pub(crate) struct EdgeState {
     active_retries: u32,
     adaptive: Option<(Adaptive, Stream)>,
     breaker: Option<Breaker>,
+    /// The balance of a `kind: ratio` retry budget.
+    ratio_budget: Option<RatioBalance>,
 }
 
 /// One run of a scenario.
@@ -222,6 +238,8 @@ pub struct Simulation<'a> {
     rec: Recorder,
     /// Time-series bins, when the run was asked for them.
     series: Option<SeriesRecorder>,
+    /// The client's backoff jitter (only drawn from with a client `backoff`).
+    client_jitter: Stream,
     arrivals: Stream,
     rates: RatePlan,
     arrivals_end: SimTime,
@@ -256,6 +274,8 @@ impl<'a> Simulation<'a> {
                 normal: s.service_time.as_ref().map(Sampler::new),
                 faults: std::mem::take(&mut fault_lists[i]),
                 codel: s.codel.map(CodelState::new),
+                retryable: (s.retryable_fraction < 1.0)
+                    .then(|| Stream::new(seed, &format!("retryable/{}", s.name))),
             })
             .collect();
         let edges = sc
@@ -273,6 +293,10 @@ impl<'a> Simulation<'a> {
                     )
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
+                ratio_budget: match e.retry_budget {
+                    Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
+                    _ => None,
+                },
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
@@ -295,6 +319,7 @@ impl<'a> Simulation<'a> {
                 .max(1),
             rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
             series: None,
+            client_jitter: Stream::new(seed, "client-jitter"),
             arrivals: Stream::new(seed, "arrivals"),
             rates: RatePlan::new(sc),
             arrivals_end: SimTime(sc.duration.0),
