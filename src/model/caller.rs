@@ -5,8 +5,21 @@
 //! for (with cancellation where the edge asks for it), and goodput credit up the call tree.
 
 use super::slab::Handle;
-use super::{Attempt, CLIENT_EDGE, Outcome, Owner, Simulation};
+use super::{Attempt, CLIENT_EDGE, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
 use crate::protections::concurrency_limit::Release;
+use crate::protections::retry_on::Failure;
+
+impl Outcome {
+    /// The failure kind of a failed outcome, as `retry_on` names it.
+    #[inline]
+    pub(super) fn failure(self) -> Failure {
+        match self {
+            Outcome::Reject => Failure::Reject,
+            Outcome::Fatal => Failure::Fatal,
+            Outcome::Error | Outcome::Success => Failure::Error,
+        }
+    }
+}
 
 impl Simulation<'_> {
     /// An attempt's timer fired. If the attempt is still open, it failed by timeout.
@@ -25,8 +38,9 @@ impl Simulation<'_> {
                     self.rec.edges[e].cancels_sent += 1;
                     self.cancel_job(a.child);
                 }
-                self.feed_policies(e, false);
-                self.attempt_failed(job, a.call, 0);
+                let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
+                self.feed_policies(e, false, counts);
+                self.attempt_failed(job, a.call, 0, Failure::Timeout);
             }
         }
     }
@@ -63,7 +77,7 @@ impl Simulation<'_> {
                 if outcome == Outcome::Success {
                     self.client_attempt_succeeded(user, job);
                 } else {
-                    self.client_attempt_failed(user);
+                    self.client_attempt_failed(user, outcome.failure());
                 }
                 self.jobs.take(job);
             }
@@ -74,20 +88,25 @@ impl Simulation<'_> {
                 let how = match outcome {
                     Outcome::Success => Release::Success,
                     Outcome::Reject => Release::Dropped,
-                    Outcome::Error => Release::Ignored,
+                    Outcome::Error | Outcome::Fatal => Release::Ignored,
                 };
                 self.release_edge_permit(e, attempt, how, true);
                 let ec = &mut self.rec.edges[e];
                 match outcome {
                     Outcome::Success => ec.successes += 1,
-                    Outcome::Error => ec.errors += 1,
+                    Outcome::Error | Outcome::Fatal => ec.errors += 1,
                     Outcome::Reject => ec.rejects += 1,
                 }
-                self.feed_policies(e, outcome == Outcome::Success);
+                let edge = &self.sc.edges[e];
+                let failure = outcome.failure();
+                // gRFC A6: only retryable failures, and pushback saying not to retry, take a token.
+                let counts = edge.retry_on.retries(failure)
+                    || (edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY);
+                self.feed_policies(e, outcome == Outcome::Success, counts);
                 if outcome == Outcome::Success {
                     self.call_succeeded(parent, a.call);
                 } else {
-                    self.attempt_failed(parent, a.call, pushback_us);
+                    self.attempt_failed(parent, a.call, pushback_us, failure);
                 }
             }
         }
@@ -136,12 +155,17 @@ impl Simulation<'_> {
         }
     }
 
-    /// Every settled attempt's result feeds the edge's A6 bucket, breaker and adaptive throttle.
-    fn feed_policies(&mut self, e: usize, ok: bool) {
+    /// Every settled attempt's result feeds the edge's A6 bucket (a failure only when it
+    /// `counts`: retryable, or pushback saying not to retry), breaker and adaptive throttle.
+    fn feed_policies(&mut self, e: usize, ok: bool, counts: bool) {
         let now = self.now();
         let es = &mut self.edges[e];
         if let Some(b) = &mut es.bucket {
-            if ok { b.on_success() } else { b.on_failure() }
+            if ok {
+                b.on_success()
+            } else if counts {
+                b.on_failure()
+            }
         }
         if let Some(b) = &mut es.breaker {
             b.on_result(now, ok);

@@ -1,15 +1,19 @@
 //! The calls a job makes while it holds its slot. Owns the call state machine: calls in order, or
 //! all at once for a `parallel` service (the job succeeds when every call has); sending an attempt
 //! past the edge's gates (remaining deadline, circuit breaker, adaptive throttling); retries after
-//! a failed attempt (retry count, deadline, A6 tokens, retry budget, retry-after hints, full-jitter
-//! backoff); hedges (another attempt after `hedge.delay` while no reply, first success wins).
+//! a failed attempt (retry count, `retry_on`, deadline, call timeout, A6 tokens, retry budget,
+//! retry-after hints, backoff); hedges (another attempt after `hedge.delay` while no reply, first
+//! success wins).
 
 use super::slab::Handle;
 use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
+use crate::protections::budget::RetryBudget;
 use crate::protections::concurrency_limit::Permit;
 use crate::protections::pushback::honored_wait;
-use crate::protections::retry::full_jitter;
-use crate::protections::timeout::{attempt_timeout, propagated_deadline};
+use crate::protections::retry::backoff_wait;
+use crate::protections::retry_on::Failure;
+use crate::protections::timeout::{attempt_timeout, call_deadline, propagated_deadline};
+use crate::time::SimTime;
 
 impl Simulation<'_> {
     /// The retry and hedge state of call `k` of `job`.
@@ -55,9 +59,28 @@ impl Simulation<'_> {
         }
     }
 
+    /// The deadline that bounds call `k` now: the request's, or the call's own if earlier.
+    #[inline]
+    fn deadline_of(&mut self, job: Handle, k: u16, e: usize) -> SimTime {
+        let d = self.jobs[job].deadline;
+        if self.sc.edges[e].call_timeout.is_some() {
+            call_deadline(d, self.call_state(job, k).deadline)
+        } else {
+            d
+        }
+    }
+
     fn start_call(&mut self, job: Handle, k: u16) {
-        self.send_attempt(job, k, false, false);
         let e = self.edge_of(job, k);
+        if let Some(ct) = self.sc.edges[e].call_timeout {
+            let at = self.now() + ct;
+            self.call_state(job, k).deadline = at;
+        }
+        if let Some(balance) = &mut self.edges[e].ratio_budget {
+            // Finagle: every call deposits; its retries withdraw.
+            balance.deposit(self.engine.now());
+        }
+        self.send_attempt(job, k, false, false);
         if let Some(h) = self.sc.edges[e].hedge
             && self.running(job)
             && !self.call_state(job, k).done
@@ -78,7 +101,8 @@ impl Simulation<'_> {
         // Every try counts toward the call's hedges, even one refused below, so a call whose
         // hedges keep being refused locally cannot loop.
         self.call_state(job, k).sent += 1;
-        let Some(timeout) = attempt_timeout(edge.attempt_timeout, j.deadline, now) else {
+        let deadline = self.deadline_of(job, k, e);
+        let Some(timeout) = attempt_timeout(edge.attempt_timeout, deadline, now) else {
             self.rec.edges[e].deadline_exhausted += 1;
             if self.call_state(job, k).outstanding == 0 {
                 self.finish(job, Outcome::Error);
@@ -99,7 +123,7 @@ impl Simulation<'_> {
             let p = a.on_request(now);
             if p > 0.0 && stream.unit() < p {
                 self.rec.edges[e].throttled_locally += 1;
-                self.attempt_failed(job, k, 0);
+                self.attempt_failed(job, k, 0, Failure::Reject);
                 return;
             }
         }
@@ -110,7 +134,7 @@ impl Simulation<'_> {
             && !bucket.try_take(now)
         {
             self.rec.edges[e].rate_limited += 1;
-            self.attempt_failed(job, k, 0);
+            self.attempt_failed(job, k, 0, Failure::Reject);
             return;
         }
         let permit = match &mut es.limiter {
@@ -119,7 +143,7 @@ impl Simulation<'_> {
                 Some(permit) => Some(permit),
                 None => {
                     self.rec.edges[e].limited += 1;
-                    self.attempt_failed(job, k, 0);
+                    self.attempt_failed(job, k, 0, Failure::Reject);
                     return;
                 }
             },
@@ -201,7 +225,7 @@ impl Simulation<'_> {
             return false;
         };
         if self.call_state(job, k).sent as u32 > h.max_hedges
-            || self.now() >= self.jobs[job].deadline
+            || self.now() >= self.deadline_of(job, k, e)
         {
             return false;
         }
@@ -238,8 +262,15 @@ impl Simulation<'_> {
     }
 
     /// An attempt of call `k` failed (timeout, reject, error, or rejected locally): hedge again,
-    /// retry, or fail the call and so the job. `pushback_us` is the callee's retry-after hint.
-    pub(super) fn attempt_failed(&mut self, job: Handle, k: u16, pushback_us: u32) {
+    /// retry, or fail the call and so the job. `pushback_us` is the callee's retry-after hint;
+    /// a `failure` the edge does not retry (`retry_on`, non-retryable errors) ends the call.
+    pub(super) fn attempt_failed(
+        &mut self,
+        job: Handle,
+        k: u16,
+        pushback_us: u32,
+        failure: Failure,
+    ) {
         if !self.running(job) || self.call_state(job, k).done {
             return;
         }
@@ -247,6 +278,11 @@ impl Simulation<'_> {
         let e = self.edge_of(job, k);
         let sc = self.sc;
         let edge = &sc.edges[e];
+        if !edge.retry_on.retries(failure) && (edge.hedge.is_some() || edge.retries > 0) {
+            // gRFC A6: a fatal status ends the call; a hedged call cancels its other attempts.
+            self.finish(job, Outcome::Error);
+            return;
+        }
         if edge.hedge.is_some() {
             // gRFC A6: a failed hedge sends the next one at once.
             self.try_hedge(job, k, e);
@@ -259,7 +295,8 @@ impl Simulation<'_> {
             return;
         }
         let cs = *self.call_state(job, k);
-        if cs.retries_used as u32 >= edge.retries || now >= self.jobs[job].deadline {
+        let deadline = self.deadline_of(job, k, e);
+        if cs.retries_used as u32 >= edge.retries || now >= deadline {
             self.finish(job, Outcome::Error);
             return;
         }
@@ -274,19 +311,36 @@ impl Simulation<'_> {
             return;
         }
         if let Some(budget) = edge.retry_budget {
-            let es = &self.edges[e];
-            if !budget.allows_retry(es.active, es.active_retries) {
+            let es = &mut self.edges[e];
+            let allowed = match (budget, &mut es.ratio_budget) {
+                (RetryBudget::Concurrent(b), _) => b.allows_retry(es.active, es.active_retries),
+                (RetryBudget::Ratio(_), Some(balance)) => balance.try_withdraw(now),
+                (RetryBudget::Ratio(_), None) => true,
+            };
+            if !allowed {
                 self.rec.edges[e].retries_budget_denied += 1;
                 self.finish(job, Outcome::Error);
                 return;
             }
         }
         let n = cs.retries_used;
-        self.call_state(job, k).retries_used += 1;
-        let mut wait = full_jitter(&edge.backoff, n as u32, &mut self.edges[e].jitter);
+        let mut wait = backoff_wait(
+            &edge.backoff,
+            n as u32,
+            cs.prev_wait,
+            &mut self.edges[e].jitter,
+        );
+        let cs = self.call_state(job, k);
+        cs.retries_used += 1;
+        cs.prev_wait = wait;
         if edge.honor_retry_after && pushback_us > 0 {
             self.rec.edges[e].pushback_honored += 1;
             wait = honored_wait(wait, pushback_us);
+        }
+        if edge.call_timeout.is_some() && now + wait > deadline {
+            // The call times out while it waits: it fails at its deadline (the retry finds the
+            // time gone), not when the backoff would have ended.
+            wait = deadline - now;
         }
         if wait.is_zero() {
             self.send_attempt(job, k, true, false);

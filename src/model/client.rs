@@ -1,11 +1,15 @@
 //! The client side of a run. Owns user requests from arrival to their end: the first attempt, the
-//! fixed-interval client retries after a timeout, error or reject, optional cancellation of the
+//! client retries after a timeout, error or reject (as `retry_on` allows; a fixed
+//! `retry_interval` or a `backoff`), bounded together by `call_timeout`, optional cancellation of the
 //! entry service's work when an attempt times out, and the success or failure that the windows,
 //! latency histograms and goodput credit record.
 
 use super::slab::Handle;
 use super::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
-use crate::protections::timeout::propagated_deadline;
+use crate::protections::retry::backoff_wait;
+use crate::protections::retry_on::Failure;
+use crate::protections::timeout::{attempt_timeout, propagated_deadline};
+use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// A user request arrives: record it, send its first attempt, and draw the next arrival.
@@ -13,10 +17,17 @@ impl Simulation<'_> {
         let now = self.now();
         let window = self.window_of(now);
         self.rec.user_arrived(now, window);
+        let deadline = self
+            .sc
+            .client
+            .call_timeout
+            .map_or(SimTime::NEVER, |ct| now + ct);
         let user = self.users.insert(User {
             arrival: now,
             attempts: 0,
             window,
+            deadline,
+            prev_wait: SimDuration::ZERO,
         });
         self.client_send(user);
         self.schedule_next_arrival(false);
@@ -26,11 +37,16 @@ impl Simulation<'_> {
     pub(super) fn client_send(&mut self, user: u32) {
         let now = self.now();
         let client = &self.sc.client;
+        let Some(timeout) = attempt_timeout(client.attempt_timeout, self.users[user].deadline, now)
+        else {
+            // The call timeout passed while the client waited to retry: the request fails now.
+            self.client_gives_up(user);
+            return;
+        };
         let u = &mut self.users[user];
         u.attempts += 1;
         let retry = u.attempts > 1;
         self.rec.users.client_attempts += 1;
-        let timeout = client.attempt_timeout;
         let deadline = propagated_deadline(client.propagate_deadline, now, timeout);
         let attempt = self.attempts.insert(Attempt {
             owner: Owner::User(user),
@@ -53,20 +69,40 @@ impl Simulation<'_> {
         if self.sc.client.cancel_on_abandon && !child.is_none() {
             self.cancel_job(child);
         }
-        self.client_attempt_failed(user);
+        self.client_attempt_failed(user, Failure::Timeout);
     }
 
-    /// The user's attempt failed (timeout, error or reject): retry after the interval or give up.
-    pub(super) fn client_attempt_failed(&mut self, user: u32) {
+    /// The user's attempt failed (timeout, error or reject): retry after the interval or the
+    /// backoff, or give up (no retries left, a failure `retry_on` does not retry, or the call
+    /// timeout gone).
+    pub(super) fn client_attempt_failed(&mut self, user: u32, failure: Failure) {
         let client = &self.sc.client;
-        if self.users[user].attempts <= client.retries {
-            self.engine
-                .schedule_in(client.retry_interval, Event::ClientRetry { user });
-        } else {
-            let u = self.users.remove(user);
-            let now = self.now();
-            self.rec.user_ended(u.arrival, now, u.window, false);
+        let now = self.now();
+        let u = self.users[user];
+        if u.attempts > client.retries || !client.retry_on.retries(failure) || now >= u.deadline {
+            self.client_gives_up(user);
+            return;
         }
+        let mut wait = match &client.backoff {
+            None => client.retry_interval,
+            Some(b) => {
+                let w = backoff_wait(b, u.attempts - 1, u.prev_wait, &mut self.client_jitter);
+                self.users[user].prev_wait = w;
+                w
+            }
+        };
+        if now + wait > u.deadline {
+            // The call timeout ends the request while it waits: it fails at that instant.
+            wait = u.deadline - now;
+        }
+        self.engine.schedule_in(wait, Event::ClientRetry { user });
+    }
+
+    /// The user request ends failed.
+    fn client_gives_up(&mut self, user: u32) {
+        let u = self.users.remove(user);
+        let now = self.now();
+        self.rec.user_ended(u.arrival, now, u.window, false);
     }
 
     /// The user's attempt succeeded; `job` is the entry service's job that answered, whose

@@ -25,12 +25,23 @@ impl<T> FaultSpan<T> {
     }
 }
 
+/// An error fault on one service.
+#[derive(Debug)]
+pub struct ErrorFault {
+    /// Share of arrivals failed, drawn from `stream`.
+    pub fraction: f64,
+    pub stream: Stream,
+    /// With `retryable_fraction` below 1: that share, and the stream that draws which errors
+    /// may be retried (its own, so the failure draws stay where they were).
+    pub retryable: Option<(f64, Stream)>,
+}
+
 /// The faults acting on one service.
 #[derive(Debug, Default)]
 pub struct ServiceFaults {
     pub slow: Vec<FaultSpan<Sampler>>,
     /// Error fraction and the fault's own stream.
-    pub error: Vec<FaultSpan<(f64, Stream)>>,
+    pub error: Vec<FaultSpan<ErrorFault>>,
     pub outage: Vec<FaultSpan<()>>,
     /// Slot limits.
     pub capacity: Vec<FaultSpan<u32>>,
@@ -61,13 +72,21 @@ impl ServiceFaults {
         self.outage.iter().any(|w| w.active(now))
     }
 
-    /// Whether an error fault fails this arrival (one draw per active error fault).
+    /// Whether an error fault fails this arrival (one draw per active error fault, up to the
+    /// first that fails it): `Some(retryable)` when one does.
     #[inline]
-    pub fn error(&mut self, now: SimTime) -> bool {
-        self.error
+    pub fn error(&mut self, now: SimTime) -> Option<bool> {
+        let w = self
+            .error
             .iter_mut()
             .filter(|w| w.active(now))
-            .any(|w| w.what.1.unit() < w.what.0)
+            .find_map(|w| (w.what.stream.unit() < w.what.fraction).then_some(w))?;
+        Some(
+            w.what
+                .retryable
+                .as_mut()
+                .is_none_or(|(share, s)| s.unit() < *share),
+        )
     }
 
     /// Slots in force at `now`.
@@ -97,10 +116,20 @@ pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
             });
         }
         if let Some(fraction) = f.kind.error_fraction_of(s) {
+            let retryable = f.kind.retryable_fraction_of(s).unwrap_or(1.0);
             faults.error.push(FaultSpan {
                 from,
                 to,
-                what: (fraction, Stream::new(sc.seed, &format!("fault/{}", f.name))),
+                what: ErrorFault {
+                    fraction,
+                    stream: Stream::new(sc.seed, &format!("fault/{}", f.name)),
+                    retryable: (retryable < 1.0).then(|| {
+                        (
+                            retryable,
+                            Stream::new(sc.seed, &format!("fault-retryable/{}", f.name)),
+                        )
+                    }),
+                },
             });
         }
         if f.kind.rejects_all_of(s) {

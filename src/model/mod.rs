@@ -27,6 +27,7 @@ use crate::metrics::timeseries::Extra;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
 use crate::protections::breaker::Breaker;
+use crate::protections::budget::{RatioBalance, RetryBudget};
 use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit};
 use crate::protections::pushback;
@@ -109,6 +110,8 @@ pub(crate) enum Outcome {
     Error,
     /// The callee refused it (queue full, outage).
     Reject,
+    /// The callee failed the request and marked the error non-retryable (`retryable_fraction`).
+    Fatal,
 }
 
 /// Who waits for an attempt's reply.
@@ -143,6 +146,10 @@ pub(crate) struct User {
     arrival: SimTime,
     attempts: u32,
     window: ArrivalWindow,
+    /// `arrival + call_timeout`, or `SimTime::NEVER` without a client call timeout.
+    deadline: SimTime,
+    /// The previous backoff wait (decorrelated jitter).
+    prev_wait: SimDuration,
 }
 
 /// Where a job is.
@@ -181,6 +188,11 @@ pub(crate) struct CallState {
     sent: u16,
     outstanding: u16,
     done: bool,
+    /// The call's own deadline (`call_timeout` after its first attempt); only read on edges
+    /// with a call timeout.
+    deadline: SimTime,
+    /// The previous backoff wait (decorrelated jitter).
+    prev_wait: SimDuration,
 }
 
 /// Live state of one service.
@@ -197,6 +209,8 @@ pub(crate) struct ServiceState {
     /// Envoy local rate limit and concurrency limiter in front of the service.
     rate: Option<Bucket>,
     limiter: Option<Limiter>,
+    /// With `retryable_fraction` below 1: the stream that marks its errors non-retryable.
+    retryable: Option<Stream>,
 }
 
 /// Live state of one call edge.
@@ -212,6 +226,8 @@ pub(crate) struct EdgeState {
     /// Envoy local rate limit and concurrency limiter on attempts.
     rate: Option<Bucket>,
     limiter: Option<Limiter>,
+    /// The balance of a `kind: ratio` retry budget.
+    ratio_budget: Option<RatioBalance>,
 }
 
 /// One run of a scenario.
@@ -231,6 +247,8 @@ pub struct Simulation<'a> {
     rec: Recorder,
     /// Time-series bins, when the run was asked for them.
     series: Option<SeriesRecorder>,
+    /// The client's backoff jitter (only drawn from with a client `backoff`).
+    client_jitter: Stream,
     arrivals: Stream,
     rates: RatePlan,
     arrivals_end: SimTime,
@@ -273,6 +291,8 @@ impl<'a> Simulation<'a> {
                 limiter: s
                     .concurrency_limit
                     .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", s.name)))),
+                retryable: (s.retryable_fraction < 1.0)
+                    .then(|| Stream::new(seed, &format!("retryable/{}", s.name))),
             })
             .collect();
         let edges = sc
@@ -294,6 +314,10 @@ impl<'a> Simulation<'a> {
                 limiter: e
                     .concurrency_limit
                     .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
+                ratio_budget: match e.retry_budget {
+                    Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
+                    _ => None,
+                },
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
@@ -316,6 +340,7 @@ impl<'a> Simulation<'a> {
                 .max(1),
             rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
             series: None,
+            client_jitter: Stream::new(seed, "client-jitter"),
             arrivals: Stream::new(seed, "arrivals"),
             rates: RatePlan::new(sc),
             arrivals_end: SimTime(sc.duration.0),

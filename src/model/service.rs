@@ -34,9 +34,14 @@ impl Simulation<'_> {
                 c.rejected_outage += 1;
                 return self.refuse(s, parent, Outcome::Reject);
             }
-            if st.faults.error(now) {
+            if let Some(retryable) = st.faults.error(now) {
                 c.failed_by_fault += 1;
-                return self.refuse(s, parent, Outcome::Error);
+                let outcome = if retryable {
+                    Outcome::Error
+                } else {
+                    Outcome::Fatal
+                };
+                return self.refuse(s, parent, outcome);
             }
         }
         // Admission control in front of the slots and the queue: the rate limit, then the
@@ -201,8 +206,22 @@ impl Simulation<'_> {
         let c = &mut self.rec.services[s];
         c.completed += 1;
         c.depart(now, admitted_at, self.arrivals_end);
+        let outcome = self.marked(s, outcome);
         self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
         self.pull_next(s);
+    }
+
+    /// An `Error` this service replies becomes `Fatal` (non-retryable) with probability
+    /// 1 − `retryable_fraction`, drawn from the service's own stream (no draw at the default 1).
+    #[inline]
+    fn marked(&mut self, s: usize, outcome: Outcome) -> Outcome {
+        if outcome == Outcome::Error
+            && let Some(stream) = &mut self.services[s].retryable
+            && stream.unit() >= self.sc.services[s].retryable_fraction
+        {
+            return Outcome::Fatal;
+        }
+        outcome
     }
 
     /// The caller gave up and asks the job to stop: a queued job leaves the queue, a running one
@@ -299,7 +318,8 @@ impl Simulation<'_> {
             c.depart(now, j.admitted_at, self.arrivals_end);
             self.jobs[job].state = JobState::Done;
             self.release_job_permit(s, job, Release::Dropped, true);
-            self.reply_in(SimDuration::ZERO, j.parent, Outcome::Error, job, 0);
+            let outcome = self.marked(s, Outcome::Error);
+            self.reply_in(SimDuration::ZERO, j.parent, outcome, job, 0);
         }
         let st = &mut self.services[s];
         if st.station.queue_is_empty()

@@ -6,8 +6,9 @@
 //!
 //! | module | mechanism | keys | attached to |
 //! |---|---|---|---|
-//! | [`timeout`] | attempt timeout cut to the deadline, deadline propagation, cancellation | `attempt_timeout`, `propagate_deadline`, `cancel_on_abandon` | client, edge |
-//! | [`retry`] | retries with full-jitter exponential backoff | `retries`, `backoff`, `retry_interval` | client, edge |
+//! | [`timeout`] | attempt timeout cut to the deadline, deadline propagation, cancellation, call timeout | `attempt_timeout`, `propagate_deadline`, `cancel_on_abandon`, `call_timeout` | client, edge |
+//! | [`retry`] | retries with exponential backoff (full, equal, decorrelated, no or proportional jitter) | `retries`, `backoff`, `retry_interval` | client, edge |
+//! | [`retry_on`] | which failures are retried; errors a callee marks non-retryable | `retry_on`, `retryable_fraction` | client, edge, service, `error` fault |
 //! | [`throttle`] | gRFC A6 retry throttle | `retry_throttle` | edge |
 //! | [`budget`] | Envoy retry budget | `retry_budget` | edge |
 //! | [`adaptive`] | client-side adaptive throttling (SRE book) | `adaptive_throttle` | edge |
@@ -46,6 +47,7 @@ pub mod hedge;
 pub mod pushback;
 pub mod rate_limit;
 pub mod retry;
+pub mod retry_on;
 pub mod rolling;
 pub mod shedding;
 pub mod throttle;

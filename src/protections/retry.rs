@@ -1,9 +1,15 @@
-//! Retries, at the client and on every edge: after a failed attempt (timeout, error or reject) a
-//! caller tries again, `retries` times at most. The client waits a fixed `retry_interval`; an edge
-//! waits a full-jitter exponential backoff (AWS Builders' Library): before retry n (0-based) a
-//! uniform draw from [0, min(cap, base·2^n)], from the caller's own jitter stream. On an edge, a
-//! retry is also subject to the deadline, the A6 throttle, the retry budget and retry-after hints
-//! (see `model::calls`, which asks each of those modules).
+//! Retries, at the client and on every edge: after a failed attempt (timeout, error or reject, as
+//! `retry_on` allows, see [`super::retry_on`]) a caller tries again, `retries` times at most. The
+//! client waits a fixed `retry_interval`, or a `backoff` like an edge's; an edge waits an
+//! exponential backoff drawn from the caller's own jitter stream. With v = min(cap, base·mⁿ) before
+//! retry n (0-based, m = `multiplier`, default 2), the shapes (`backoff.jitter`) are those of Marc
+//! Brooker's "Exponential Backoff And Jitter" (AWS Architecture Blog) and gRPC's:
+//! `full` (default) U[0, v] — gRFC A6's retry backoff and Envoy's; `equal` v/2 + U[0, v/2];
+//! `decorrelated` min(cap, U[base, 3·prev]) with prev the previous wait (base before the first);
+//! `none` v; `proportional` U[v·(1−f), v·(1+f)] with f = `jitter_fraction` (gRPC's connection
+//! backoff, grpc/grpc doc/connection-backoff.md: ±20 %). On an edge, a retry is also subject to the
+//! deadline, the call timeout, the A6 throttle, the retry budget and retry-after hints (see
+//! `model::calls`, which asks each of those modules).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -20,22 +26,72 @@ pub const DEFAULT_RETRIES: u32 = 0;
 /// Default fixed wait before each client retry.
 pub const DEFAULT_RETRY_INTERVAL: SimDuration = SimDuration::ZERO;
 
-/// Full-jitter exponential backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2ⁿ)].
+/// Default growth factor of the backoff per retry.
+pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+/// Default share of `proportional` jitter (gRPC's connection backoff: ±20 %).
+pub const DEFAULT_JITTER_FRACTION: f64 = 0.2;
+/// Default jitter shape.
+pub const DEFAULT_JITTER: &str = "full";
+/// Largest `multiplier` accepted.
+pub const MAX_MULTIPLIER: f64 = 100.0;
+/// Decorrelated jitter's growth factor (Brooker: `sleep = min(cap, random_between(base, sleep·3))`).
+pub const DECORRELATED_FACTOR: u64 = 3;
+
+/// Exponential backoff before each retry: with v = min(cap, base·multiplierⁿ) before retry n
+/// (n = 0, 1, …), wait U[0, v] (`full` jitter, the default) or another `jitter` shape.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffRaw {
     /// The first retry waits up to this long. Required.
     pub base: DurationText,
-    /// Upper bound of the wait (default none).
+    /// Upper bound of v (default none).
     pub cap: Option<DurationText>,
+    /// How the wait is drawn around v: `full` U[0, v], `equal` v/2 + U[0, v/2], `decorrelated`
+    /// min(cap, U[base, 3·previous wait]), `none` v, `proportional` U[v(1−f), v(1+f)].
+    #[schemars(extend("default" = DEFAULT_JITTER))]
+    pub jitter: Option<JitterRaw>,
+    /// f of `proportional` jitter, a share in [0, 1].
+    #[schemars(extend("default" = DEFAULT_JITTER_FRACTION))]
+    pub jitter_fraction: Option<f64>,
+    /// Growth of v per retry, at least 1 (not with `decorrelated`, which grows by 3).
+    #[schemars(extend("default" = DEFAULT_MULTIPLIER))]
+    pub multiplier: Option<f64>,
 }
 
-/// Full-jitter backoff: before retry n (n = 0, 1, …) wait U[0, min(cap, base·2^n)]. A zero base
-/// retries at once (no `backoff` key).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The jitter shapes of a backoff.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum JitterRaw {
+    /// U[0, v] (the default; gRFC A6, Envoy).
+    Full,
+    /// v/2 + U[0, v/2].
+    Equal,
+    /// min(cap, U[base, 3·previous wait]), the previous wait being `base` before the first retry.
+    Decorrelated,
+    /// Exactly v.
+    None,
+    /// U[v·(1−f), v·(1+f)], f = `jitter_fraction` (gRPC connection backoff).
+    Proportional,
+}
+
+/// A jitter shape; `Proportional` carries its fraction.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Jitter {
+    Full,
+    Equal,
+    Decorrelated,
+    None,
+    Proportional(f64),
+}
+
+/// Exponential backoff: v = min(cap, base·multiplierⁿ) before retry n (n = 0, 1, …), drawn around
+/// v by `jitter`. A zero base retries at once (no `backoff` key).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
     pub base: SimDuration,
     pub cap: Option<SimDuration>,
+    pub jitter: Jitter,
+    pub multiplier: f64,
 }
 
 impl Backoff {
@@ -43,7 +99,19 @@ impl Backoff {
     pub const NONE: Backoff = Backoff {
         base: SimDuration::ZERO,
         cap: None,
+        jitter: Jitter::Full,
+        multiplier: DEFAULT_MULTIPLIER,
     };
+
+    /// A fixed wait before every retry (the client's `retry_interval`).
+    pub const fn fixed(d: SimDuration) -> Backoff {
+        Backoff {
+            base: d,
+            cap: None,
+            jitter: Jitter::None,
+            multiplier: 1.0,
+        }
+    }
 }
 
 /// Checks a retry count at `key` (default [`DEFAULT_RETRIES`]).
@@ -72,28 +140,141 @@ pub(crate) fn validate_backoff(
             "must be at least `backoff.base`".into(),
         );
     }
+    let multiplier = b.multiplier.unwrap_or(DEFAULT_MULTIPLIER);
+    if !(multiplier.is_finite() && (1.0..=MAX_MULTIPLIER).contains(&multiplier)) {
+        p.problem(
+            &format!("{key}.multiplier"),
+            format!("must be a number in [1, {MAX_MULTIPLIER}]"),
+        );
+    }
+    let shape = b.jitter.unwrap_or(JitterRaw::Full);
+    if b.multiplier.is_some() && shape == JitterRaw::Decorrelated {
+        p.problem(
+            &format!("{key}.multiplier"),
+            "does not apply to `decorrelated` jitter, which grows by 3 (Brooker); remove it".into(),
+        );
+    }
+    if b.jitter_fraction.is_some() && shape != JitterRaw::Proportional {
+        p.problem(
+            &format!("{key}.jitter_fraction"),
+            "applies only to `jitter: proportional`".into(),
+        );
+    }
+    let fraction = b.jitter_fraction.unwrap_or(DEFAULT_JITTER_FRACTION);
+    if !(fraction.is_finite() && (0.0..=1.0).contains(&fraction)) {
+        p.problem(
+            &format!("{key}.jitter_fraction"),
+            "must be a share in [0, 1]".into(),
+        );
+    }
     Backoff {
         base: b.base.0,
         cap: b.cap.map(|d| d.0),
+        jitter: match shape {
+            JitterRaw::Full => Jitter::Full,
+            JitterRaw::Equal => Jitter::Equal,
+            JitterRaw::Decorrelated => Jitter::Decorrelated,
+            JitterRaw::None => Jitter::None,
+            JitterRaw::Proportional => Jitter::Proportional(fraction),
+        },
+        multiplier,
     }
 }
 
-/// The longest wait before retry `n` (0-based): `min(cap, base·2^n)`, the top of full jitter.
-pub fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
-    let upper = backoff
-        .base
-        .0
-        .saturating_mul(1u64.checked_shl(n).unwrap_or(u64::MAX));
+/// `min(cap, base·multiplierⁿ)`, the v of retry `n` (0-based). The default multiplier 2 is
+/// computed in integers (a shift), any other in floating point, saturating.
+pub fn backoff_value(backoff: &Backoff, n: u32) -> SimDuration {
+    let upper = if backoff.multiplier == DEFAULT_MULTIPLIER {
+        backoff
+            .base
+            .0
+            .saturating_mul(1u64.checked_shl(n).unwrap_or(u64::MAX))
+    } else {
+        let v = backoff.base.0 as f64 * backoff.multiplier.powi(n.min(i32::MAX as u32) as i32);
+        if v >= u64::MAX as f64 {
+            u64::MAX
+        } else {
+            v as u64
+        }
+    };
     SimDuration(backoff.cap.map_or(upper, |c| upper.min(c.0)))
 }
 
-/// The wait before retry `n`.
+/// The longest wait before retry `n` (0-based) under the backoff's jitter shape: v for `full`,
+/// `equal` and `none`, v·(1+f) for `proportional`, min(cap, base·3ⁿ⁺¹) for `decorrelated`.
+pub fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
+    match backoff.jitter {
+        Jitter::Full | Jitter::Equal | Jitter::None => backoff_value(backoff, n),
+        Jitter::Proportional(f) => {
+            let v = backoff_value(backoff, n).0 as f64 * (1.0 + f);
+            SimDuration(if v >= u64::MAX as f64 {
+                u64::MAX
+            } else {
+                v as u64
+            })
+        }
+        Jitter::Decorrelated => {
+            let upper = backoff
+                .base
+                .0
+                .saturating_mul(DECORRELATED_FACTOR.saturating_pow(n.saturating_add(1)));
+            SimDuration(backoff.cap.map_or(upper, |c| upper.min(c.0)))
+        }
+    }
+}
+
+/// The full-jitter wait before retry `n`: U[0, min(cap, base·2ⁿ)].
 #[inline]
 pub fn full_jitter(backoff: &Backoff, n: u32, stream: &mut Stream) -> SimDuration {
     if backoff.base.is_zero() {
         return SimDuration::ZERO;
     }
-    SimDuration(stream.up_to(max_backoff(backoff, n).0))
+    SimDuration(stream.up_to(backoff_value(backoff, n).0))
+}
+
+/// The wait before retry `n` (0-based); `prev` is the previous wait of the same call (ignored but
+/// by `decorrelated`, which starts from `base` when `prev` is zero). One draw from `stream` for
+/// every shape but `none`; `full` draws exactly as [`full_jitter`].
+#[inline]
+pub fn backoff_wait(
+    backoff: &Backoff,
+    n: u32,
+    prev: SimDuration,
+    stream: &mut Stream,
+) -> SimDuration {
+    if backoff.base.is_zero() {
+        return SimDuration::ZERO;
+    }
+    let between = |lo: u64, hi: u64, s: &mut Stream| lo + s.up_to(hi.saturating_sub(lo));
+    let d = match backoff.jitter {
+        Jitter::Full => stream.up_to(backoff_value(backoff, n).0),
+        Jitter::Equal => {
+            let v = backoff_value(backoff, n).0;
+            v / 2 + stream.up_to(v / 2)
+        }
+        Jitter::None => backoff_value(backoff, n).0,
+        Jitter::Proportional(f) => {
+            let v = backoff_value(backoff, n).0 as f64;
+            let lo = (v * (1.0 - f)) as u64;
+            let hi = v * (1.0 + f);
+            between(
+                lo,
+                if hi >= u64::MAX as f64 {
+                    u64::MAX
+                } else {
+                    hi as u64
+                },
+                stream,
+            )
+        }
+        Jitter::Decorrelated => {
+            let base = backoff.base.0;
+            let prev = if prev.is_zero() { base } else { prev.0 };
+            let d = between(base, prev.saturating_mul(DECORRELATED_FACTOR), stream);
+            backoff.cap.map_or(d, |c| d.min(c.0))
+        }
+    };
+    SimDuration(d)
 }
 
 #[cfg(test)]
@@ -115,7 +296,39 @@ mod tests {
                     "must be at least `backoff.base`",
                 ),
                 ("backoff: {cap: 10ms}", "backoff", "missing field `base`"),
+                (
+                    "backoff: {base: 10ms, multiplier: 0.5}",
+                    "backoff.multiplier",
+                    "must be a number in [1, 100]",
+                ),
+                (
+                    "backoff: {base: 10ms, jitter: decorrelated, multiplier: 3}",
+                    "backoff.multiplier",
+                    "does not apply to `decorrelated` jitter, which grows by 3 (Brooker); remove it",
+                ),
+                (
+                    "backoff: {base: 10ms, jitter_fraction: 0.2}",
+                    "backoff.jitter_fraction",
+                    "applies only to `jitter: proportional`",
+                ),
+                (
+                    "backoff: {base: 10ms, jitter: proportional, jitter_fraction: 2}",
+                    "backoff.jitter_fraction",
+                    "must be a share in [0, 1]",
+                ),
             ],
+        );
+        check(
+            At::Client,
+            &[(
+                "retries: 2\nretry_interval: 10ms\nbackoff: {base: 10ms}",
+                "backoff",
+                "give either `retry_interval` (a fixed wait) or `backoff`, not both",
+            )],
+        );
+        accepted(
+            At::Client,
+            &["retries: 2\nbackoff: {base: 10ms, jitter: equal, multiplier: 1.5}"],
         );
         accepted(
             At::Edge,
@@ -129,6 +342,7 @@ mod tests {
         let b = Backoff {
             base: SimDuration::from_millis(10),
             cap: Some(SimDuration::from_millis(25)),
+            ..Backoff::NONE
         };
         for n in 0..6 {
             let bound = (10u64 << n).min(25) * 1_000_000;
@@ -148,15 +362,141 @@ mod tests {
     #[test]
     fn zero_base_means_no_wait_and_huge_exponents_do_not_overflow() {
         let mut s = Stream::new(1, "t");
-        let none = Backoff {
-            base: SimDuration::ZERO,
-            cap: None,
-        };
+        let none = Backoff::NONE;
         assert_eq!(full_jitter(&none, 3, &mut s), SimDuration::ZERO);
         let huge = Backoff {
             base: SimDuration::from_secs(1),
-            cap: None,
+            ..Backoff::NONE
         };
         let _ = full_jitter(&huge, 200, &mut s);
+        for jitter in [
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::None,
+            Jitter::Proportional(0.2),
+        ] {
+            let b = Backoff { jitter, ..huge };
+            let _ = backoff_wait(&b, 200, SimDuration(u64::MAX / 2), &mut s);
+            let _ = max_backoff(&b, 200);
+        }
+        let b = Backoff {
+            multiplier: 1.5,
+            ..huge
+        };
+        assert_eq!(backoff_value(&b, 5000), SimDuration(u64::MAX));
+    }
+
+    const MS: u64 = 1_000_000;
+
+    fn shaped(jitter: Jitter) -> Backoff {
+        Backoff {
+            base: SimDuration::from_millis(100),
+            cap: Some(SimDuration::from_millis(1000)),
+            jitter,
+            multiplier: 2.0,
+        }
+    }
+
+    #[test]
+    fn full_shape_draws_exactly_as_before() {
+        let b = shaped(Jitter::Full);
+        let (mut s1, mut s2) = (Stream::new(9, "j"), Stream::new(9, "j"));
+        for n in 0..8 {
+            assert_eq!(
+                backoff_wait(&b, n, SimDuration::ZERO, &mut s1),
+                full_jitter(&b, n, &mut s2)
+            );
+        }
+    }
+
+    /// Hand-computed: base 100 ms, cap 1 s, multiplier 2 ⇒ v = 100, 200, 400, 800, 1000, 1000 ms.
+    /// Equal jitter waits in [v/2, v] = [50, 100], [100, 200], [200, 400], [400, 800], [500, 1000].
+    #[test]
+    fn equal_jitter_stays_in_the_upper_half() {
+        let b = shaped(Jitter::Equal);
+        let mut s = Stream::new(3, "j");
+        for (n, v) in [(0, 100), (1, 200), (2, 400), (3, 800), (4, 1000), (5, 1000)] {
+            let draws: Vec<u64> = (0..400)
+                .map(|_| backoff_wait(&b, n, SimDuration::ZERO, &mut s).0)
+                .collect();
+            let (lo, hi) = (v * MS / 2, v * MS);
+            assert!(draws.iter().all(|&d| (lo..=hi).contains(&d)), "retry {n}");
+            assert!(
+                draws.iter().any(|&d| d < lo + (hi - lo) / 4),
+                "retry {n}: low end unused"
+            );
+            assert!(
+                draws.iter().any(|&d| d > hi - (hi - lo) / 4),
+                "retry {n}: high end unused"
+            );
+            assert_eq!(max_backoff(&b, n), SimDuration(v * MS));
+        }
+    }
+
+    /// Hand-computed (Brooker): base 100 ms, cap 1 s. The first wait is U[100, 300] ms (prev =
+    /// base); after a wait of 250 ms the next is U[100, 750] ms; after 900 ms, U[100, 2700] cut to
+    /// the cap, so at most 1000 ms and often exactly 1000 ms.
+    #[test]
+    fn decorrelated_jitter_bounds() {
+        let b = shaped(Jitter::Decorrelated);
+        let mut s = Stream::new(5, "j");
+        for (prev, hi) in [(0, 300), (250, 750), (900, 1000)] {
+            let draws: Vec<u64> = (0..400)
+                .map(|_| backoff_wait(&b, 0, SimDuration(prev * MS), &mut s).0)
+                .collect();
+            assert!(
+                draws.iter().all(|&d| (100 * MS..=hi * MS).contains(&d)),
+                "prev {prev} ms"
+            );
+            assert!(
+                draws.iter().any(|&d| d > (hi - 50) * MS),
+                "prev {prev} ms: top unused"
+            );
+        }
+        let capped = (0..400)
+            .filter(|_| {
+                backoff_wait(&b, 0, SimDuration(900 * MS), &mut s) == SimDuration(1000 * MS)
+            })
+            .count();
+        // P(U[100, 2700] ≥ 1000) = 1700/2600 ≈ 0.65.
+        assert!((200..320).contains(&capped), "{capped} of 400 hit the cap");
+        // The bound the linter uses: min(cap, base·3ⁿ⁺¹) = 300 ms, 900 ms, then the cap.
+        assert_eq!(max_backoff(&b, 0), SimDuration(300 * MS));
+        assert_eq!(max_backoff(&b, 1), SimDuration(900 * MS));
+        assert_eq!(max_backoff(&b, 2), SimDuration(1000 * MS));
+    }
+
+    /// No jitter waits exactly v; proportional with f = 0.2 waits in [0.8 v, 1.2 v] (gRPC), and the
+    /// multiplier 1.5 gives v = 100, 150, 225 ms.
+    #[test]
+    fn none_and_proportional_shapes() {
+        let mut s = Stream::new(7, "j");
+        let none = shaped(Jitter::None);
+        for (n, v) in [(0, 100), (1, 200), (3, 800), (9, 1000)] {
+            assert_eq!(
+                backoff_wait(&none, n, SimDuration::ZERO, &mut s),
+                SimDuration(v * MS)
+            );
+        }
+        let prop = Backoff {
+            multiplier: 1.5,
+            ..shaped(Jitter::Proportional(0.2))
+        };
+        for (n, v) in [(0, 100), (1, 150), (2, 225)] {
+            let draws: Vec<u64> = (0..400)
+                .map(|_| backoff_wait(&prop, n, SimDuration::ZERO, &mut s).0)
+                .collect();
+            let (lo, hi) = (v * MS * 8 / 10, v * MS * 12 / 10);
+            assert!(draws.iter().all(|&d| (lo..=hi).contains(&d)), "retry {n}");
+            assert!(
+                draws.iter().any(|&d| d < v * MS * 9 / 10),
+                "retry {n}: low end unused"
+            );
+            assert!(
+                draws.iter().any(|&d| d > v * MS * 11 / 10),
+                "retry {n}: high end unused"
+            );
+        }
+        assert_eq!(max_backoff(&prop, 2), SimDuration(270 * MS));
     }
 }

@@ -4,10 +4,28 @@
 //! (`propagate_deadline`: the request carries `now + timeout` as its absolute deadline, which the
 //! callee's own calls are cut to and `drop_expired` acts on), and cancellation
 //! (`cancel_on_abandon`: when the caller gives up on an attempt, the callee's queued or running
-//! work for it is cancelled).
+//! work for it is cancelled), and the call timeout (`call_timeout`: one bound on all attempts and
+//! backoffs of a call, from its first attempt — Envoy's route `timeout` over its `per_try_timeout`,
+//! gRPC's call `timeout`; attempts are cut to it as to a deadline, a retry whose backoff would end
+//! past it is not sent, and the call fails at that instant).
 
-use super::Problems;
+use super::{DurationText, Problems};
 use crate::time::{SimDuration, SimTime};
+
+/// Checks an optional `call_timeout` at `key` (default none).
+pub(crate) fn validate_call_timeout(
+    key: &str,
+    d: Option<DurationText>,
+    p: &mut impl Problems,
+) -> Option<SimDuration> {
+    d.and_then(|d| super::positive(key, d.0, p))
+}
+
+/// The earlier of a request's deadline and its call's own deadline (`SimTime::NEVER` for none).
+#[inline]
+pub fn call_deadline(deadline: SimTime, call: SimTime) -> SimTime {
+    deadline.min(call)
+}
 
 /// Checks an `attempt_timeout` at `key` (required, so there is no default).
 pub(crate) fn validate(key: &str, d: SimDuration, p: &mut impl Problems) -> SimDuration {
@@ -49,11 +67,14 @@ mod tests {
         for at in [At::Client, At::Edge] {
             check(
                 at,
-                &[(
-                    "attempt_timeout: 0s",
-                    "attempt_timeout",
-                    "must be longer than 0s",
-                )],
+                &[
+                    (
+                        "attempt_timeout: 0s",
+                        "attempt_timeout",
+                        "must be longer than 0s",
+                    ),
+                    ("call_timeout: 0s", "call_timeout", "must be longer than 0s"),
+                ],
             );
         }
     }

@@ -5,7 +5,7 @@
 //! | kind | keys | effect while in force |
 //! |---|---|---|
 //! | `slow` | `service`, `service_time` | the service's own work, when it starts, follows `service_time` ([`FaultKind::service_time_of`]) |
-//! | `error` | `service`, `fraction` | that share of the service's arrivals fail at once ([`FaultKind::error_fraction_of`]) |
+//! | `error` | `service`, `fraction`, optional `retryable_fraction` | that share of the service's arrivals fail at once ([`FaultKind::error_fraction_of`]); `retryable_fraction` of those errors may be retried ([`FaultKind::retryable_fraction_of`]) |
 //! | `outage` | `service` | every arrival at the service is rejected ([`FaultKind::rejects_all_of`]) |
 //! | `capacity` | `service`, `slots` | the service has at most `slots` slots ([`FaultKind::slots_of`]); work already started goes on, and the end of the window wakes the queue ([`FaultKind::wakes_at_end`]) |
 //! | `surge` | `factor` | user arrivals come `factor` times faster ([`FaultKind::rate_factor`], [`RatePlan`]) |
@@ -35,8 +35,13 @@ pub enum FaultKind {
         service: ServiceId,
         service_time: Dist,
     },
-    /// A share of the service's arrivals fail at once (reply `error` after its reject delay).
-    Error { service: ServiceId, fraction: f64 },
+    /// A share of the service's arrivals fail at once (reply `error` after its reject delay);
+    /// `retryable` of those errors may be retried, the rest are non-retryable.
+    Error {
+        service: ServiceId,
+        fraction: f64,
+        retryable: f64,
+    },
     /// Every arrival at the service is rejected.
     Outage { service: ServiceId },
     /// The service has only `slots` slots (work already started goes on).
@@ -82,7 +87,19 @@ impl FaultKind {
     /// The share of `s`'s arrivals the fault fails at once, if it does.
     pub fn error_fraction_of(&self, s: ServiceId) -> Option<f64> {
         match *self {
-            FaultKind::Error { service, fraction } if service == s => Some(fraction),
+            FaultKind::Error {
+                service, fraction, ..
+            } if service == s => Some(fraction),
+            _ => None,
+        }
+    }
+
+    /// The share of the fault's errors at `s` that callers may retry, if it fails arrivals there.
+    pub fn retryable_fraction_of(&self, s: ServiceId) -> Option<f64> {
+        match *self {
+            FaultKind::Error {
+                service, retryable, ..
+            } if service == s => Some(retryable),
             _ => None,
         }
     }

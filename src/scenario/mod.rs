@@ -23,6 +23,7 @@ pub use crate::protections::hedge::Hedge;
 pub use crate::protections::pushback::Pushback;
 pub use crate::protections::rate_limit::RateLimit;
 pub use crate::protections::retry::Backoff;
+pub use crate::protections::retry_on::RetryOn;
 pub use crate::protections::throttle::Throttle;
 use crate::time::{SimDuration, SimTime};
 
@@ -76,6 +77,12 @@ pub struct ClientPolicy {
     pub propagate_deadline: bool,
     /// Cancel the entry service's work when an attempt times out (default false).
     pub cancel_on_abandon: bool,
+    /// Which failures the client retries (default all).
+    pub retry_on: RetryOn,
+    /// Bound on all attempts and waits of one user request, from its arrival.
+    pub call_timeout: Option<SimDuration>,
+    /// Backoff before each retry, when given instead of `retry_interval`.
+    pub backoff: Option<Backoff>,
 }
 
 /// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
@@ -106,6 +113,8 @@ pub struct Service {
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
     pub calls: Vec<EdgeId>,
+    /// Share of the errors it replies that callers may retry (default 1).
+    pub retryable_fraction: f64,
 }
 
 /// A caller's policy on one call edge.
@@ -132,6 +141,10 @@ pub struct Edge {
     pub rate_limit: Option<RateLimit>,
     /// Client-side concurrency limiter.
     pub concurrency_limit: Option<ConcurrencyLimit>,
+    /// Which failures this caller retries (default all).
+    pub retry_on: RetryOn,
+    /// Bound on all attempts and backoffs of one call, from its first attempt.
+    pub call_timeout: Option<SimDuration>,
 }
 
 impl Edge {

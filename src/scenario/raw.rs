@@ -23,6 +23,7 @@ use crate::protections::hedge::HedgeRaw;
 use crate::protections::pushback::PushbackRaw;
 use crate::protections::rate_limit::RateLimitRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
+use crate::protections::retry_on::{DEFAULT_RETRYABLE_FRACTION, FailureRaw};
 use crate::protections::throttle::ThrottleRaw;
 use crate::scenario::validate::DEFAULT_DRAIN;
 
@@ -98,6 +99,13 @@ pub struct ClientRaw {
     pub propagate_deadline: Option<bool>,
     /// When an attempt times out, cancel the entry service's work for it (default false).
     pub cancel_on_abandon: Option<bool>,
+    /// Which failures the client retries, out of `timeout`, `reject`, `error` (default all three).
+    pub retry_on: Option<Vec<FailureRaw>>,
+    /// Bounds all attempts and waits of one user request together, from its arrival (default
+    /// none; gRPC's call `timeout`).
+    pub call_timeout: Option<DurationText>,
+    /// Exponential backoff before each client retry, instead of the fixed `retry_interval`.
+    pub backoff: Option<BackoffRaw>,
 }
 
 /// One service of the topology.
@@ -140,6 +148,10 @@ pub struct ServiceRaw {
     /// Downstream calls by callee name, made in this order while the slot is held.
     #[serde(default)]
     pub calls: IndexMap<String, CallRaw>,
+    /// Share of the errors this service replies (a failed call, a drop at dequeue) that callers
+    /// may retry; the rest are non-retryable and end the caller's call at once.
+    #[schemars(extend("default" = DEFAULT_RETRYABLE_FRACTION))]
+    pub retryable_fraction: Option<f64>,
 }
 
 /// A caller's policy on one call edge.
@@ -174,6 +186,12 @@ pub struct CallRaw {
     pub rate_limit: Option<RateLimitRaw>,
     /// Client-side concurrency limiter on in-flight attempts to the callee (default none).
     pub concurrency_limit: Option<ConcurrencyLimitRaw>,
+    /// Which failures this caller retries (or, with `hedge`, which let the other hedges go on),
+    /// out of `timeout`, `reject`, `error` (default all three).
+    pub retry_on: Option<Vec<FailureRaw>>,
+    /// Bounds all attempts and backoffs of one call together, from its first attempt (default
+    /// none; Envoy's route `timeout` over `per_try_timeout`, gRPC's call `timeout`).
+    pub call_timeout: Option<DurationText>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
@@ -239,6 +257,9 @@ pub struct FaultRaw {
     pub slots: Option<u32>,
     /// `surge`: arrival rate multiplier inside the window.
     pub factor: Option<f64>,
+    /// `error`: share of the fault's errors that callers may retry; the rest are non-retryable.
+    #[schemars(extend("default" = DEFAULT_RETRYABLE_FRACTION))]
+    pub retryable_fraction: Option<f64>,
 }
 
 /// The kinds of fault.

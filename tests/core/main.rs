@@ -10,6 +10,7 @@ mod common;
 mod determinism;
 mod docs;
 mod mechanics;
+mod production;
 mod protections;
 mod snapshots;
 mod test_cmd;

@@ -132,10 +132,16 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
             ],
         ),
         prop::option::weighted(0.3, Just("parallel: true".to_owned())),
+        prop::option::weighted(
+            0.2,
+            (0u32..10).prop_map(|f| format!("retryable_fraction: {}", f as f64 / 10.0)),
+        ),
         rate_limit(),
         concurrency_limit(),
     )
-        .prop_map(|(a, b, c, d, e, f, g)| [a, b, c, d, e, f, g].into_iter().flatten().collect())
+        .prop_map(|(a, b, c, d, e, f, g, h)| {
+            [a, b, c, d, e, f, g, h].into_iter().flatten().collect()
+        })
 }
 
 /// An optional Envoy local rate limit (service or edge).
@@ -189,9 +195,18 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
         ),
         prop::option::weighted(
             0.15,
-            (1u32..100, 0u32..4).prop_map(|(p, m)| {
-                format!("retry_budget: {{budget_percent: {p}, min_retry_concurrency: {m}}}")
-            }),
+            prop_oneof![
+                (1u32..100, 0u32..4).prop_map(|(p, m)| {
+                    format!("retry_budget: {{budget_percent: {p}, min_retry_concurrency: {m}}}")
+                }),
+                (0u32..10, 0u32..5, 1u32..4).prop_map(|(r, m, t)| {
+                    format!(
+                        "retry_budget: {{kind: ratio, retry_ratio: {}, \
+                         min_retries_per_second: {m}, ttl: {t}s}}",
+                        r as f64 / 10.0
+                    )
+                }),
+            ],
         ),
         prop::option::weighted(
             0.15,
@@ -212,9 +227,24 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
         prop::option::weighted(0.2, Just("honor_retry_after: true".to_owned())),
         rate_limit(),
         concurrency_limit(),
+        prop::option::weighted(
+            0.2,
+            prop_oneof![
+                Just("retry_on: [reject]".to_owned()),
+                Just("retry_on: [timeout, error]".to_owned()),
+                Just("retry_on: [error]".to_owned()),
+            ],
+        ),
+        prop::option::weighted(
+            0.2,
+            (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
+        ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h)| {
-            [a, b, c, d, e, f, g, h].into_iter().flatten().collect()
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
+            [a, b, c, d, e, f, g, h, i, j]
+                .into_iter()
+                .flatten()
+                .collect()
         })
 }
 
@@ -347,6 +377,14 @@ impl Spec {
                     if let Some(cap) = cap {
                         let _ = write!(y, ", cap: {cap}ms");
                     }
+                    // The shape follows from the base, so every shape is generated.
+                    let _ = match base % 5 {
+                        1 => write!(y, ", jitter: equal, multiplier: 1.5"),
+                        2 => write!(y, ", jitter: decorrelated"),
+                        3 => write!(y, ", jitter: none"),
+                        4 => write!(y, ", jitter: proportional, jitter_fraction: 0.3"),
+                        _ => Ok(()),
+                    };
                     y.push('}');
                 }
                 if let Some((max, ratio)) = c.throttle {

@@ -36,6 +36,20 @@ impl Validator<'_> {
         ) {
             return None;
         }
+        if f.retryable_fraction.is_some() && f.kind != FaultKindRaw::Error {
+            let article = if kind_name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            self.problem(
+                &format!("{key}.retryable_fraction"),
+                format!(
+                    "is not a key of {article} `{kind_name}` fault (only `error` faults take it)"
+                ),
+            );
+            return None;
+        }
         let service = match &f.service {
             Some(s) => Some(self.service_ref(&format!("{key}.service"), s, names)?),
             None => None,
@@ -54,9 +68,15 @@ impl Validator<'_> {
                     self.problem(&format!("{key}.fraction"), "must be a share in [0, 1]");
                     return None;
                 }
+                let retryable = crate::protections::retry_on::validate_fraction(
+                    &format!("{key}.retryable_fraction"),
+                    f.retryable_fraction,
+                    self,
+                );
                 FaultKind::Error {
                     service: service?,
                     fraction,
+                    retryable,
                 }
             }
             FaultKindRaw::Outage => FaultKind::Outage { service: service? },

@@ -12,7 +12,7 @@ use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
     Problems, adaptive, admission, breaker, budget, codel, concurrency_limit, discipline, hedge,
-    pushback, rate_limit, retry, throttle, timeout,
+    pushback, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
 
@@ -173,6 +173,21 @@ impl Validator<'_> {
                 .map_or(retry::DEFAULT_RETRY_INTERVAL, |d| d.0),
             propagate_deadline: raw.client.propagate_deadline.unwrap_or(false),
             cancel_on_abandon: raw.client.cancel_on_abandon.unwrap_or(false),
+            retry_on: retry_on::validate("client.retry_on", raw.client.retry_on.as_ref(), self),
+            call_timeout: timeout::validate_call_timeout(
+                "client.call_timeout",
+                raw.client.call_timeout,
+                self,
+            ),
+            backoff: raw.client.backoff.as_ref().map(|b| {
+                if raw.client.retry_interval.is_some() {
+                    self.problem(
+                        "client.backoff",
+                        "give either `retry_interval` (a fixed wait) or `backoff`, not both",
+                    );
+                }
+                retry::validate_backoff("client.backoff", Some(b), self)
+            }),
         };
 
         let mut faults = Vec::new();
@@ -261,6 +276,11 @@ impl Validator<'_> {
             ),
             parallel: s.parallel.unwrap_or(false),
             calls,
+            retryable_fraction: retry_on::validate_fraction(
+                &format!("{key}.retryable_fraction"),
+                s.retryable_fraction,
+                self,
+            ),
         }
     }
 
@@ -368,6 +388,12 @@ impl Validator<'_> {
                 "concurrency_limit",
                 c.concurrency_limit.as_ref(),
                 concurrency_limit::validate,
+            ),
+            retry_on: retry_on::validate(&format!("{key}.retry_on"), c.retry_on.as_ref(), self),
+            call_timeout: timeout::validate_call_timeout(
+                &format!("{key}.call_timeout"),
+                c.call_timeout,
+                self,
             ),
         }
     }
