@@ -25,10 +25,17 @@ impl<T> Window<T> {
     }
 }
 
-/// The faults acting on one service.
+/// A slow fault: its sampler, and for a `fraction` below 1 that share and its own stream.
+#[derive(Clone, Debug)]
+pub struct Slow {
+    pub sampler: Sampler,
+    pub share: Option<(f64, Stream)>,
+}
+
+/// The faults acting on one replica of a service (on the service, for one replica).
 #[derive(Debug, Default)]
 pub struct ServiceFaults {
-    pub slow: Vec<Window<Sampler>>,
+    pub slow: Vec<Window<Slow>>,
     /// Error fraction and the fault's own stream.
     pub error: Vec<Window<(f64, Stream)>>,
     pub outage: Vec<Window<()>>,
@@ -45,14 +52,18 @@ impl ServiceFaults {
             && self.capacity.is_empty()
     }
 
-    /// The slow-fault sampler in force at `now`, if any (the last-listed wins).
+    /// The slow-fault sampler in force at `now` for work starting now, if any: the last-listed
+    /// slow fault in force decides; with a `fraction`, one draw of its stream says whether this
+    /// work is slow (if not, the normal service time applies).
     #[inline]
-    pub fn slow_sampler(&self, now: SimTime) -> Option<&Sampler> {
-        self.slow
-            .iter()
-            .rev()
-            .find(|w| w.active(now))
-            .map(|w| &w.what)
+    pub fn slow_sampler(&mut self, now: SimTime) -> Option<&Sampler> {
+        let w = self.slow.iter_mut().rev().find(|w| w.active(now))?;
+        if let Some((fraction, stream)) = &mut w.what.share
+            && stream.unit() >= *fraction
+        {
+            return None;
+        }
+        Some(&w.what.sampler)
     }
 
     /// Whether an outage rejects arrivals at `now`.
@@ -80,27 +91,53 @@ impl ServiceFaults {
     }
 }
 
-/// Builds each service's fault list.
-pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
-    let mut out: Vec<ServiceFaults> = (0..sc.services.len())
-        .map(|_| ServiceFaults::default())
-        .collect();
+/// Builds the fault list of each replica, given as `(service, replica)` in the simulation's
+/// layout. A fault's streams are per replica: replica 0 keeps the fault's own label
+/// (`fault/<name>`, `fault/<name>/slow`), replica `r` adds `/replica/<r>`.
+pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
+    let mut out: Vec<ServiceFaults> = units.iter().map(|_| ServiceFaults::default()).collect();
     for f in &sc.faults {
         let Some(s) = f.kind.service() else { continue };
         let (from, to) = (f.from, f.to);
-        let faults = &mut out[s];
+        for (u, &(us, r)) in units.iter().enumerate() {
+            if us != s || !f.acts_on_replica(r) {
+                continue;
+            }
+            let label =
+                |what: &str| super::fleet::replica_label(&format!("fault/{}{what}", f.name), r);
+            add_fault(&mut out[u], f, s, from, to, &label, sc.seed);
+        }
+    }
+    out
+}
+
+/// Adds fault `f` on service `s` to one replica's list; `label` names its streams.
+fn add_fault(
+    faults: &mut ServiceFaults,
+    f: &crate::scenario::Fault,
+    s: usize,
+    from: SimTime,
+    to: SimTime,
+    label: &dyn Fn(&str) -> String,
+    seed: u64,
+) {
+    {
         if let Some(dist) = f.kind.service_time_of(s) {
+            let fraction = f.kind.slow_fraction();
             faults.slow.push(Window {
                 from,
                 to,
-                what: Sampler::new(dist),
+                what: Slow {
+                    sampler: Sampler::new(dist),
+                    share: (fraction < 1.0).then(|| (fraction, Stream::new(seed, &label("/slow")))),
+                },
             });
         }
         if let Some(fraction) = f.kind.error_fraction_of(s) {
             faults.error.push(Window {
                 from,
                 to,
-                what: (fraction, Stream::new(sc.seed, &format!("fault/{}", f.name))),
+                what: (fraction, Stream::new(seed, &label(""))),
             });
         }
         if f.kind.rejects_all_of(s) {
@@ -114,5 +151,4 @@ pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
             });
         }
     }
-    out
 }

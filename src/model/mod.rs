@@ -13,6 +13,7 @@ mod calls;
 mod client;
 pub mod dist;
 pub mod faults;
+mod fleet;
 mod queue;
 mod service;
 pub mod slab;
@@ -22,11 +23,13 @@ use std::time::Instant;
 use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
+use crate::metrics::counters::ReplicaCounters;
 use crate::metrics::recorder::Window;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
 use crate::protections::breaker::Breaker;
 use crate::protections::codel::CodelState;
+use crate::protections::load_balancer::Balancer;
 use crate::protections::pushback;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
@@ -93,6 +96,13 @@ pub(crate) enum Event {
     },
     /// A capacity fault on the service ended: fill the slots it gave back.
     CapacityRestored { service: u32 },
+    /// A request sent over a call with network delay reaches replica `unit` (see
+    /// [`Simulation::unit_of`]).
+    Deliver {
+        attempt: Handle,
+        unit: u32,
+        deadline: SimTime,
+    },
 }
 
 /// "Do not retry" in a reply's pushback field.
@@ -128,6 +138,8 @@ pub(crate) struct Attempt {
     call: u16,
     /// Whether this attempt is a retry (retry budgets count these).
     retry: bool,
+    /// The callee's replica it went to (0 for a service of one replica).
+    replica: u16,
     /// The job admitted at the callee, `Handle::NONE` if none (rejected, or not admitted yet).
     child: Handle,
     /// Next outstanding attempt of the same owner job (intrusive list), or `Handle::NONE`.
@@ -155,6 +167,8 @@ pub(crate) enum JobState {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
     service: u32,
+    /// The replica's index in [`Simulation::services`] (the service's own index for replica 0).
+    unit: u32,
     /// The caller's attempt waiting for this job.
     parent: Handle,
     /// Absolute deadline carried by the request; `SimTime::NEVER` for none.
@@ -180,9 +194,11 @@ pub(crate) struct CallState {
     done: bool,
 }
 
-/// Live state of one service.
+/// Live state of one replica of a service (of the service, for one replica).
 #[derive(Debug)]
 pub(crate) struct ServiceState {
+    /// The service this is a replica of.
+    service: u32,
     /// Busy slots and queue, changed only through its accounting methods.
     station: Station,
     /// Set while the service pulls from its queue, so a nested finish does not pull again.
@@ -203,13 +219,28 @@ pub(crate) struct EdgeState {
     active_retries: u32,
     adaptive: Option<(Adaptive, Stream)>,
     breaker: Option<Breaker>,
+    /// Toward a replicated callee: the caller's balancer.
+    balancer: Option<Balancer>,
+    /// Network delay: request and reply samplers with their own streams.
+    latency: Option<fleet::Latency>,
 }
 
 /// One run of a scenario.
 pub struct Simulation<'a> {
     sc: &'a Scenario,
     engine: Engine<Event>,
+    /// Per replica: replica 0 of service `s` at index `s`, the other replicas after all services
+    /// ([`Simulation::unit_of`]).
     services: Vec<ServiceState>,
+    /// Per service: the index of its replica 1 in `services` (replicas 1.. are consecutive).
+    replica_base: Vec<fleet::ReplicaBase>,
+    /// Per replica (indexed like `services`): the counters reported in `replica_stats`.
+    replica_rec: Vec<ReplicaCounters>,
+    /// The client's balancer toward a replicated entry service, and its network delay.
+    client_balancer: Option<Balancer>,
+    client_latency: Option<fleet::Latency>,
+    /// Whether any call (or the client) has network delay.
+    has_latency: bool,
     edges: Vec<EdgeState>,
     users: Slab<User>,
     jobs: GenSlab<Job>,
@@ -244,18 +275,25 @@ impl<'a> Simulation<'a> {
     /// Prepares a run of `sc`.
     pub fn new(sc: &'a Scenario, options: RunOptions) -> Self {
         let seed = sc.seed;
-        let mut fault_lists = faults::per_service(sc);
-        let services = sc
-            .services
+        let (units, replica_base) = fleet::units(sc);
+        let mut fault_lists = faults::per_unit(sc, &units);
+        let services: Vec<ServiceState> = units
             .iter()
             .enumerate()
-            .map(|(i, s)| ServiceState {
-                station: Station::new(SimTime(sc.duration.0)),
-                draining: false,
-                stream: Stream::new(seed, &format!("service/{}", s.name)),
-                normal: s.service_time.as_ref().map(Sampler::new),
-                faults: std::mem::take(&mut fault_lists[i]),
-                codel: s.codel.map(CodelState::new),
+            .map(|(u, &(i, r))| {
+                let s = &sc.services[i];
+                ServiceState {
+                    service: i as u32,
+                    station: Station::new(SimTime(sc.duration.0)),
+                    draining: false,
+                    stream: Stream::new(
+                        seed,
+                        &fleet::replica_label(&format!("service/{}", s.name), r),
+                    ),
+                    normal: s.service_time.as_ref().map(Sampler::new),
+                    faults: std::mem::take(&mut fault_lists[u]),
+                    codel: s.codel.map(CodelState::new),
+                }
             })
             .collect();
         let edges = sc
@@ -273,13 +311,34 @@ impl<'a> Simulation<'a> {
                     )
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
+                balancer: fleet::balancer(sc, e.load_balancer, e.callee, &e.name),
+                latency: e
+                    .latency
+                    .as_ref()
+                    .map(|d| fleet::Latency::new(seed, d, &e.name)),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
         Simulation {
             sc,
             engine: Engine::new(),
+            replica_rec: (0..services.len())
+                .map(|_| ReplicaCounters::default())
+                .collect(),
             services,
+            replica_base,
+            client_balancer: fleet::balancer(
+                sc,
+                sc.client.load_balancer,
+                sc.client.entry,
+                "client",
+            ),
+            client_latency: sc
+                .client
+                .latency
+                .as_ref()
+                .map(|d| fleet::Latency::new(seed, d, "client")),
+            has_latency: sc.has_latency(),
             edges,
             users: Slab::default(),
             jobs: GenSlab::default(),
@@ -389,11 +448,11 @@ impl<'a> Simulation<'a> {
         let Some(series) = &mut self.series else {
             return;
         };
-        let (services, edges) = (&mut self.services, &self.edges);
+        let (services, edges, replica_base) = (&mut self.services, &self.edges, &self.replica_base);
         self.next_sample = series.sample_until(
             now,
             &self.rec,
-            &mut |s, at| services[s].station.sample(at),
+            &mut |s, at| fleet::sample_service(services, replica_base, s, at),
             &|e| edges[e].bucket.map(|b| b.tokens()),
         );
     }
@@ -410,12 +469,11 @@ impl<'a> Simulation<'a> {
         crate::metrics::summary::FinalState {
             end,
             in_flight,
-            levels: self
-                .services
-                .iter()
-                .map(|st| st.station.period_areas())
+            levels: (0..self.sc.services.len())
+                .map(|s| self.service_areas(s))
                 .collect(),
             unfinished_users: self.users.len() as u64,
+            replica_stats: self.replica_stats(),
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,
             peak_jobs: self.jobs.peak() as u64,
@@ -442,7 +500,17 @@ impl<'a> Simulation<'a> {
                 job,
                 pushback_us,
             } => self.on_reply(attempt, outcome, job, pushback_us),
-            Event::CapacityRestored { service } => self.pull_next(service as usize),
+            Event::CapacityRestored { service } => {
+                for r in 0..self.sc.services[service as usize].replicas {
+                    let u = self.unit_of(service as usize, r);
+                    self.pull_next(u);
+                }
+            }
+            Event::Deliver {
+                attempt,
+                unit,
+                deadline,
+            } => self.on_deliver(attempt, unit, deadline),
         }
     }
 

@@ -19,6 +19,7 @@ pub use crate::protections::budget::RetryBudget;
 pub use crate::protections::codel::Codel;
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
+pub use crate::protections::load_balancer::LoadBalancer;
 pub use crate::protections::pushback::Pushback;
 pub use crate::protections::retry::Backoff;
 pub use crate::protections::throttle::Throttle;
@@ -74,6 +75,10 @@ pub struct ClientPolicy {
     pub propagate_deadline: bool,
     /// Cancel the entry service's work when an attempt times out (default false).
     pub cancel_on_abandon: bool,
+    /// How the client picks a replica of the entry service.
+    pub load_balancer: LoadBalancer,
+    /// One-way network delay, drawn for the request and again for the reply.
+    pub latency: Option<Dist>,
 }
 
 /// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
@@ -100,6 +105,8 @@ pub struct Service {
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
     pub calls: Vec<EdgeId>,
+    /// Identical replicas (default 1); `slots` and the queue are per replica.
+    pub replicas: u32,
 }
 
 /// A caller's policy on one call edge.
@@ -122,6 +129,10 @@ pub struct Edge {
     pub honor_retry_after: bool,
     pub circuit_breaker: Option<CircuitBreaker>,
     pub hedge: Option<Hedge>,
+    /// How this caller picks a replica of the callee.
+    pub load_balancer: LoadBalancer,
+    /// One-way network delay, drawn for the request and again for the reply.
+    pub latency: Option<Dist>,
 }
 
 impl Edge {
@@ -201,6 +212,16 @@ impl Scenario {
         let from = self.faults.iter().map(|f| f.from).min()?;
         let to = self.faults.iter().map(|f| f.to).max()?;
         Some((from, to))
+    }
+
+    /// Whether a call or the client has network delay.
+    pub fn has_latency(&self) -> bool {
+        self.client.latency.is_some() || self.edges.iter().any(|e| e.latency.is_some())
+    }
+
+    /// Replicas of all services together.
+    pub fn total_replicas(&self) -> u64 {
+        self.services.iter().map(|s| s.replicas as u64).sum()
     }
 
     /// Index of the service called `name`.

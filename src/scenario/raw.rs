@@ -19,6 +19,7 @@ use crate::protections::budget::RetryBudgetRaw;
 use crate::protections::codel::CodelRaw;
 use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
 use crate::protections::hedge::HedgeRaw;
+use crate::protections::load_balancer::LoadBalancerRaw;
 use crate::protections::pushback::PushbackRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
 use crate::protections::throttle::ThrottleRaw;
@@ -96,6 +97,10 @@ pub struct ClientRaw {
     pub propagate_deadline: Option<bool>,
     /// When an attempt times out, cancel the entry service's work for it (default false).
     pub cancel_on_abandon: Option<bool>,
+    /// How the client picks a replica of the entry service (default `{policy: round_robin}`).
+    pub load_balancer: Option<LoadBalancerRaw>,
+    /// Network delay, drawn once for the request and once for the reply (default none).
+    pub latency: Option<DistRaw>,
 }
 
 /// One service of the topology.
@@ -134,6 +139,9 @@ pub struct ServiceRaw {
     /// Downstream calls by callee name, made in this order while the slot is held.
     #[serde(default)]
     pub calls: IndexMap<String, CallRaw>,
+    /// Identical replicas, each with its own `slots`, queue and service-time stream (default 1);
+    /// the other keys describe one replica.
+    pub replicas: Option<u32>,
 }
 
 /// A caller's policy on one call edge.
@@ -164,6 +172,11 @@ pub struct CallRaw {
     pub circuit_breaker: Option<CircuitBreakerRaw>,
     /// Hedged requests on this edge (default none; excludes `retries`).
     pub hedge: Option<HedgeRaw>,
+    /// How this caller picks a replica of the callee (default `{policy: round_robin}`).
+    pub load_balancer: Option<LoadBalancerRaw>,
+    /// Network delay on this edge, drawn once for the request and once for the reply (default
+    /// none).
+    pub latency: Option<DistRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
@@ -223,12 +236,15 @@ pub struct FaultRaw {
     /// The distribution in force inside the window, sampled when work starts (required for
     /// `slow`).
     pub service_time: Option<DistRaw>,
-    /// `error`: share of arrivals failed at once.
+    /// `error`: share of arrivals failed at once; `slow`: share of the work started in the window
+    /// that is slow (default 1).
     pub fraction: Option<f64>,
     /// `capacity`: slots in force inside the window.
     pub slots: Option<u32>,
     /// `surge`: arrival rate multiplier inside the window.
     pub factor: Option<f64>,
+    /// Faults on a service: the replicas (0-based) it acts on (default all).
+    pub replicas: Option<Vec<u32>>,
 }
 
 /// The kinds of fault.
