@@ -291,6 +291,25 @@ counters! {
     }
 }
 
+counters! {
+    /// Counters for one replica of a replicated service (`services.<s>.replica_stats[k]`).
+    #[derive(Clone, Debug, Default)]
+    pub struct ReplicaCounters =>
+    /// Per-replica counters, as reported (the first fields of [`super::summary::ReplicaMetrics`]).
+    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+    pub struct ReplicaCounts {
+        arrivals: summary,
+        admitted: summary,
+        completed: summary,
+        rejected_full: summary,
+        /// Dropped at dequeue (expired deadline, `max_queue_time`, CoDel).
+        dropped: summary,
+        cancelled: summary,
+        /// The longest the queue was.
+        max_queue: summary,
+    }
+}
+
 impl ServiceCounters {
     /// A request was admitted at `now`; `until` is the end of arrivals.
     #[inline]

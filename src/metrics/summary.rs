@@ -21,7 +21,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 pub use super::counters::CallMetrics;
-use super::counters::ServiceCounts;
+use super::counters::{ReplicaCounts, ServiceCounts};
 use super::levels::LevelAreas;
 use super::recorder::{ArrivalWindow, Recorder};
 use crate::scenario::Scenario;
@@ -35,6 +35,8 @@ pub struct FinalState {
     /// Per service, its level integrals over the arrival period.
     pub levels: Vec<LevelAreas>,
     pub unfinished_users: u64,
+    /// Per service of more than one replica, its replicas' metrics (empty otherwise).
+    pub replica_stats: Vec<Vec<ReplicaMetrics>>,
     pub events: u64,
     pub peak_pending: u64,
     pub peak_jobs: u64,
@@ -49,6 +51,7 @@ impl FinalState {
             in_flight: vec![0; services],
             levels: vec![LevelAreas::default(); services],
             unfinished_users: 0,
+            replica_stats: vec![Vec::new(); services],
             events: 0,
             peak_pending: 0,
             peak_jobs: 0,
@@ -134,6 +137,20 @@ pub struct ServiceMetrics {
     /// `duration`): Little's W on that window, so that `mean_in_system` equals
     /// `admitted_in_period_per_s × sojourn_in_period_mean_s`.
     pub sojourn_in_period_mean_s: Option<f64>,
+    /// Per replica, for a service of more than one replica (absent otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replica_stats: Vec<ReplicaMetrics>,
+}
+
+/// One replica of a replicated service: its counters and levels.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ReplicaMetrics {
+    /// The declared counters ([`super::counters::ReplicaCounters`]).
+    #[serde(flatten)]
+    pub counts: ReplicaCounts,
+    /// Mean busy slots / slots over the arrival period.
+    pub utilization: f64,
+    pub mean_queue_len: f64,
 }
 
 /// What the run cost.
@@ -227,7 +244,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 queue_wait_p50_s: quantile_s(&queue_wait, 0.5),
                 queue_wait_p99_s: quantile_s(&queue_wait, 0.99),
                 waited_fraction: ratio(c.enqueued, c.admitted),
-                utilization: levels.busy as f64 / (period * s.slots as f64),
+                utilization: levels.busy as f64 / (period * (s.slots as f64 * s.replicas as f64)),
                 mean_in_system: (levels.busy + levels.queue) as f64 / period,
                 mean_queue_len: levels.queue as f64 / period,
                 sojourn_mean_s: (c.departed > 0)
@@ -238,6 +255,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                         / c.admitted_in_period as f64
                         / 1e9
                 }),
+                replica_stats: fin.replica_stats[i].clone(),
             };
             (s.name.clone(), m)
         })

@@ -28,7 +28,10 @@ impl Simulation<'_> {
             return;
         };
         match a.owner {
-            Owner::User(user) => self.client_attempt_timed_out(user, a.child),
+            Owner::User(user) => {
+                self.balancer_settled(CLIENT_EDGE, a.replica);
+                self.client_attempt_timed_out(user, a.child)
+            }
             Owner::Job(job) => {
                 self.release(job, attempt, &a);
                 let e = a.edge as usize;
@@ -74,6 +77,7 @@ impl Simulation<'_> {
         };
         match a.owner {
             Owner::User(user) => {
+                self.balancer_settled(CLIENT_EDGE, a.replica);
                 if outcome == Outcome::Success {
                     self.client_attempt_succeeded(user, job);
                 } else {
@@ -123,6 +127,9 @@ impl Simulation<'_> {
             es.active -= 1;
             if a.retry {
                 es.active_retries -= 1;
+            }
+            if let Some(b) = &mut es.balancer {
+                b.settled(a.replica as u32);
             }
         }
     }
@@ -197,6 +204,9 @@ impl Simulation<'_> {
                 es.active -= 1;
                 if a.retry {
                     es.active_retries -= 1;
+                }
+                if let Some(b) = &mut es.balancer {
+                    b.settled(a.replica as u32);
                 }
                 let e = a.edge as usize;
                 if self.sc.edges[e].cancel_on_abandon && !a.child.is_none() {

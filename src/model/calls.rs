@@ -166,6 +166,7 @@ impl Simulation<'_> {
             edge: e as u32,
             call: k,
             retry,
+            replica: 0,
             child: Handle::NONE,
             next: j.attempts,
         });
@@ -187,7 +188,7 @@ impl Simulation<'_> {
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
         let deadline = propagated_deadline(edge.propagate_deadline, now, timeout);
-        let child = self.deliver(edge.callee as u32, attempt, deadline);
+        let child = self.send_to(e as u32, edge.callee, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
         }

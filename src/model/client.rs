@@ -53,12 +53,13 @@ impl Simulation<'_> {
             edge: CLIENT_EDGE,
             call: 0,
             retry,
+            replica: 0,
             child: Handle::NONE,
             next: Handle::NONE,
         });
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
-        let child = self.deliver(client.entry as u32, attempt, deadline);
+        let child = self.send_to(CLIENT_EDGE, client.entry, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
         }

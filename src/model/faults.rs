@@ -36,10 +36,17 @@ pub struct ErrorFault {
     pub retryable: Option<(f64, Stream)>,
 }
 
-/// The faults acting on one service.
+/// A slow fault: its sampler, and for a `fraction` below 1 that share and its own stream.
+#[derive(Clone, Debug)]
+pub struct Slow {
+    pub sampler: Sampler,
+    pub share: Option<(f64, Stream)>,
+}
+
+/// The faults acting on one replica of a service (on the service, for one replica).
 #[derive(Debug, Default)]
 pub struct ServiceFaults {
-    pub slow: Vec<FaultSpan<Sampler>>,
+    pub slow: Vec<FaultSpan<Slow>>,
     /// Error fraction and the fault's own stream.
     pub error: Vec<FaultSpan<ErrorFault>>,
     pub outage: Vec<FaultSpan<()>>,
@@ -56,14 +63,18 @@ impl ServiceFaults {
             && self.capacity.is_empty()
     }
 
-    /// The slow-fault sampler in force at `now`, if any (the last-listed wins).
+    /// The slow-fault sampler in force at `now` for work starting now, if any: the last-listed
+    /// slow fault in force decides; with a `fraction`, one draw of its stream says whether this
+    /// work is slow (if not, the normal service time applies).
     #[inline]
-    pub fn slow_sampler(&self, now: SimTime) -> Option<&Sampler> {
-        self.slow
-            .iter()
-            .rev()
-            .find(|w| w.active(now))
-            .map(|w| &w.what)
+    pub fn slow_sampler(&mut self, now: SimTime) -> Option<&Sampler> {
+        let w = self.slow.iter_mut().rev().find(|w| w.active(now))?;
+        if let Some((fraction, stream)) = &mut w.what.share
+            && stream.unit() >= *fraction
+        {
+            return None;
+        }
+        Some(&w.what.sampler)
     }
 
     /// Whether an outage rejects arrivals at `now`.
@@ -99,20 +110,54 @@ impl ServiceFaults {
     }
 }
 
-/// Builds each service's fault list.
-pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
-    let mut out: Vec<ServiceFaults> = (0..sc.services.len())
-        .map(|_| ServiceFaults::default())
-        .collect();
+/// Builds the fault list of each replica, given as `(service, replica)` in the simulation's
+/// layout. A fault's streams are per replica: replica 0 keeps the fault's own label
+/// (`fault/<name>`, `fault/<name>/slow`), replica `r` adds `/replica/<r>`.
+pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
+    let mut out: Vec<ServiceFaults> = units.iter().map(|_| ServiceFaults::default()).collect();
     for f in &sc.faults {
         let Some(s) = f.kind.service() else { continue };
         let (from, to) = (f.from, f.to);
-        let faults = &mut out[s];
+        for (u, &(us, r)) in units.iter().enumerate() {
+            if us != s || !f.acts_on_replica(r) {
+                continue;
+            }
+            let label =
+                |what: &str| super::fleet::replica_label(&format!("fault/{}{what}", f.name), r);
+            let retryable_label =
+                super::fleet::replica_label(&format!("fault-retryable/{}", f.name), r);
+            add_fault(
+                &mut out[u],
+                f,
+                s,
+                (from, to),
+                (&label, &retryable_label),
+                sc.seed,
+            );
+        }
+    }
+    out
+}
+
+/// Adds fault `f` on service `s` to one replica's list; `label` names its streams.
+fn add_fault(
+    faults: &mut ServiceFaults,
+    f: &crate::scenario::Fault,
+    s: usize,
+    (from, to): (SimTime, SimTime),
+    (label, retryable_label): (&dyn Fn(&str) -> String, &str),
+    seed: u64,
+) {
+    {
         if let Some(dist) = f.kind.service_time_of(s) {
+            let fraction = f.kind.slow_fraction();
             faults.slow.push(FaultSpan {
                 from,
                 to,
-                what: Sampler::new(dist),
+                what: Slow {
+                    sampler: Sampler::new(dist),
+                    share: (fraction < 1.0).then(|| (fraction, Stream::new(seed, &label("/slow")))),
+                },
             });
         }
         if let Some(fraction) = f.kind.error_fraction_of(s) {
@@ -122,13 +167,9 @@ pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
                 to,
                 what: ErrorFault {
                     fraction,
-                    stream: Stream::new(sc.seed, &format!("fault/{}", f.name)),
-                    retryable: (retryable < 1.0).then(|| {
-                        (
-                            retryable,
-                            Stream::new(sc.seed, &format!("fault-retryable/{}", f.name)),
-                        )
-                    }),
+                    stream: Stream::new(seed, &label("")),
+                    retryable: (retryable < 1.0)
+                        .then(|| (retryable, Stream::new(seed, retryable_label))),
                 },
             });
         }
@@ -143,5 +184,4 @@ pub fn per_service(sc: &Scenario) -> Vec<ServiceFaults> {
             });
         }
     }
-    out
 }

@@ -13,6 +13,7 @@ mod calls;
 mod client;
 pub mod dist;
 pub(crate) mod faults;
+mod fleet;
 mod queue;
 mod service;
 pub mod slab;
@@ -22,6 +23,7 @@ use std::time::Instant;
 use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
+use crate::metrics::counters::ReplicaCounters;
 use crate::metrics::recorder::ArrivalWindow;
 use crate::metrics::timeseries::Extra;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
@@ -30,6 +32,7 @@ use crate::protections::breaker::Breaker;
 use crate::protections::budget::{RatioBalance, RetryBudget};
 use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit};
+use crate::protections::load_balancer::Balancer;
 use crate::protections::pushback;
 use crate::protections::rate_limit::Bucket;
 use crate::protections::throttle::TokenBucket;
@@ -97,6 +100,13 @@ pub(crate) enum Event {
     },
     /// A capacity fault on the service ended: fill the slots it gave back.
     CapacityRestored { service: u32 },
+    /// A request sent over a call with network delay reaches replica `unit` (see
+    /// [`Simulation::unit_of`]).
+    Deliver {
+        attempt: Handle,
+        unit: u32,
+        deadline: SimTime,
+    },
 }
 
 /// "Do not retry" in a reply's pushback field.
@@ -134,6 +144,8 @@ pub(crate) struct Attempt {
     call: u16,
     /// Whether this attempt is a retry (retry budgets count these).
     retry: bool,
+    /// The callee's replica it went to (0 for a service of one replica).
+    replica: u16,
     /// The job admitted at the callee, `Handle::NONE` if none (rejected, or not admitted yet).
     child: Handle,
     /// Next outstanding attempt of the same owner job (intrusive list), or `Handle::NONE`.
@@ -165,6 +177,8 @@ pub(crate) enum JobState {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
     service: u32,
+    /// The replica's index in [`Simulation::services`] (the service's own index for replica 0).
+    unit: u32,
     /// The caller's attempt waiting for this job.
     parent: Handle,
     /// Absolute deadline carried by the request; `SimTime::NEVER` for none.
@@ -195,9 +209,11 @@ pub(crate) struct CallState {
     prev_wait: SimDuration,
 }
 
-/// Live state of one service.
+/// Live state of one replica of a service (of the service, for one replica).
 #[derive(Debug)]
 pub(crate) struct ServiceState {
+    /// The service this is a replica of.
+    service: u32,
     /// Busy slots and queue, changed only through its accounting methods.
     station: Station,
     /// Set while the service pulls from its queue, so a nested finish does not pull again.
@@ -228,13 +244,28 @@ pub(crate) struct EdgeState {
     limiter: Option<Limiter>,
     /// The balance of a `kind: ratio` retry budget.
     ratio_budget: Option<RatioBalance>,
+    /// Toward a replicated callee: the caller's balancer.
+    balancer: Option<Balancer>,
+    /// Network delay: request and reply samplers with their own streams.
+    latency: Option<fleet::Latency>,
 }
 
 /// One run of a scenario.
 pub struct Simulation<'a> {
     sc: &'a Scenario,
     engine: Engine<Event>,
+    /// Per replica: replica 0 of service `s` at index `s`, the other replicas after all services
+    /// ([`Simulation::unit_of`]).
     services: Vec<ServiceState>,
+    /// Per service: the index of its replica 1 in `services` (replicas 1.. are consecutive).
+    replica_base: Vec<fleet::ReplicaBase>,
+    /// Per replica (indexed like `services`): the counters reported in `replica_stats`.
+    replica_rec: Vec<ReplicaCounters>,
+    /// The client's balancer toward a replicated entry service, and its network delay.
+    client_balancer: Option<Balancer>,
+    client_latency: Option<fleet::Latency>,
+    /// Whether any call (or the client) has network delay.
+    has_latency: bool,
     edges: Vec<EdgeState>,
     users: Slab<User>,
     jobs: GenSlab<Job>,
@@ -275,24 +306,41 @@ impl<'a> Simulation<'a> {
     /// Prepares a run of `sc`.
     pub fn new(sc: &'a Scenario, options: RunOptions) -> Self {
         let seed = sc.seed;
-        let mut fault_lists = faults::per_service(sc);
-        let services = sc
-            .services
+        let (units, replica_base) = fleet::units(sc);
+        let mut fault_lists = faults::per_unit(sc, &units);
+        let services: Vec<ServiceState> = units
             .iter()
             .enumerate()
-            .map(|(i, s)| ServiceState {
-                station: Station::new(SimTime(sc.duration.0)),
-                draining: false,
-                stream: Stream::new(seed, &format!("service/{}", s.name)),
-                normal: s.service_time.as_ref().map(Sampler::new),
-                faults: std::mem::take(&mut fault_lists[i]),
-                codel: s.codel.map(CodelState::new),
-                rate: s.rate_limit.map(Bucket::new),
-                limiter: s
-                    .concurrency_limit
-                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", s.name)))),
-                retryable: (s.retryable_fraction < 1.0)
-                    .then(|| Stream::new(seed, &format!("retryable/{}", s.name))),
+            .map(|(u, &(i, r))| {
+                let s = &sc.services[i];
+                ServiceState {
+                    service: i as u32,
+                    station: Station::new(SimTime(sc.duration.0)),
+                    draining: false,
+                    stream: Stream::new(
+                        seed,
+                        &fleet::replica_label(&format!("service/{}", s.name), r),
+                    ),
+                    normal: s.service_time.as_ref().map(Sampler::new),
+                    faults: std::mem::take(&mut fault_lists[u]),
+                    codel: s.codel.map(CodelState::new),
+                    rate: s.rate_limit.map(Bucket::new),
+                    limiter: s.concurrency_limit.map(|c| {
+                        Limiter::new(
+                            c,
+                            Stream::new(
+                                seed,
+                                &fleet::replica_label(&format!("limiter/{}", s.name), r),
+                            ),
+                        )
+                    }),
+                    retryable: (s.retryable_fraction < 1.0).then(|| {
+                        Stream::new(
+                            seed,
+                            &fleet::replica_label(&format!("retryable/{}", s.name), r),
+                        )
+                    }),
+                }
             })
             .collect();
         let edges = sc
@@ -318,13 +366,34 @@ impl<'a> Simulation<'a> {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,
                 },
+                balancer: fleet::balancer(sc, e.load_balancer, e.callee, &e.name),
+                latency: e
+                    .latency
+                    .as_ref()
+                    .map(|d| fleet::Latency::new(seed, d, &e.name)),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
         Simulation {
             sc,
             engine: Engine::new(),
+            replica_rec: (0..services.len())
+                .map(|_| ReplicaCounters::default())
+                .collect(),
             services,
+            replica_base,
+            client_balancer: fleet::balancer(
+                sc,
+                sc.client.load_balancer,
+                sc.client.entry,
+                "client",
+            ),
+            client_latency: sc
+                .client
+                .latency
+                .as_ref()
+                .map(|d| fleet::Latency::new(seed, d, "client")),
+            has_latency: sc.has_latency(),
             edges,
             users: Slab::default(),
             jobs: GenSlab::default(),
@@ -437,21 +506,19 @@ impl<'a> Simulation<'a> {
         let Some(series) = &mut self.series else {
             return;
         };
-        // Disjoint borrows: the levels read the stations, the limits the limiters; tokens change
-        // only at events, so one reading serves every bin closed here.
-        let mut stations = Vec::with_capacity(self.services.len());
-        let mut service_limiters = Vec::with_capacity(self.services.len());
-        for st in &mut self.services {
-            stations.push(&mut st.station);
-            service_limiters.push(&mut st.limiter);
-        }
-        let tokens: Vec<Option<f64>> = self
-            .edges
-            .iter()
-            .map(|e| e.bucket.map(|b| b.tokens()))
+        // Levels add up a service's replicas; a service's limit is its replica 0's (units
+        // 0..services are replica 0 of each service), whose limiters are taken out while the
+        // stations are read. Tokens change only at events, so one reading serves every bin.
+        let n_services = self.sc.services.len();
+        let (services, edges, replica_base) =
+            (&mut self.services, &mut self.edges, &self.replica_base);
+        let mut service_limiters: Vec<Option<Limiter>> = services[..n_services]
+            .iter_mut()
+            .map(|st| st.limiter.take())
             .collect();
+        let tokens: Vec<Option<f64>> = edges.iter().map(|e| e.bucket.map(|b| b.tokens())).collect();
         let mut edge_limiters: Vec<&mut Option<Limiter>> =
-            self.edges.iter_mut().map(|e| &mut e.limiter).collect();
+            edges.iter_mut().map(|e| &mut e.limiter).collect();
         let mut limit = |x: Extra, at: SimTime| -> f64 {
             let l = match x {
                 Extra::ServiceLimit(s) => service_limiters[s].as_mut(),
@@ -463,10 +530,14 @@ impl<'a> Simulation<'a> {
         self.next_sample = series.sample_until(
             now,
             &self.rec,
-            &mut |s, at| stations[s].sample(at),
+            &mut |s, at| fleet::sample_service(services, replica_base, s, at),
             &|e| tokens[e],
             &mut limit,
         );
+        drop(limit);
+        for (st, l) in services.iter_mut().zip(service_limiters) {
+            st.limiter = l;
+        }
     }
 
     fn final_state(
@@ -481,12 +552,11 @@ impl<'a> Simulation<'a> {
         crate::metrics::summary::FinalState {
             end,
             in_flight,
-            levels: self
-                .services
-                .iter()
-                .map(|st| st.station.period_areas())
+            levels: (0..self.sc.services.len())
+                .map(|s| self.service_areas(s))
                 .collect(),
             unfinished_users: self.users.len() as u64,
+            replica_stats: self.replica_stats(),
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,
             peak_jobs: self.jobs.peak() as u64,
@@ -513,7 +583,17 @@ impl<'a> Simulation<'a> {
                 job,
                 pushback_us,
             } => self.on_reply(attempt, outcome, job, pushback_us),
-            Event::CapacityRestored { service } => self.pull_next(service as usize),
+            Event::CapacityRestored { service } => {
+                for r in 0..self.sc.services[service as usize].replicas {
+                    let u = self.unit_of(service as usize, r);
+                    self.pull_next(u);
+                }
+            }
+            Event::Deliver {
+                attempt,
+                unit,
+                deadline,
+            } => self.on_deliver(attempt, unit, deadline),
         }
     }
 

@@ -15,11 +15,20 @@ use crate::scenario::QueueDiscipline;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
-    /// A request from `parent` arrives at `service`, carrying `deadline`. Returns the admitted job,
-    /// or `Handle::NONE` when the service turned it away (the reply is then scheduled).
-    pub(super) fn deliver(&mut self, service: u32, parent: Handle, deadline: SimTime) -> Handle {
+    /// A request from `parent` arrives at `service`'s replica `u` (see [`Simulation::unit_of`]),
+    /// carrying `deadline`. Returns the admitted job, or `Handle::NONE` when the service turned it
+    /// away (the reply is then scheduled).
+    pub(super) fn deliver(
+        &mut self,
+        service: u32,
+        u: usize,
+        parent: Handle,
+        deadline: SimTime,
+    ) -> Handle {
         let now = self.now();
         let s = service as usize;
+        let rc = &mut self.replica_rec[u];
+        rc.arrivals += 1;
         let during = self.in_fault_window(now);
         let sc = self.sc;
         let spec = &sc.services[s];
@@ -28,11 +37,11 @@ impl Simulation<'_> {
         if during {
             c.arrivals_during_fault += 1;
         }
-        let st = &mut self.services[s];
+        let st = &mut self.services[u];
         if !st.faults.is_empty() {
             if st.faults.outage(now) {
                 c.rejected_outage += 1;
-                return self.refuse(s, parent, Outcome::Reject);
+                return self.refuse(s, u, parent, Outcome::Reject);
             }
             if let Some(retryable) = st.faults.error(now) {
                 c.failed_by_fault += 1;
@@ -41,7 +50,7 @@ impl Simulation<'_> {
                 } else {
                     Outcome::Fatal
                 };
-                return self.refuse(s, parent, outcome);
+                return self.refuse(s, u, parent, outcome);
             }
         }
         // Admission control in front of the slots and the queue: the rate limit, then the
@@ -50,7 +59,7 @@ impl Simulation<'_> {
             && !bucket.try_take(now)
         {
             c.rate_limited += 1;
-            return self.refuse(s, parent, Outcome::Reject);
+            return self.refuse(s, u, parent, Outcome::Reject);
         }
         let permit = match &mut st.limiter {
             None => None,
@@ -58,7 +67,7 @@ impl Simulation<'_> {
                 Some(permit) => Some(permit),
                 None => {
                     c.limited += 1;
-                    return self.refuse(s, parent, Outcome::Reject);
+                    return self.refuse(s, u, parent, Outcome::Reject);
                 }
             },
         };
@@ -66,15 +75,18 @@ impl Simulation<'_> {
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
         if !has_slot && queue_full(spec.queue_cap, st.station.queued()) {
             c.rejected_full += 1;
-            if let (Some(limiter), Some(permit)) = (&mut st.limiter, permit) {
+            self.replica_rec[u].rejected_full += 1;
+            if let (Some(limiter), Some(permit)) = (&mut self.services[u].limiter, permit) {
                 // Turned away behind the limiter: the permit goes back without a sample.
                 limiter.release(now, permit, Release::Ignored, false);
             }
-            return self.refuse(s, parent, Outcome::Reject);
+            return self.refuse(s, u, parent, Outcome::Reject);
         }
         c.admit(now, self.arrivals_end);
+        self.replica_rec[u].admitted += 1;
         let job = self.jobs.insert(Job {
             service,
+            unit: u as u32,
             parent,
             deadline,
             admitted_at: now,
@@ -96,7 +108,7 @@ impl Simulation<'_> {
         if has_slot {
             self.start(job);
         } else {
-            let queued = self.services[s].station.enqueue(now, job);
+            let queued = self.services[u].station.enqueue(now, job);
             debug_assert!(
                 spec.queue_cap.is_none_or(|cap| queued <= cap as usize),
                 "queue over its cap"
@@ -104,15 +116,17 @@ impl Simulation<'_> {
             let c = &mut self.rec.services[s];
             c.enqueued += 1;
             c.max_queue = c.max_queue.max(queued as u64);
+            let rc = &mut self.replica_rec[u];
+            rc.max_queue = rc.max_queue.max(queued as u64);
         }
         job
     }
 
     /// Turns a request away without admitting it: the reply (`Reject` with the service's
     /// retry-after hint, or `Error`) leaves after the service's `reject_delay`.
-    fn refuse(&mut self, s: usize, parent: Handle, outcome: Outcome) -> Handle {
+    fn refuse(&mut self, s: usize, u: usize, parent: Handle, outcome: Outcome) -> Handle {
         let pushback = if outcome == Outcome::Reject {
-            self.pushback_us(s)
+            self.pushback_us(s, u)
         } else {
             0
         };
@@ -122,10 +136,10 @@ impl Simulation<'_> {
     }
 
     /// The retry-after hint this service attaches to a reject now, in microseconds.
-    fn pushback_us(&self, s: usize) -> u32 {
+    fn pushback_us(&self, s: usize, u: usize) -> u32 {
         self.sc.services[s]
             .pushback
-            .map_or(0, |p| p.hint_us(self.services[s].station.queued() as u64))
+            .map_or(0, |p| p.hint_us(self.services[u].station.queued() as u64))
     }
 
     /// Schedules a reply to `parent` after `delay`.
@@ -138,6 +152,11 @@ impl Simulation<'_> {
         job: Handle,
         pushback_us: u32,
     ) {
+        let delay = if self.has_latency {
+            delay + self.reply_latency(parent)
+        } else {
+            delay
+        };
         self.engine.schedule_in(
             delay,
             Event::Reply {
@@ -152,8 +171,8 @@ impl Simulation<'_> {
     /// The job leaves its service: its concurrency-limiter permit (if the service has a limiter)
     /// is released as `how`; `responded` says whether the service replied.
     #[inline]
-    fn release_job_permit(&mut self, s: usize, job: Handle, how: Release, responded: bool) {
-        if let Some(limiter) = &mut self.services[s].limiter {
+    fn release_job_permit(&mut self, u: usize, job: Handle, how: Release, responded: bool) {
+        if let Some(limiter) = &mut self.services[u].limiter {
             let permit = self.job_permits[job.index as usize];
             limiter.release(self.engine.now(), permit, how, responded);
         }
@@ -178,8 +197,8 @@ impl Simulation<'_> {
         let now = self.now();
         let j = &mut self.jobs[job];
         j.state = JobState::Running;
-        let (s, admitted_at) = (j.service as usize, j.admitted_at);
-        let st = &mut self.services[s];
+        let (s, u, admitted_at) = (j.service as usize, j.unit as usize, j.admitted_at);
+        let st = &mut self.services[u];
         st.station.occupy(now);
         self.rec.services[s].start(now, admitted_at);
         let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
@@ -200,23 +219,25 @@ impl Simulation<'_> {
         let j = &mut self.jobs[job];
         j.state = JobState::Done;
         j.completed = true;
-        let (s, parent, admitted_at) = (j.service as usize, j.parent, j.admitted_at);
-        self.services[s].station.release(now);
-        self.release_job_permit(s, job, Release::Success, true);
+        let (s, u, parent, admitted_at) =
+            (j.service as usize, j.unit as usize, j.parent, j.admitted_at);
+        self.services[u].station.release(now);
+        self.replica_rec[u].completed += 1;
+        self.release_job_permit(u, job, Release::Success, true);
         let c = &mut self.rec.services[s];
         c.completed += 1;
         c.depart(now, admitted_at, self.arrivals_end);
-        let outcome = self.marked(s, outcome);
+        let outcome = self.marked(s, u, outcome);
         self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
-        self.pull_next(s);
+        self.pull_next(u);
     }
 
     /// An `Error` this service replies becomes `Fatal` (non-retryable) with probability
     /// 1 − `retryable_fraction`, drawn from the service's own stream (no draw at the default 1).
     #[inline]
-    fn marked(&mut self, s: usize, outcome: Outcome) -> Outcome {
+    fn marked(&mut self, s: usize, u: usize, outcome: Outcome) -> Outcome {
         if outcome == Outcome::Error
-            && let Some(stream) = &mut self.services[s].retryable
+            && let Some(stream) = &mut self.services[u].retryable
             && stream.unit() >= self.sc.services[s].retryable_fraction
         {
             return Outcome::Fatal;
@@ -232,12 +253,13 @@ impl Simulation<'_> {
         let Some(j) = self.jobs.get(job).copied() else {
             return;
         };
-        let s = j.service as usize;
+        let (s, u) = (j.service as usize, j.unit as usize);
         match j.state {
             JobState::Done => {}
             JobState::Queued => {
-                self.services[s].station.cancel_queued(now);
-                self.release_job_permit(s, job, Release::Dropped, false);
+                self.services[u].station.cancel_queued(now);
+                self.replica_rec[u].cancelled += 1;
+                self.release_job_permit(u, job, Release::Dropped, false);
                 let c = &mut self.rec.services[s];
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
@@ -245,28 +267,30 @@ impl Simulation<'_> {
             }
             JobState::Running => {
                 self.abandon_attempts(job, None);
-                self.services[s].station.release(now);
-                self.release_job_permit(s, job, Release::Dropped, false);
+                self.services[u].station.release(now);
+                self.replica_rec[u].cancelled += 1;
+                self.release_job_permit(u, job, Release::Dropped, false);
                 let c = &mut self.rec.services[s];
                 c.cancelled += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
                 self.jobs.take(job);
-                self.pull_next(s);
+                self.pull_next(u);
             }
         }
     }
 
-    /// Fills free slots from the queue, shedding at dequeue on the way.
-    pub(super) fn pull_next(&mut self, s: usize) {
-        if self.services[s].draining {
+    /// Fills replica `u`'s free slots from its queue, shedding at dequeue on the way.
+    pub(super) fn pull_next(&mut self, u: usize) {
+        if self.services[u].draining {
             return;
         }
-        self.services[s].draining = true;
+        self.services[u].draining = true;
+        let s = self.services[u].service as usize;
         let sc = self.sc;
         let spec = &sc.services[s];
         loop {
             let now = self.now();
-            let st = &self.services[s];
+            let st = &self.services[u];
             if st.station.busy() >= st.faults.slots(now, spec.slots) {
                 break;
             }
@@ -277,7 +301,7 @@ impl Simulation<'_> {
                     match st.station.peek(End::Oldest) {
                         Some(h) => match self.jobs.get(h) {
                             None => {
-                                self.services[s].station.discard_stale(End::Oldest);
+                                self.services[u].station.discard_stale(End::Oldest);
                                 continue;
                             }
                             Some(oldest) if adaptive.serves_newest(now - oldest.admitted_at) => {
@@ -293,10 +317,10 @@ impl Simulation<'_> {
                 break;
             };
             if !self.jobs.is_live(job) {
-                self.services[s].station.discard_stale(end);
+                self.services[u].station.discard_stale(end);
                 continue;
             }
-            let st = &mut self.services[s];
+            let st = &mut self.services[u];
             st.station.dequeue(now, end);
             let c = &mut self.rec.services[s];
             let j = self.jobs[job];
@@ -315,13 +339,14 @@ impl Simulation<'_> {
                 self.start(job);
                 continue;
             }
+            self.replica_rec[u].dropped += 1;
             c.depart(now, j.admitted_at, self.arrivals_end);
             self.jobs[job].state = JobState::Done;
-            self.release_job_permit(s, job, Release::Dropped, true);
-            let outcome = self.marked(s, Outcome::Error);
+            self.release_job_permit(u, job, Release::Dropped, true);
+            let outcome = self.marked(s, u, Outcome::Error);
             self.reply_in(SimDuration::ZERO, j.parent, outcome, job, 0);
         }
-        let st = &mut self.services[s];
+        let st = &mut self.services[u];
         if st.station.queue_is_empty()
             && let Some(codel) = st.codel.as_mut()
         {

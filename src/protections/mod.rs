@@ -14,6 +14,7 @@
 //! | [`adaptive`] | client-side adaptive throttling (SRE book) | `adaptive_throttle` | edge |
 //! | [`breaker`] | circuit breaker | `circuit_breaker` | edge |
 //! | [`hedge`] | hedged requests | `hedge` | edge |
+//! | [`load_balancer`] | picking a replica: round robin, random, least request (Envoy) | `load_balancer` | client, edge |
 //! | [`pushback`] | retry-after hints and honouring them | `pushback`, `honor_retry_after` | service, edge |
 //! | [`admission`] | bounded queue, reject delay | `queue_cap`, `reject_delay` | service |
 //! | [`discipline`] | FIFO, LIFO, adaptive LIFO | `queue_discipline`, `lifo_after` | service |
@@ -44,6 +45,7 @@ pub mod codel;
 pub mod concurrency_limit;
 pub mod discipline;
 pub mod hedge;
+pub mod load_balancer;
 pub mod pushback;
 pub mod rate_limit;
 pub mod retry;

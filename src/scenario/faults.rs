@@ -4,11 +4,14 @@
 //!
 //! | kind | keys | effect while in force |
 //! |---|---|---|
-//! | `slow` | `service`, `service_time` | the service's own work, when it starts, follows `service_time` ([`FaultKind::service_time_of`]) |
+//! | `slow` | `service`, `service_time`, optional `fraction` | the service's own work, when it starts, follows `service_time` ([`FaultKind::service_time_of`]); with `fraction`, only that share of the work started in the window, drawn from the fault's stream `fault/<name>/slow` |
 //! | `error` | `service`, `fraction`, optional `retryable_fraction` | that share of the service's arrivals fail at once ([`FaultKind::error_fraction_of`]); `retryable_fraction` of those errors may be retried ([`FaultKind::retryable_fraction_of`]) |
 //! | `outage` | `service` | every arrival at the service is rejected ([`FaultKind::rejects_all_of`]) |
 //! | `capacity` | `service`, `slots` | the service has at most `slots` slots ([`FaultKind::slots_of`]); work already started goes on, and the end of the window wakes the queue ([`FaultKind::wakes_at_end`]) |
 //! | `surge` | `factor` | user arrivals come `factor` times faster ([`FaultKind::rate_factor`], [`RatePlan`]) |
+//!
+//! Every fault on a service takes `replicas: [0, 2]` (default all): it acts only on those replicas
+//! ([`Fault::acts_on_replica`]).
 //!
 //! Overlapping faults compose: the last-listed slow fault wins, error fractions apply one after
 //! another, capacities take the smallest, surge factors multiply — but only where the windows
@@ -25,15 +28,26 @@ pub struct Fault {
     pub from: SimTime,
     pub to: SimTime,
     pub kind: FaultKind,
+    /// The replicas of the service it acts on (`None`: all).
+    pub replicas: Option<Vec<u32>>,
+}
+
+impl Fault {
+    /// Whether the fault acts on replica `r` of its service.
+    pub fn acts_on_replica(&self, r: u32) -> bool {
+        self.replicas.as_ref().is_none_or(|rs| rs.contains(&r))
+    }
 }
 
 /// What a fault does.
 #[derive(Clone, Debug, PartialEq)]
 pub enum FaultKind {
     /// The service's own work follows `service_time` instead of its normal distribution.
+    /// With `fraction` below 1, only that share of the work started in the window is slow.
     Slow {
         service: ServiceId,
         service_time: Dist,
+        fraction: f64,
     },
     /// A share of the service's arrivals fail at once (reply `error` after its reject delay);
     /// `retryable` of those errors may be retried, the rest are non-retryable.
@@ -79,8 +93,17 @@ impl FaultKind {
             FaultKind::Slow {
                 service,
                 service_time,
+                ..
             } if *service == s => Some(service_time),
             _ => None,
+        }
+    }
+
+    /// The share of `s`'s work started in the window that a slow fault makes slow (1: all).
+    pub fn slow_fraction(&self) -> f64 {
+        match *self {
+            FaultKind::Slow { fraction, .. } => fraction,
+            _ => 1.0,
         }
     }
 

@@ -20,6 +20,7 @@ pub use crate::protections::codel::Codel;
 pub use crate::protections::concurrency_limit::ConcurrencyLimit;
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
+pub use crate::protections::load_balancer::LoadBalancer;
 pub use crate::protections::pushback::Pushback;
 pub use crate::protections::rate_limit::RateLimit;
 pub use crate::protections::retry::Backoff;
@@ -83,6 +84,10 @@ pub struct ClientPolicy {
     pub call_timeout: Option<SimDuration>,
     /// Backoff before each retry, when given instead of `retry_interval`.
     pub backoff: Option<Backoff>,
+    /// How the client picks a replica of the entry service.
+    pub load_balancer: LoadBalancer,
+    /// One-way network delay, drawn for the request and again for the reply.
+    pub latency: Option<Dist>,
 }
 
 /// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
@@ -115,6 +120,8 @@ pub struct Service {
     pub calls: Vec<EdgeId>,
     /// Share of the errors it replies that callers may retry (default 1).
     pub retryable_fraction: f64,
+    /// Identical replicas (default 1); `slots` and the queue are per replica.
+    pub replicas: u32,
 }
 
 /// A caller's policy on one call edge.
@@ -145,6 +152,10 @@ pub struct Edge {
     pub retry_on: RetryOn,
     /// Bound on all attempts and backoffs of one call, from its first attempt.
     pub call_timeout: Option<SimDuration>,
+    /// How this caller picks a replica of the callee.
+    pub load_balancer: LoadBalancer,
+    /// One-way network delay, drawn for the request and again for the reply.
+    pub latency: Option<Dist>,
 }
 
 impl Edge {
@@ -224,6 +235,16 @@ impl Scenario {
         let from = self.faults.iter().map(|f| f.from).min()?;
         let to = self.faults.iter().map(|f| f.to).max()?;
         Some((from, to))
+    }
+
+    /// Whether a call or the client has network delay.
+    pub fn has_latency(&self) -> bool {
+        self.client.latency.is_some() || self.edges.iter().any(|e| e.latency.is_some())
+    }
+
+    /// Replicas of all services together.
+    pub fn total_replicas(&self) -> u64 {
+        self.services.iter().map(|s| s.replicas as u64).sum()
     }
 
     /// Index of the service called `name`.

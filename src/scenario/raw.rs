@@ -20,6 +20,7 @@ use crate::protections::codel::CodelRaw;
 use crate::protections::concurrency_limit::ConcurrencyLimitRaw;
 use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
 use crate::protections::hedge::HedgeRaw;
+use crate::protections::load_balancer::LoadBalancerRaw;
 use crate::protections::pushback::PushbackRaw;
 use crate::protections::rate_limit::RateLimitRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
@@ -106,6 +107,10 @@ pub struct ClientRaw {
     pub call_timeout: Option<DurationText>,
     /// Exponential backoff before each client retry, instead of the fixed `retry_interval`.
     pub backoff: Option<BackoffRaw>,
+    /// How the client picks a replica of the entry service (default `{policy: round_robin}`).
+    pub load_balancer: Option<LoadBalancerRaw>,
+    /// Network delay, drawn once for the request and once for the reply (default none).
+    pub latency: Option<DistRaw>,
 }
 
 /// One service of the topology.
@@ -152,6 +157,9 @@ pub struct ServiceRaw {
     /// may retry; the rest are non-retryable and end the caller's call at once.
     #[schemars(extend("default" = DEFAULT_RETRYABLE_FRACTION))]
     pub retryable_fraction: Option<f64>,
+    /// Identical replicas, each with its own `slots`, queue and service-time stream (default 1);
+    /// the other keys describe one replica.
+    pub replicas: Option<u32>,
 }
 
 /// A caller's policy on one call edge.
@@ -192,6 +200,11 @@ pub struct CallRaw {
     /// Bounds all attempts and backoffs of one call together, from its first attempt (default
     /// none; Envoy's route `timeout` over `per_try_timeout`, gRPC's call `timeout`).
     pub call_timeout: Option<DurationText>,
+    /// How this caller picks a replica of the callee (default `{policy: round_robin}`).
+    pub load_balancer: Option<LoadBalancerRaw>,
+    /// Network delay on this edge, drawn once for the request and once for the reply (default
+    /// none).
+    pub latency: Option<DistRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
@@ -251,7 +264,8 @@ pub struct FaultRaw {
     /// The distribution in force inside the window, sampled when work starts (required for
     /// `slow`).
     pub service_time: Option<DistRaw>,
-    /// `error`: share of arrivals failed at once.
+    /// `error`: share of arrivals failed at once; `slow`: share of the work started in the window
+    /// that is slow (default 1).
     pub fraction: Option<f64>,
     /// `capacity`: slots in force inside the window.
     pub slots: Option<u32>,
@@ -260,6 +274,8 @@ pub struct FaultRaw {
     /// `error`: share of the fault's errors that callers may retry; the rest are non-retryable.
     #[schemars(extend("default" = DEFAULT_RETRYABLE_FRACTION))]
     pub retryable_fraction: Option<f64>,
+    /// Faults on a service: the replicas (0-based) it acts on (default all).
+    pub replicas: Option<Vec<u32>>,
 }
 
 /// The kinds of fault.

@@ -16,15 +16,18 @@ impl Validator<'_> {
         f: &FaultRaw,
         duration: SimDuration,
         names: &HashMap<&str, usize>,
+        replicas: &[u32],
     ) -> Option<Fault> {
         let key = format!("faults.{name}");
         let (from, to) = self.fault_window(&key, f, duration)?;
         let kind_name = format!("{:?}", f.kind).to_lowercase();
         let allowed = super::super::faults::keys(f.kind);
+        // A slow fault's `fraction` is optional, checked below.
+        let slow = f.kind == FaultKindRaw::Slow;
         let given = [
             ("service", f.service.is_some()),
             ("service_time", f.service_time.is_some()),
-            ("fraction", f.fraction.is_some()),
+            ("fraction", f.fraction.is_some() && !slow),
             ("slots", f.slots.is_some()),
             ("factor", f.factor.is_some()),
         ];
@@ -57,9 +60,15 @@ impl Validator<'_> {
         let kind = match f.kind {
             FaultKindRaw::Slow => {
                 let st = f.service_time.as_ref()?;
+                let fraction = f.fraction.unwrap_or(1.0);
+                if !(fraction.is_finite() && fraction > 0.0 && fraction <= 1.0) {
+                    self.problem(&format!("{key}.fraction"), "must be a share in (0, 1]");
+                    return None;
+                }
                 FaultKind::Slow {
                     service: service?,
                     service_time: self.dist(&format!("{key}.service_time"), st)?,
+                    fraction,
                 }
             }
             FaultKindRaw::Error => {
@@ -93,11 +102,40 @@ impl Validator<'_> {
                 FaultKind::Surge { factor }
             }
         };
+        if f.replicas.is_some() && service.is_none() {
+            self.problem(
+                &format!("{key}.replicas"),
+                format!("is not a key of a `{kind_name}` fault (it acts on no service)"),
+            );
+            return None;
+        }
+        if let (Some(rs), Some(s)) = (&f.replicas, service) {
+            let n = replicas.get(s).copied().unwrap_or(1);
+            if rs.is_empty() {
+                self.problem(
+                    &format!("{key}.replicas"),
+                    "must name at least one replica; remove it for all replicas",
+                );
+                return None;
+            }
+            if let Some(&bad) = rs.iter().find(|&&r| r >= n) {
+                self.problem(
+                    &format!("{key}.replicas"),
+                    format!(
+                        "names replica {bad}, but the service has {n} (replicas are numbered \
+                         from 0 to {})",
+                        n - 1
+                    ),
+                );
+                return None;
+            }
+        }
         Some(Fault {
             name: name.to_owned(),
             from,
             to,
             kind,
+            replicas: f.replicas.clone(),
         })
     }
 

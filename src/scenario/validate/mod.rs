@@ -12,7 +12,7 @@ use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
     Problems, adaptive, admission, breaker, budget, codel, concurrency_limit, discipline, hedge,
-    pushback, rate_limit, retry, retry_on, throttle, timeout,
+    load_balancer, pushback, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
 
@@ -26,6 +26,9 @@ pub const MAX_SLOTS: u32 = 10_000_000;
 pub const MAX_SERVICES: usize = 1_000;
 /// Longest arrival period or drain accepted: 30 days.
 pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
+/// Most replicas of all services together: each is a set of slots and a queue with its own
+/// stream, and a balancer keeps one count per replica per caller.
+pub const MAX_TOTAL_REPLICAS: u64 = 10_000;
 /// Default drain horizon after arrivals stop.
 pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
 
@@ -188,11 +191,23 @@ impl Validator<'_> {
                 }
                 retry::validate_backoff("client.backoff", Some(b), self)
             }),
+            load_balancer: load_balancer::validate(
+                "client.load_balancer",
+                raw.client.load_balancer.as_ref(),
+                self,
+            ),
+            latency: raw
+                .client
+                .latency
+                .as_ref()
+                .and_then(|d| self.dist("client.latency", d)),
         };
+        self.check_fleet(&raw, &services, &edges, &client);
+        let replicas: Vec<u32> = services.iter().map(|s| s.replicas).collect();
 
         let mut faults = Vec::new();
         for (fname, f) in &raw.faults {
-            if let Some(fault) = self.fault(fname, f, duration, &names) {
+            if let Some(fault) = self.fault(fname, f, duration, &names, &replicas) {
                 faults.push(fault);
             }
         }
@@ -281,6 +296,75 @@ impl Validator<'_> {
                 s.retryable_fraction,
                 self,
             ),
+            replicas: self.replicas(&key, s.replicas),
+        }
+    }
+
+    /// `replicas` of the service at `key` (default 1).
+    fn replicas(&mut self, key: &str, given: Option<u32>) -> u32 {
+        let n = given.unwrap_or(1);
+        if n == 0 {
+            self.problem(
+                &format!("{key}.replicas"),
+                "must be at least 1; remove it for one replica",
+            );
+            return 1;
+        }
+        if n as u64 > MAX_TOTAL_REPLICAS {
+            self.problem(
+                &format!("{key}.replicas"),
+                format!("must be at most {MAX_TOTAL_REPLICAS}"),
+            );
+            return 1;
+        }
+        n
+    }
+
+    /// The checks of a fleet that need every service: `choice_count` against the callee's
+    /// replicas, and the total of replicas.
+    fn check_fleet(
+        &mut self,
+        raw: &ScenarioRaw,
+        services: &[Service],
+        edges: &[Edge],
+        client: &ClientPolicy,
+    ) {
+        let total: u64 = services.iter().map(|s| s.replicas as u64).sum();
+        if total > MAX_TOTAL_REPLICAS {
+            self.problem(
+                "services",
+                format!(
+                    "has {total} replicas in all; loadsim accepts at most {MAX_TOTAL_REPLICAS}"
+                ),
+            );
+        }
+        let explicit = |lb: Option<&load_balancer::LoadBalancerRaw>| {
+            lb.is_some_and(|l| l.choice_count.is_some())
+        };
+        if let Some(entry) = services.get(client.entry) {
+            load_balancer::check_choice_count(
+                "client.load_balancer",
+                client.load_balancer,
+                explicit(raw.client.load_balancer.as_ref()),
+                entry.replicas,
+                self,
+            );
+        }
+        for e in edges {
+            let caller = &services[e.caller].name;
+            let callee = &services[e.callee].name;
+            let lb = raw
+                .services
+                .get(caller)
+                .and_then(|s| s.calls.get(callee))
+                .and_then(|c| c.load_balancer.as_ref());
+            load_balancer::check_choice_count(
+                &format!("services.{caller}.calls.{callee}.load_balancer"),
+                e.load_balancer,
+                explicit(lb),
+                services[e.callee].replicas,
+                self,
+            );
         }
     }
 
@@ -395,6 +479,15 @@ impl Validator<'_> {
                 c.call_timeout,
                 self,
             ),
+            load_balancer: load_balancer::validate(
+                &format!("{key}.load_balancer"),
+                c.load_balancer.as_ref(),
+                self,
+            ),
+            latency: c
+                .latency
+                .as_ref()
+                .and_then(|d| self.dist(&format!("{key}.latency"), d)),
         }
     }
 

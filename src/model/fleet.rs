@@ -1,0 +1,227 @@
+//! Replicas and the network between services. Owns the layout of replicas in the simulation's
+//! per-replica state (replica 0 of service `s` at index `s`, so a scenario without replicas keeps
+//! its layout, its streams and its cost; replicas 1.. of each service after all services), the
+//! stream label of a replica (replica 0 keeps the service's own label, so `replicas: 1` is
+//! byte-identical to before), picking the replica of each attempt through the caller's
+//! [`Balancer`], the per-replica summary (`replica_stats`), and network delay (`latency` on a
+//! call or the client: one draw for the request on `latency/<edge>/request`, one for the reply on
+//! `latency/<edge>/reply`).
+
+use super::dist::Sampler;
+use super::slab::Handle;
+use super::{CLIENT_EDGE, Event, ServiceState, Simulation};
+use crate::metrics::levels::{LevelAreas, LevelSample};
+use crate::metrics::summary::ReplicaMetrics;
+use crate::protections::load_balancer::{Balancer, LoadBalancer};
+use crate::rng::Stream;
+use crate::scenario::{Dist, Scenario, ServiceId};
+use crate::time::{SimDuration, SimTime};
+
+/// Per service: the index of its replica 1 in the per-replica state, and its replicas.
+pub(super) type ReplicaBase = (u32, u32);
+
+/// The per-replica layout of `sc`: `(service, replica)` per index, and per service its
+/// [`ReplicaBase`].
+pub(super) fn units(sc: &Scenario) -> (Vec<(usize, u32)>, Vec<ReplicaBase>) {
+    let n = sc.services.len();
+    let mut units: Vec<(usize, u32)> = (0..n).map(|s| (s, 0)).collect();
+    let mut base = Vec::with_capacity(n);
+    for (s, svc) in sc.services.iter().enumerate() {
+        base.push((units.len() as u32, svc.replicas));
+        units.extend((1..svc.replicas).map(|r| (s, r)));
+    }
+    (units, base)
+}
+
+/// The stream label of replica `r` of something labelled `label`: the label itself for replica
+/// 0, `label/replica/<r>` for the others.
+pub(super) fn replica_label(label: &str, r: u32) -> String {
+    if r == 0 {
+        label.to_owned()
+    } else {
+        format!("{label}/replica/{r}")
+    }
+}
+
+/// A caller's balancer toward `callee`, if it has more than one replica; `name` labels its
+/// stream (`lb/<name>`).
+pub(super) fn balancer(
+    sc: &Scenario,
+    policy: LoadBalancer,
+    callee: ServiceId,
+    name: &str,
+) -> Option<Balancer> {
+    let replicas = sc.services[callee].replicas;
+    (replicas > 1).then(|| {
+        Balancer::new(
+            policy,
+            replicas,
+            Stream::new(sc.seed, &format!("lb/{name}")),
+        )
+    })
+}
+
+/// Network delay on one call (or the client): request and reply drawn from their own streams.
+#[derive(Debug)]
+pub(crate) struct Latency {
+    sampler: Sampler,
+    request: Stream,
+    reply: Stream,
+}
+
+impl Latency {
+    pub(super) fn new(seed: u64, dist: &Dist, name: &str) -> Self {
+        Latency {
+            sampler: Sampler::new(dist),
+            request: Stream::new(seed, &format!("latency/{name}/request")),
+            reply: Stream::new(seed, &format!("latency/{name}/reply")),
+        }
+    }
+}
+
+/// The time-series levels of service `s`, summed over its replicas: the areas are exact; the
+/// peaks are the sum of each replica's peak in the bin (an upper bound of the service's peak).
+pub(super) fn sample_service(
+    services: &mut [ServiceState],
+    base: &[ReplicaBase],
+    s: usize,
+    at: SimTime,
+) -> LevelSample {
+    let mut sample = services[s].station.sample(at);
+    let (first, n) = base[s];
+    for u in first..first + n - 1 {
+        let x = services[u as usize].station.sample(at);
+        sample.areas.busy += x.areas.busy;
+        sample.areas.queue += x.areas.queue;
+        sample.busy_max += x.busy_max;
+        sample.queue_max += x.queue_max;
+    }
+    sample
+}
+
+impl Simulation<'_> {
+    /// The index of replica `r` of service `s` in the per-replica state.
+    #[inline]
+    pub(super) fn unit_of(&self, s: usize, r: u32) -> usize {
+        if r == 0 {
+            s
+        } else {
+            (self.replica_base[s].0 + r - 1) as usize
+        }
+    }
+
+    /// Service `s`'s level integrals over the arrival period, summed over its replicas.
+    pub(super) fn service_areas(&self, s: usize) -> LevelAreas {
+        let mut areas = self.services[s].station.period_areas();
+        for r in 1..self.replica_base[s].1 {
+            let a = self.services[self.unit_of(s, r)].station.period_areas();
+            areas.busy += a.busy;
+            areas.queue += a.queue;
+        }
+        areas
+    }
+
+    /// Per service of more than one replica, its replicas' metrics.
+    pub(super) fn replica_stats(&self) -> Vec<Vec<ReplicaMetrics>> {
+        let period = self.sc.duration.0 as f64;
+        self.sc
+            .services
+            .iter()
+            .enumerate()
+            .map(|(s, svc)| {
+                if svc.replicas == 1 {
+                    return Vec::new();
+                }
+                (0..svc.replicas)
+                    .map(|r| {
+                        let u = self.unit_of(s, r);
+                        let areas = self.services[u].station.period_areas();
+                        ReplicaMetrics {
+                            counts: self.replica_rec[u].summary(),
+                            utilization: areas.busy as f64 / (period * svc.slots as f64),
+                            mean_queue_len: areas.queue as f64 / period,
+                        }
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Sends the request of `attempt` (on `edge`, or the client's) to `callee`: picks the replica
+    /// through the caller's balancer, then delivers it at once, or after the network delay.
+    /// Returns the admitted job when delivered at once.
+    #[inline]
+    pub(super) fn send_to(
+        &mut self,
+        edge: u32,
+        callee: usize,
+        attempt: Handle,
+        deadline: SimTime,
+    ) -> Handle {
+        let (balancer, latency) = if edge == CLIENT_EDGE {
+            (&mut self.client_balancer, &mut self.client_latency)
+        } else {
+            let es = &mut self.edges[edge as usize];
+            (&mut es.balancer, &mut es.latency)
+        };
+        let replica = balancer.as_mut().map_or(0, |b| b.pick());
+        let delay = latency.as_mut().map(|l| l.sampler.sample(&mut l.request));
+        if replica != 0 {
+            self.attempts[attempt].replica = replica as u16;
+        }
+        let unit = self.unit_of(callee, replica);
+        match delay {
+            Some(d) if !d.is_zero() => {
+                self.engine.schedule_in(
+                    d,
+                    Event::Deliver {
+                        attempt,
+                        unit: unit as u32,
+                        deadline,
+                    },
+                );
+                Handle::NONE
+            }
+            _ => self.deliver(callee as u32, unit, attempt, deadline),
+        }
+    }
+
+    /// A request delayed by the network arrives; if its attempt is still open, it learns the job.
+    pub(super) fn on_deliver(&mut self, attempt: Handle, unit: u32, deadline: SimTime) {
+        let s = self.services[unit as usize].service;
+        let child = self.deliver(s, unit as usize, attempt, deadline);
+        if let Some(a) = self.attempts.get_mut(attempt) {
+            a.child = child;
+        }
+    }
+
+    /// The network delay of the reply to `attempt` (zero without `latency`, or when the attempt
+    /// is already settled: nobody waits for that reply).
+    pub(super) fn reply_latency(&mut self, attempt: Handle) -> SimDuration {
+        let Some(a) = self.attempts.get(attempt) else {
+            return SimDuration::ZERO;
+        };
+        let latency = if a.edge == CLIENT_EDGE {
+            &mut self.client_latency
+        } else {
+            &mut self.edges[a.edge as usize].latency
+        };
+        latency
+            .as_mut()
+            .map_or(SimDuration::ZERO, |l| l.sampler.sample(&mut l.reply))
+    }
+
+    /// An attempt to `replica` on `edge` (or the client's) settled: the caller's balancer counts
+    /// one outstanding request fewer there.
+    #[inline]
+    pub(super) fn balancer_settled(&mut self, edge: u32, replica: u16) {
+        let balancer = if edge == CLIENT_EDGE {
+            &mut self.client_balancer
+        } else {
+            &mut self.edges[edge as usize].balancer
+        };
+        if let Some(b) = balancer {
+            b.settled(replica as u32);
+        }
+    }
+}

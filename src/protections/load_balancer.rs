@@ -1,0 +1,377 @@
+//! Load balancing over a service's replicas (`services.<caller>.calls.<callee>.load_balancer`,
+//! `client.load_balancer`). Owns the YAML form, its validation, and the choice rule each caller
+//! applies to every attempt it sends to a replicated service (first tries, retries and hedges
+//! alike: each attempt is a fresh pick, so a retry may land on the replica that just failed, as in
+//! Envoy, whose retry host predicates are off by default).
+//!
+//! Policies, following Envoy's load balancers with equal host weights
+//! (envoyproxy/envoy `source/extensions/load_balancing_policies/least_request/least_request_lb.cc`,
+//! `source/extensions/load_balancing_policies/common/load_balancer_impl.cc` and
+//! `api/envoy/extensions/load_balancing_policies/least_request/v3/least_request.proto`):
+//! - `round_robin` (default): replicas 0, 1, …, N−1, 0, … in turn, per caller, starting at 0.
+//! - `random`: a uniform replica, from the caller's own stream `lb/<edge>` (`lb/client`).
+//! - `least_request` with `choice_count: k` (default 2): `k` uniform draws *with replacement*; the
+//!   first draw is the candidate and a later draw replaces it only with strictly fewer outstanding
+//!   requests (Envoy's `unweightedHostPickNChoices`: ties keep the earlier draw).
+//! - `least_request` with `choice_count: all`: a full scan (Envoy's `FULL_SCAN` selection method):
+//!   the replica with the fewest outstanding requests, ties broken uniformly at random by
+//!   reservoir sampling (each later tie replaces the candidate with probability 1/ties).
+//!
+//! Outstanding requests are counted per caller (per edge, or the client), as an Envoy host's
+//! `rq_active` is per proxy: an attempt counts from the moment it is sent until it is settled
+//! (reply, timeout, or abandoned by its job).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::Problems;
+use crate::rng::Stream;
+
+/// Default `choice_count` of `least_request` (Envoy's default: two choices).
+pub const DEFAULT_CHOICE_COUNT: u32 = 2;
+
+/// How a caller picks a replica of a replicated callee.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LoadBalancerRaw {
+    /// `round_robin` (default), `random` or `least_request`.
+    pub policy: PolicyRaw,
+    /// `least_request`: replicas drawn per pick (with replacement), or `all` for a full scan of
+    /// the fewest outstanding.
+    #[schemars(extend("default" = DEFAULT_CHOICE_COUNT))]
+    pub choice_count: Option<ChoiceCountRaw>,
+}
+
+/// The balancing policies.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum PolicyRaw {
+    /// Each replica in turn.
+    RoundRobin,
+    /// A uniform replica per attempt.
+    Random,
+    /// The fewest outstanding requests among `choice_count` random draws (or all replicas).
+    LeastRequest,
+}
+
+/// `choice_count`: a number of draws, or `all`.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum ChoiceCountRaw {
+    /// Draws per pick.
+    Count(u32),
+    /// Every replica (full scan).
+    All(AllRaw),
+}
+
+/// The word `all`.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AllRaw {
+    All,
+}
+
+/// A validated balancing policy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LoadBalancer {
+    #[default]
+    RoundRobin,
+    Random,
+    /// `choice_count` draws with replacement.
+    LeastRequest {
+        choice_count: u32,
+    },
+    /// Full scan.
+    LeastRequestAll,
+}
+
+impl LoadBalancer {
+    /// The draws per pick of a `least_request` policy with a number, for the check against the
+    /// callee's replicas.
+    pub fn choice_count(&self) -> Option<u32> {
+        match *self {
+            LoadBalancer::LeastRequest { choice_count } => Some(choice_count),
+            _ => None,
+        }
+    }
+}
+
+/// Checks `load_balancer` at `key` (the check of `choice_count` against the callee's replicas is
+/// [`check_choice_count`], once every service is known).
+pub(crate) fn validate(
+    key: &str,
+    raw: Option<&LoadBalancerRaw>,
+    p: &mut impl Problems,
+) -> LoadBalancer {
+    let Some(raw) = raw else {
+        return LoadBalancer::RoundRobin;
+    };
+    match (raw.policy, raw.choice_count) {
+        (PolicyRaw::RoundRobin | PolicyRaw::Random, Some(_)) => {
+            p.problem(
+                &format!("{key}.choice_count"),
+                "applies to `policy: least_request` only; remove it".into(),
+            );
+            LoadBalancer::RoundRobin
+        }
+        (PolicyRaw::RoundRobin, None) => LoadBalancer::RoundRobin,
+        (PolicyRaw::Random, None) => LoadBalancer::Random,
+        (PolicyRaw::LeastRequest, Some(ChoiceCountRaw::All(_))) => LoadBalancer::LeastRequestAll,
+        (PolicyRaw::LeastRequest, Some(ChoiceCountRaw::Count(0))) => {
+            p.problem(
+                &format!("{key}.choice_count"),
+                "must be at least 1 (or `all`)".into(),
+            );
+            LoadBalancer::RoundRobin
+        }
+        (PolicyRaw::LeastRequest, c) => LoadBalancer::LeastRequest {
+            choice_count: match c {
+                Some(ChoiceCountRaw::Count(n)) => n,
+                _ => DEFAULT_CHOICE_COUNT,
+            },
+        },
+    }
+}
+
+/// Refuses a `choice_count` above the callee's `replicas` (draws beyond the replica count only
+/// repeat replicas; say `all` for a full scan). A default `choice_count` of 2 against one replica
+/// is fine: there is nothing to choose.
+pub(crate) fn check_choice_count(
+    key: &str,
+    lb: LoadBalancer,
+    explicit: bool,
+    replicas: u32,
+    p: &mut impl Problems,
+) {
+    if let Some(k) = lb.choice_count()
+        && explicit
+        && k > replicas
+    {
+        p.problem(
+            &format!("{key}.choice_count"),
+            format!(
+                "is {k}, more than the callee's {replicas} replicas; use at most {replicas}, or \
+                 `all` for a full scan"
+            ),
+        );
+    }
+}
+
+/// One caller's balancer toward one replicated callee: the policy's state and the caller's
+/// outstanding requests per replica.
+#[derive(Clone, Debug)]
+pub struct Balancer {
+    policy: LoadBalancer,
+    /// Round robin: the next replica.
+    next: u32,
+    /// Outstanding requests from this caller, per replica.
+    outstanding: Vec<u32>,
+    stream: Stream,
+}
+
+impl Balancer {
+    /// A balancer over `replicas` replicas drawing from `stream`.
+    pub fn new(policy: LoadBalancer, replicas: u32, stream: Stream) -> Self {
+        Balancer {
+            policy,
+            next: 0,
+            outstanding: vec![0; replicas as usize],
+            stream,
+        }
+    }
+
+    /// Outstanding requests from this caller at replica `r`.
+    pub fn outstanding(&self, r: u32) -> u32 {
+        self.outstanding[r as usize]
+    }
+
+    /// Picks the replica for the next attempt; the attempt then counts as outstanding there.
+    pub fn pick(&mut self) -> u32 {
+        let r = self.choose();
+        self.outstanding[r as usize] += 1;
+        r
+    }
+
+    /// An attempt to replica `r` settled.
+    pub fn settled(&mut self, r: u32) {
+        self.outstanding[r as usize] -= 1;
+    }
+
+    fn uniform(&mut self, n: usize) -> usize {
+        self.stream.up_to(n as u64 - 1) as usize
+    }
+
+    /// The choice rule.
+    fn choose(&mut self) -> u32 {
+        let n = self.outstanding.len();
+        match self.policy {
+            LoadBalancer::RoundRobin => {
+                let r = self.next;
+                self.next = (r + 1) % n as u32;
+                r
+            }
+            LoadBalancer::Random => self.uniform(n) as u32,
+            LoadBalancer::LeastRequest { choice_count } => {
+                let mut best = self.uniform(n);
+                for _ in 1..choice_count {
+                    let r = self.uniform(n);
+                    if self.outstanding[r] < self.outstanding[best] {
+                        best = r;
+                    }
+                }
+                best as u32
+            }
+            LoadBalancer::LeastRequestAll => {
+                let mut best = 0;
+                let mut ties = 1usize;
+                for r in 1..n {
+                    let (o, b) = (self.outstanding[r], self.outstanding[best]);
+                    if o < b {
+                        best = r;
+                        ties = 1;
+                    } else if o == b {
+                        ties += 1;
+                        if self.uniform(ties) == 0 {
+                            best = r;
+                        }
+                    }
+                }
+                best as u32
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protections::bad_snippets::{At, accepted, check};
+
+    fn balancer(policy: LoadBalancer, n: u32) -> Balancer {
+        Balancer::new(policy, n, Stream::new(1, "lb/test"))
+    }
+
+    #[test]
+    fn round_robin_takes_each_replica_in_turn_whatever_the_load() {
+        let mut b = balancer(LoadBalancer::RoundRobin, 3);
+        b.outstanding = vec![9, 0, 0];
+        let picks: Vec<u32> = (0..7).map(|_| b.pick()).collect();
+        assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0]);
+        assert_eq!(b.outstanding(0), 12);
+    }
+
+    #[test]
+    fn random_is_uniform_and_follows_its_own_stream() {
+        let mut b = balancer(LoadBalancer::Random, 4);
+        let mut counts = [0u32; 4];
+        for _ in 0..40_000 {
+            counts[b.pick() as usize] += 1;
+        }
+        for c in counts {
+            assert!((9_500..10_500).contains(&c), "{counts:?}");
+        }
+        // The same stream gives the same picks.
+        let (mut x, mut y) = (
+            balancer(LoadBalancer::Random, 5),
+            balancer(LoadBalancer::Random, 5),
+        );
+        for _ in 0..100 {
+            assert_eq!(x.pick(), y.pick());
+        }
+    }
+
+    #[test]
+    fn two_choices_take_the_fewer_outstanding_and_keep_the_first_draw_on_ties() {
+        // Replay the draws to know what Envoy's rule must pick.
+        let mut b = balancer(LoadBalancer::LeastRequest { choice_count: 2 }, 3);
+        b.outstanding = vec![5, 0, 2];
+        let mut shadow = Stream::new(1, "lb/test");
+        for _ in 0..200 {
+            let first = shadow.up_to(2) as u32;
+            let second = shadow.up_to(2) as u32;
+            let o = b.outstanding.clone();
+            let want = if o[second as usize] < o[first as usize] {
+                second
+            } else {
+                first
+            };
+            let got = b.pick();
+            assert_eq!(got, want);
+            b.settled(got);
+        }
+        // Replica 0 (5 outstanding) only wins when both draws are 0: about 1/9 of picks.
+        let mut zero = 0;
+        for _ in 0..9_000 {
+            let r = b.pick();
+            b.settled(r);
+            zero += (r == 0) as u32;
+        }
+        assert!((800..1_200).contains(&zero), "{zero}");
+    }
+
+    #[test]
+    fn one_choice_is_random_and_many_choices_find_the_least_loaded() {
+        let mut b = balancer(LoadBalancer::LeastRequest { choice_count: 3 }, 3);
+        b.outstanding = vec![1, 1, 0];
+        // With three draws out of three, replica 2 is missed with probability (2/3)^3 ≈ 0.30.
+        let mut two = 0;
+        for _ in 0..10_000 {
+            let r = b.pick();
+            b.settled(r);
+            two += (r == 2) as u32;
+        }
+        assert!((6_700..7_300).contains(&two), "{two}");
+    }
+
+    #[test]
+    fn full_scan_takes_the_least_outstanding_and_splits_ties_evenly() {
+        let mut b = balancer(LoadBalancer::LeastRequestAll, 4);
+        b.outstanding = vec![3, 1, 2, 1];
+        let mut counts = [0u32; 4];
+        for _ in 0..10_000 {
+            let r = b.pick();
+            b.settled(r);
+            counts[r as usize] += 1;
+        }
+        assert_eq!((counts[0], counts[2]), (0, 0));
+        assert!((4_700..5_300).contains(&counts[1]), "{counts:?}");
+        // A unique least is always taken, and the pick counts as outstanding.
+        b.outstanding = vec![3, 1, 0, 1];
+        assert_eq!(b.pick(), 2);
+        assert_eq!(b.outstanding(2), 1);
+    }
+
+    #[test]
+    fn bad_snippets() {
+        check(
+            At::Edge,
+            &[
+                (
+                    "load_balancer: {policy: round_robin, choice_count: 2}",
+                    "load_balancer.choice_count",
+                    "applies to `policy: least_request` only; remove it",
+                ),
+                (
+                    "load_balancer: {policy: least_request, choice_count: 0}",
+                    "load_balancer.choice_count",
+                    "must be at least 1 (or `all`)",
+                ),
+                (
+                    "load_balancer: {policy: least_request, choice_count: 3}",
+                    "load_balancer.choice_count",
+                    "is 3, more than the callee's 1 replicas; use at most 1, or `all` for a full \
+                     scan",
+                ),
+            ],
+        );
+        accepted(
+            At::Edge,
+            &[
+                "load_balancer: {policy: least_request}",
+                "load_balancer: {policy: least_request, choice_count: all}",
+                "load_balancer: {policy: random}",
+            ],
+        );
+        accepted(At::Client, &["load_balancer: {policy: least_request}"]);
+    }
+}
