@@ -113,8 +113,14 @@ impl TuneAxis {
         if self.log { v.ln() } else { v }
     }
 
+    /// A value off the scale, clamped to the range and snapped: whole numbers for integers,
+    /// three significant digits for numbers and durations (values a person would write).
     fn from_unit(&self, u: f64) -> f64 {
         let v = if self.log { u.exp() } else { u };
+        let v = match self.axis.kind {
+            Kind::Integer => v,
+            _ => significant(v, 3),
+        };
         self.axis.snap(v.clamp(self.axis.low, self.axis.high))
     }
 
@@ -166,6 +172,15 @@ impl TuneAxis {
 /// Rounds after `rounds` in which whole-number keys go on stepping by 1 while the incumbent
 /// still moves, so the search ends on the exact boundary of a whole-number key.
 pub const EXTRA_ROUNDS: usize = 16;
+
+/// `v` rounded to `digits` significant digits.
+fn significant(v: f64, digits: i32) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let scale = 10f64.powi(digits - 1 - v.abs().log10().floor() as i32);
+    (v * scale).round() / scale
+}
 
 /// What one candidate did.
 #[derive(Clone, Debug, PartialEq)]
@@ -419,8 +434,8 @@ mod tests {
         assert_eq!(a.grid(3), vec![1.0, 10.0, 100.0]);
         let r = axis("k", "0.01..1");
         assert!(r.log);
-        let g = r.grid(3);
-        assert!((g[1] - 0.1).abs() < 1e-12, "{g:?}");
+        assert_eq!(r.grid(3), vec![0.01, 0.1, 1.0]);
+        assert_eq!(r.grid(5)[1], 0.0316, "three significant digits");
         let lin = axis("k", "0..40");
         assert!(!lin.log, "LOW = 0 cannot be on a log scale");
         assert_eq!(lin.grid(5), vec![0.0, 10.0, 20.0, 30.0, 40.0]);

@@ -851,9 +851,9 @@ impl Report {
             (Some(r), _) => {
                 let _ = writeln!(
                     out,
-                    "## Recommendation\n\n{}; worst fault's recovery {} s ({}).\n\n```yaml\n{}```\n",
+                    "## Recommendation\n\n{}; worst fault's recovery: {} ({}).\n\n```yaml\n{}```\n",
                     self.verdict,
-                    num(r.worst_recovery_s),
+                    r.worst_recovery_s.map_or("never".to_owned(), |s| format!("{} s", num(Some(s)))),
                     r.worst_fault.clone().unwrap_or_default(),
                     self.recommended_yaml.clone().unwrap_or_default()
                 );

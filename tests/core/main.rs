@@ -13,4 +13,5 @@ mod mechanics;
 mod protections;
 mod snapshots;
 mod test_cmd;
+mod tune;
 mod ux;
