@@ -448,7 +448,11 @@ pub struct TuneArgs {
     pub seeds: SeedList,
     /// The metric to minimise in healthy load (mean over the seeds), e.g.
     /// `metrics.client_attempts_per_request` or `services.svc_a.wasted_ratio`.
-    #[arg(long, value_name = "METRIC", default_value = "metrics.success_latency_p99_s")]
+    #[arg(
+        long,
+        value_name = "METRIC",
+        default_value = "metrics.success_latency_p99_s"
+    )]
     pub objective: String,
     /// A requirement on every faulted run, METRIC OP NUMBER (repeatable) [default:
     /// `metrics.recovery_s <= 5` and `metrics.success_rate_before >= 0.999`].

@@ -112,7 +112,10 @@ impl FaultSet {
         let mut fault: Mapping = body.as_mapping().cloned().unwrap_or_default();
         let is_surge = fault.get("kind").and_then(Value::as_str) == Some("surge");
         if !is_surge && !fault.contains_key("service") {
-            fault.insert(Value::String("service".into()), Value::String(target.into()));
+            fault.insert(
+                Value::String("service".into()),
+                Value::String(target.into()),
+            );
         }
         if let Some(factor) = fault.shift_remove("slowdown") {
             let k = format!("{key}.slowdown");
@@ -158,10 +161,16 @@ impl FaultSet {
                 .filter(|f| f.is_finite() && *f > 0.0 && *f <= 1.0)
                 .ok_or_else(|| here(&k, "must be a share in (0, 1]".into()))?;
             if fault.get("kind").and_then(Value::as_str) != Some("capacity") {
-                return Err(here(&k, "only a `capacity` fault takes `slot_share`".into()));
+                return Err(here(
+                    &k,
+                    "only a `capacity` fault takes `slot_share`".into(),
+                ));
             }
             if fault.contains_key("slots") {
-                return Err(here(&k, "give either `slot_share` or `slots`, not both".into()));
+                return Err(here(
+                    &k,
+                    "give either `slot_share` or `slots`, not both".into(),
+                ));
             }
             let service = fault
                 .get("service")

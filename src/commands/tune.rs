@@ -31,7 +31,9 @@ use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
 use crate::report::flat::{Engine, flatten};
 use crate::report::markdown::MarkdownTable;
-use crate::runner::{FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output};
+use crate::runner::{
+    FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
+};
 use crate::scenario::Scenario;
 use crate::sweep::expand::metric_columns;
 use crate::sweep::journal::{self, CellRecord, Header, Journal};
@@ -141,7 +143,9 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
         if let Some(f) = &req.faults {
             plan_out.add_inputs([f.as_path()]);
         }
-        plan_out.folder("--out", dir, |n| OUT_FILES.contains(&n) || n == journal::FILE)?;
+        plan_out.folder("--out", dir, |n| {
+            OUT_FILES.contains(&n) || n == journal::FILE
+        })?;
     }
     let _lock = match &req.out {
         Some(dir) => Some(FolderLock::acquire(dir, "--out")?),
@@ -154,9 +158,7 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
     let mut evaluate = |batch: &[Vec<f64>]| -> Result<Vec<Scored>, Error> {
         let (n_variants, seeds) = (plan.variants.len(), &plan.seeds);
         let cells: Vec<(usize, usize, u64)> = (0..batch.len())
-            .flat_map(|c| {
-                (0..n_variants).flat_map(move |v| seeds.iter().map(move |&s| (c, v, s)))
-            })
+            .flat_map(|c| (0..n_variants).flat_map(move |v| seeds.iter().map(move |&s| (c, v, s))))
             .collect();
         let results = runner.map(&cells, |&(c, v, seed)| {
             let sets = set_args(&plan.axes, &batch[c]);
@@ -210,7 +212,9 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
     let report = Report::new(&plan, &tuned);
     let text = match req.format {
         TuneFormat::Text => report.markdown(&plan),
-        TuneFormat::Json => serde_json::to_string_pretty(&report).expect("reports serialize") + "\n",
+        TuneFormat::Json => {
+            serde_json::to_string_pretty(&report).expect("reports serialize") + "\n"
+        }
     };
     let mut notes = Vec::new();
     if let Some(dir) = &req.out {
@@ -273,10 +277,7 @@ fn metric(run: &RunSummary, name: &str) -> Option<f64> {
 
 fn score(plan: &Plan, values: Vec<f64>, per_variant: &[Vec<RunSummary>]) -> Scored {
     let healthy = &per_variant[0];
-    let objective: Option<Vec<f64>> = healthy
-        .iter()
-        .map(|r| metric(r, &plan.objective))
-        .collect();
+    let objective: Option<Vec<f64>> = healthy.iter().map(|r| metric(r, &plan.objective)).collect();
     let objective = objective.map(|v| v.iter().sum::<f64>() / v.len() as f64);
     let faulted = &per_variant[1..];
     let failing = faulted
@@ -352,8 +353,7 @@ fn open_journal(req: &TuneRequest, plan: &Plan) -> Result<Option<OpenJournal>, E
         v.sort_by(|a, b| a.key.cmp(&b.key));
         v
     };
-    let journal =
-        Journal::create(&path, &header, &records).map_err(|e| output_error(&path, e))?;
+    let journal = Journal::create(&path, &header, &records).map_err(|e| output_error(&path, e))?;
     Ok(Some(OpenJournal { journal, done }))
 }
 
@@ -376,7 +376,9 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         };
         let axis = Axis::parse(k, r).map_err(|m| ConfigError::flag("--vary", m))?;
         if axes.iter().any(|a: &TuneAxis| a.axis.key == axis.key) {
-            return Err(ConfigError::flag("--vary", format!("`{}` is given twice", axis.key)).into());
+            return Err(
+                ConfigError::flag("--vary", format!("`{}` is given twice", axis.key)).into(),
+            );
         }
         axes.push(TuneAxis::new(axis));
     }
@@ -420,7 +422,12 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
     let (faults_name, fault_set, fault_text) = match &req.faults {
         Some(f) => {
             let set = FaultSet::load(f)?;
-            let text = set.doc.files.iter().map(|f| f.text.clone()).collect::<String>();
+            let text = set
+                .doc
+                .files
+                .iter()
+                .map(|f| f.text.clone())
+                .collect::<String>();
             (f.display().to_string(), set, text)
         }
         None => {
@@ -651,7 +658,11 @@ struct SearchReport {
 }
 
 fn show(a: &TuneAxis, v: f64) -> String {
-    a.axis.set_arg(v).split_once('=').map(|(_, v)| v.to_owned()).unwrap_or_default()
+    a.axis
+        .set_arg(v)
+        .split_once('=')
+        .map(|(_, v)| v.to_owned())
+        .unwrap_or_default()
 }
 
 fn num(x: Option<f64>) -> String {
@@ -792,7 +803,11 @@ impl Report {
             seeds: plan.seeds.clone(),
             share: s.needed as f64 / s.seeds as f64,
             needed_seeds: s.needed,
-            requirements: plan.requirements.iter().map(Requirement::describe).collect(),
+            requirements: plan
+                .requirements
+                .iter()
+                .map(Requirement::describe)
+                .collect(),
             objective: plan.objective.clone(),
             search: SearchReport {
                 method: "coarse grid, then refinement around the incumbent at half the spacing per round",
@@ -802,9 +817,7 @@ impl Report {
                 runs,
             },
             verdict,
-            recommended_yaml: t
-                .best
-                .map(|i| yaml_snippet(&plan.axes, &t.tried[i].values)),
+            recommended_yaml: t.best.map(|i| yaml_snippet(&plan.axes, &t.tried[i].values)),
             recommended,
             closest,
             regions,
@@ -853,7 +866,8 @@ impl Report {
                     out,
                     "## Recommendation\n\n{}; worst fault's recovery: {} ({}).\n\n```yaml\n{}```\n",
                     self.verdict,
-                    r.worst_recovery_s.map_or("never".to_owned(), |s| format!("{} s", num(Some(s)))),
+                    r.worst_recovery_s
+                        .map_or("never".to_owned(), |s| format!("{} s", num(Some(s)))),
                     r.worst_fault.clone().unwrap_or_default(),
                     self.recommended_yaml.clone().unwrap_or_default()
                 );
@@ -1010,7 +1024,10 @@ fn candidates_csv(plan: &Plan, t: &Tuned) -> Vec<u8> {
             .map(|(a, &v)| a.axis.csv(v))
             .collect();
         row.push(c.round.to_string());
-        row.push(c.feasible(plan.search.seeds, plan.search.needed).to_string());
+        row.push(
+            c.feasible(plan.search.seeds, plan.search.needed)
+                .to_string(),
+        );
         row.push(c.objective.map_or(String::new(), |o| o.to_string()));
         for (f, rec) in c.recovery.iter().enumerate() {
             row.push(rec.map_or(String::new(), |r| r.to_string()));
@@ -1075,12 +1092,18 @@ mod tests {
     fn snippets_nest_shared_key_paths() {
         let axes = [
             TuneAxis::new(
-                Axis::parse("services.svc_a.calls.svc_b.retry_throttle.max_tokens", "1..100")
-                    .unwrap(),
+                Axis::parse(
+                    "services.svc_a.calls.svc_b.retry_throttle.max_tokens",
+                    "1..100",
+                )
+                .unwrap(),
             ),
             TuneAxis::new(
-                Axis::parse("services.svc_a.calls.svc_b.retry_throttle.token_ratio", "0.01..1")
-                    .unwrap(),
+                Axis::parse(
+                    "services.svc_a.calls.svc_b.retry_throttle.token_ratio",
+                    "0.01..1",
+                )
+                .unwrap(),
             ),
             TuneAxis::new(
                 Axis::parse("services.svc_a.calls.svc_b.attempt_timeout", "100ms..2s").unwrap(),

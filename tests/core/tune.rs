@@ -114,7 +114,12 @@ fn the_recommendation_meets_every_requirement_when_rerun_with_loadsim_run() {
             .success();
         let r = json(&ran.get_output().stdout);
         let values = &r[0]["metrics"]["services.svc.max_queue"]["values"];
-        assert_eq!(values, &serde_json::json!([12.0, 12.0]), "{}", region["fault"]);
+        assert_eq!(
+            values,
+            &serde_json::json!([12.0, 12.0]),
+            "{}",
+            region["fault"]
+        );
         let rate = &r[0]["metrics"]["services.svc.max_queue"]["n"];
         assert_eq!(rate, 2);
     }
@@ -176,7 +181,10 @@ fn an_impossible_requirement_exits_1_with_the_closest_setting() {
         text.contains("no setting in the range meets every requirement"),
         "{text}"
     );
-    assert!(text.contains("the closest is services.svc.queue_cap = 1"), "{text}");
+    assert!(
+        text.contains("the closest is services.svc.queue_cap = 1"),
+        "{text}"
+    );
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains("no setting in the range meets"), "{err}");
 }
@@ -240,7 +248,10 @@ fn bad_input_exits_2_with_the_place_and_a_suggestion() {
         }
         let out = c.args(&args).assert().code(2);
         let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-        assert!(err.contains(expected), "{args:?}: expected `{expected}` in:\n{err}");
+        assert!(
+            err.contains(expected),
+            "{args:?}: expected `{expected}` in:\n{err}"
+        );
     }
     let out = loadsim()
         .arg("tune")
@@ -259,14 +270,27 @@ fn the_standard_fault_set_applies_to_a_shipped_scenario() {
     let out = loadsim()
         .arg("tune")
         .arg(super::common::scenario_path("protected"))
-        .args(["--target", "svc_b", "--seeds", "1", "--steps", "2", "--rounds", "0"])
-        .args(["--vary", "services.svc_b.queue_cap=8..16", "--quiet"])
-        .args(["--set", "duration=12s"])
+        .args([
+            "--target", "svc_b", "--seeds", "1", "--steps", "2", "--rounds", "0",
+        ])
+        .args(["--vary", "services.svc_b.queue_cap=8..9", "--quiet"])
+        .args(["--set", "arrivals.rate=40"])
         .output()
         .unwrap();
-    assert!(out.status.code() != Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.code() != Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    for f in ["slow_x2_5s", "slow_x10_60s", "error_50pct", "outage_10s", "surge_x3", "capacity_half"] {
+    for f in [
+        "slow_x2_5s",
+        "slow_x10_60s",
+        "error_50pct",
+        "outage_10s",
+        "surge_x3",
+        "capacity_half",
+    ] {
         assert!(text.contains(f), "{f} in\n{text}");
     }
 }
