@@ -11,6 +11,7 @@ use loadsim::commands::boundary::BoundaryRequest;
 use loadsim::commands::new::{NewRequest, Template};
 use loadsim::commands::run::{RunOutputs, RunRequest};
 use loadsim::commands::sweep::{Shard, SweepOptions};
+use loadsim::commands::tune::{TuneFormat, TuneRequest, parse_tune_seeds};
 use loadsim::expect::report::TestFormat;
 use loadsim::model::RunOptions;
 use loadsim::report::Format;
@@ -108,6 +109,27 @@ Examples:
   # A phase diagram over window length × load (CSV and SVG heatmap with --out)
   loadsim boundary scenarios/protected.yaml --vary faults.slow_b.duration --range 0s..30s \\
       --vary arrivals.rate --range 200..700 --steps 11 --out phase/";
+
+const TUNE_EXAMPLES: &str = "\
+Examples:
+  # svc_a's gRFC A6 throttle and attempt timeout on the article's chain, against the standard faults
+  loadsim tune scenarios/deadline_budget.yaml --target svc_b \\
+      --vary services.svc_a.calls.svc_b.retry_throttle.max_tokens=1..100 \\
+      --vary services.svc_a.calls.svc_b.retry_throttle.token_ratio=0.01..1 \\
+      --vary services.svc_a.calls.svc_b.attempt_timeout=100ms..1s --seeds 3 --out tune/ --yes
+
+  # An Envoy retry budget, minimising attempts per request, recovery within 10 s on 2 of 3 seeds
+  loadsim tune scenarios/protections/retry_budget.yaml --target svc_b \\
+      --vary services.svc_a.calls.svc_b.retry_budget.budget_percent=5..100 \\
+      --vary services.svc_a.calls.svc_b.retry_budget.min_retry_concurrency=1..20 \\
+      --objective metrics.client_attempts_per_request --require 'metrics.recovery_s <= 10' --share 0.66
+
+  # Your own fault set (a YAML `faults:` map), JSON for tools; interrupted? --resume
+  loadsim tune scenarios/protected.yaml --faults faults/standard.yaml --target svc_b \\
+      --vary services.svc_b.queue_cap=2..64 --vary services.svc_a.queue_cap=8..256 --format json --out t/
+
+Exit code 1 when no setting in the range meets every requirement (the report names the closest);
+2 on bad input (a key, a range, a metric, the fault set). See docs/analysis.md, \"loadsim tune\".";
 
 const NEW_EXAMPLES: &str = "\
 Examples:
@@ -213,6 +235,13 @@ pub enum Command {
     /// per seed); with a second --vary, the phase diagram over a grid of both keys.
     #[command(after_help = BOUNDARY_EXAMPLES)]
     Boundary(BoundaryArgs),
+    /// Recommend settings that survive a set of faults.
+    ///
+    /// Searches 1–4 keys (a coarse grid, then refinement around the best setting) for the values
+    /// that meet every requirement under every fault of a fault set on enough seeds, and among
+    /// them the lowest objective in healthy load; prints the recommendation as YAML to paste.
+    #[command(after_help = TUNE_EXAMPLES)]
+    Tune(TuneArgs),
     /// Write a commented starter scenario that runs as is.
     #[command(after_help = NEW_EXAMPLES)]
     New(NewArgs),
@@ -395,6 +424,108 @@ pub struct BoundaryArgs {
     pub yes: bool,
     #[command(flatten)]
     pub memory: Memory,
+}
+
+#[derive(Debug, Args)]
+pub struct TuneArgs {
+    /// Scenario file (YAML) whose keys are tuned.
+    #[arg(value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub file: PathBuf,
+    /// A key to tune and its range, KEY=LOW..HIGH (repeat for 1–4 keys): durations with a unit
+    /// (`100ms..2s`), whole numbers (`1..100`) or numbers (`0.01..1`). A range over a decade or
+    /// more (LOW > 0) is searched on a log scale.
+    #[arg(long, required = true, value_name = "KEY=LOW..HIGH")]
+    pub vary: Vec<String>,
+    /// Fault set (YAML: `faults:` names to faults, as in a scenario), each fault run alone
+    /// [default: the built-in faults/standard.yaml].
+    #[arg(long, value_name = "FAULTS.yaml", value_hint = ValueHint::FilePath)]
+    pub faults: Option<PathBuf>,
+    /// The service the fault set acts on [default: the service of the scenario's first fault].
+    #[arg(long, value_name = "SERVICE")]
+    pub target: Option<String>,
+    /// Seeds, the same for every candidate: a count N (seeds 1 to N), `A..B` or `3,5,9`.
+    #[arg(long, default_value = "3", value_name = "N|LIST")]
+    pub seeds: SeedList,
+    /// The metric to minimise in healthy load (mean over the seeds), e.g.
+    /// `metrics.client_attempts_per_request` or `services.svc_a.wasted_ratio`.
+    #[arg(
+        long,
+        value_name = "METRIC",
+        default_value = "metrics.success_latency_p99_s"
+    )]
+    pub objective: String,
+    /// A requirement on every faulted run, METRIC OP NUMBER (repeatable) [default:
+    /// `metrics.recovery_s <= 5` and `metrics.success_rate_before >= 0.999`].
+    #[arg(long, value_name = "EXPR")]
+    pub require: Vec<String>,
+    /// Share of the seeds on which each requirement must hold, in (0, 1].
+    #[arg(long, default_value_t = 1.0, value_name = "S")]
+    pub share: f64,
+    /// Coarse grid values per key, LOW and HIGH included.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub steps: usize,
+    /// Refinement rounds after the grid, each at half the previous spacing.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub rounds: usize,
+    /// Write tune.md, tune.json, candidates.csv, pareto.svg and the run journal here.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub out: Option<PathBuf>,
+    /// Keep the runs already journaled in --out and run only the missing ones.
+    #[arg(long)]
+    pub resume: bool,
+    /// The report's format.
+    #[arg(long, value_enum, default_value_t = TuneFormat::Text)]
+    pub format: TuneFormat,
+    /// Runs at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// Run a search of more than 10000 runs (counted at most) without refusing.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Stop after this many runs, leaving the search unfinished (for testing --resume).
+    #[arg(long, hide = true, value_name = "N")]
+    pub max_runs: Option<usize>,
+}
+
+/// A parsed seed list.
+#[derive(Clone, Debug)]
+pub struct SeedList(pub Vec<u64>);
+
+impl std::str::FromStr for SeedList {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_tune_seeds(s).map(SeedList)
+    }
+}
+
+impl TuneArgs {
+    pub fn request(self) -> TuneRequest {
+        TuneRequest {
+            file: self.file,
+            sets: self.overrides.sets,
+            vary: self.vary,
+            faults: self.faults,
+            target: self.target,
+            seeds: self.seeds.0,
+            objective: Some(self.objective),
+            require: self.require,
+            share: self.share,
+            steps: self.steps,
+            rounds: self.rounds,
+            out: self.out,
+            format: self.format,
+            jobs: self.jobs.map(usize::from),
+            resume: self.resume,
+            max_runs: self.max_runs,
+            yes: self.yes,
+            quiet: self.quiet,
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -29,6 +29,10 @@ pub enum Error {
     /// `loadsim test` found failing cases. Exit code 1; the report still goes to stdout.
     #[error("error: {failed} test case(s) failed")]
     TestsFailed { report: String, failed: usize },
+    /// `loadsim tune` found no setting that meets every requirement. Exit code 1; the report
+    /// (with the closest setting) still goes to stdout.
+    #[error("error: {summary}")]
+    Infeasible { report: String, summary: String },
     /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
     #[error("error: cannot write {what}: {source}")]
     Output {
@@ -47,6 +51,7 @@ impl Error {
             | Error::Plot(_)
             | Error::Output { .. }
             | Error::Denied { .. }
+            | Error::Infeasible { .. }
             | Error::TestsFailed { .. } => 1,
         }
     }
@@ -54,7 +59,9 @@ impl Error {
     /// What must still reach stdout although the command failed (the report of a denied check).
     pub fn stdout(&self) -> Option<&str> {
         match self {
-            Error::Denied { report, .. } | Error::TestsFailed { report, .. } => Some(report),
+            Error::Denied { report, .. }
+            | Error::TestsFailed { report, .. }
+            | Error::Infeasible { report, .. } => Some(report),
             _ => None,
         }
     }

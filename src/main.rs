@@ -47,6 +47,7 @@ fn run(command: Command) -> Result<Output, Error> {
         Command::Sweep(a) => commands::sweep::sweep(&a.file, &a.options(command_line())),
         Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
         Command::Boundary(a) => commands::boundary::boundary(&a.request()),
+        Command::Tune(a) => commands::tune::tune(&a.request()),
         Command::New(a) => commands::new::new(&a.request()),
         Command::Schema(a) => commands::schema::schema(a.kind),
         Command::Completions(a) => Ok(completions(a.shell)),

@@ -2,7 +2,10 @@
 //! compute: [`lint`] checks a scenario's policies against the article's budget rules without
 //! simulating (pure functions over [`crate::Scenario`]); [`boundary`] searches, by scanning and
 //! bisecting over one key, for the smallest value at which a run no longer recovers, and lays out
-//! the 2-D phase diagram over two keys. Rendering lives in `commands`.
+//! the 2-D phase diagram over two keys; [`tune`] searches settings that survive a set of faults
+//! ([`faultset`]: the fault-set files it reads). Rendering lives in `commands`.
 
 pub mod boundary;
+pub mod faultset;
 pub mod lint;
+pub mod tune;

@@ -12,6 +12,7 @@ pub mod schema;
 pub mod seeds;
 pub mod sweep;
 pub mod test;
+pub mod tune;
 
 /// What a command produced, for the binary to print: the data for stdout and the notes for
 /// stderr (files the command wrote are already written).

@@ -14,4 +14,5 @@ mod production;
 mod protections;
 mod snapshots;
 mod test_cmd;
+mod tune;
 mod ux;
