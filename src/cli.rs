@@ -15,6 +15,7 @@ use loadsim::commands::tune::{TuneFormat, TuneRequest, parse_tune_seeds};
 use loadsim::expect::report::TestFormat;
 use loadsim::model::RunOptions;
 use loadsim::report::Format;
+use loadsim::report::diagnostics::ReportFormat;
 use loadsim::schema::SchemaKind;
 use loadsim::time::SimDuration;
 
@@ -301,7 +302,7 @@ pub struct RunArgs {
     /// Write the report to this file instead of stdout (checked before anything runs).
     #[arg(long, short = 'o', value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub output: Option<PathBuf>,
-    /// Also write each run's time series to FILE.csv, in long format: scenario,t,series,value
+    /// Also write each run's time series to FILE.csv, in long format: scenario,t_s,series,value
     /// (one row per scenario, bin and series; see docs/plots.md for the series).
     #[arg(long, value_name = "FILE.csv", value_hint = ValueHint::FilePath)]
     pub timeseries: Option<PathBuf>,
@@ -385,6 +386,10 @@ pub struct CheckArgs {
     /// Exit with code 1 when any warning is found (the report is still printed).
     #[arg(long)]
     pub deny_warnings: bool,
+    /// `json`: one JSON document on stdout with every error, warning and note as an annotation
+    /// (file, line, column, key, message, fix), for CI; also when the input is refused (exit 2).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
 }
 
 #[derive(Debug, Args)]
@@ -549,6 +554,10 @@ pub struct SweepArgs {
     /// Check every cell, print the number of cells and the axes, run nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// With --dry-run, `json`: the plan (axes, cells, shard, output folder) as one JSON document,
+    /// or the errors as annotations (file, line, key, message) when the sweep is refused (exit 2).
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text, requires = "dry_run")]
+    pub format: ReportFormat,
     /// No progress bar and no notes on stderr.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -681,6 +690,7 @@ impl SweepArgs {
             resume: self.resume,
             shard: self.shard,
             dry_run: self.dry_run,
+            format: self.format,
             quiet: self.quiet,
             max_cells: self.max_cells,
             yes: self.yes,

@@ -12,6 +12,10 @@ pub enum Error {
     /// The input is wrong: a file, a key, a flag. Exit code 2.
     #[error("{0}")]
     Config(#[from] ConfigError),
+    /// The input is wrong, and the command owes stdout a machine-read report of it (`check` and
+    /// `sweep --dry-run` with `--format json`). Exit code 2.
+    #[error("{error}")]
+    Reported { report: String, error: ConfigError },
     /// A run could not finish. Exit code 1.
     #[error("error: {0}")]
     Run(#[from] RunError),
@@ -45,7 +49,7 @@ impl Error {
     /// The process exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config(_) => 2,
+            Error::Config(_) | Error::Reported { .. } => 2,
             Error::Run(_)
             | Error::Stopped(_)
             | Error::Plot(_)
@@ -61,7 +65,8 @@ impl Error {
         match self {
             Error::Denied { report, .. }
             | Error::TestsFailed { report, .. }
-            | Error::Infeasible { report, .. } => Some(report),
+            | Error::Infeasible { report, .. }
+            | Error::Reported { report, .. } => Some(report),
             _ => None,
         }
     }
@@ -69,7 +74,7 @@ impl Error {
     /// The message as the binary prints it, in `paint` (`error: …` lines).
     pub fn write_styled(&self, f: &mut impl std::fmt::Write, paint: Paint) -> std::fmt::Result {
         match self {
-            Error::Config(c) => c.write_styled(f, paint),
+            Error::Config(c) | Error::Reported { error: c, .. } => c.write_styled(f, paint),
             other => {
                 let l = paint.label;
                 let text = other.to_string();

@@ -43,7 +43,9 @@ fn run(command: Command) -> Result<Output, Error> {
                 None => commands::run::run(&request, &outputs),
             }
         }
-        Command::Check(a) => commands::check::check(&a.files, &a.overrides.sets, a.deny_warnings),
+        Command::Check(a) => {
+            commands::check::check_as(&a.files, &a.overrides.sets, a.deny_warnings, a.format)
+        }
         Command::Sweep(a) => commands::sweep::sweep(&a.file, &a.options(command_line())),
         Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
         Command::Boundary(a) => commands::boundary::boundary(&a.request()),

@@ -891,3 +891,116 @@ fn paired_tables_show_the_difference_to_a_baseline_with_its_interval() {
         "{err}"
     );
 }
+
+/// results.csv is typed: a duration axis has a numeric companion `<key>_s` (read back as numbers
+/// equal to the written durations), `metrics.recovered` is `true` exactly where `recovery_s` has a
+/// value, and the tables show a duration axis by length even when the grid lists it otherwise.
+#[test]
+fn results_csv_has_numeric_duration_columns_and_recovered() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(small_sweep(dir.path()))
+        .unwrap()
+        .replace("[1s, 2s]", "[2s, 500ms]");
+    let file = dir.path().join("typed.yaml");
+    std::fs::write(&file, text.replace("duration: 2s }", "duration: 500ms }")).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let mut r = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(str::to_owned).collect();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (axis, secs) = (
+        col("faults.slow_b.duration"),
+        col("faults.slow_b.duration_s"),
+    );
+    assert_eq!(secs, axis + 1, "the companion follows its axis: {header:?}");
+    assert!(
+        !header
+            .iter()
+            .any(|h| h == "duration_s" || h == "faults.slow_b.from_s"),
+        "one-value axes are not grid columns: {header:?}"
+    );
+    let (rec_s, rec) = (col("metrics.recovery_s"), col("metrics.recovered"));
+    assert_eq!(rec, rec_s + 1);
+    let mut seen = (0, 0);
+    for row in r.records() {
+        let row = row.unwrap();
+        let s: f64 = row[secs]
+            .parse()
+            .expect("the companion column parses as a number");
+        let want = match &row[axis] {
+            "2s" => 2.0,
+            "500ms" => 0.5,
+            other => panic!("axis value {other}"),
+        };
+        assert_eq!(s, want);
+        match (&row[rec_s], &row[rec]) {
+            ("", "false") => seen.1 += 1,
+            (v, "true") => {
+                v.parse::<f64>()
+                    .expect("recovery_s is a number when recovered");
+                seen.0 += 1;
+            }
+            other => panic!("recovery_s/recovered disagree: {other:?}"),
+        }
+    }
+    assert!(
+        seen.0 > 0 && seen.1 > 0,
+        "both outcomes occur (naive never recovers): {seen:?}"
+    );
+    let md = read(&out, "results.md");
+    let table = md.split("## Recovery time (s)").nth(1).unwrap();
+    let (short, long) = (table.find("| 500ms").unwrap(), table.find("| 2s").unwrap());
+    assert!(short < long, "500ms is shown before 2s:\n{table}");
+}
+
+/// Folders written before `schema_version` existed: `--resume` and `merge` refuse them with what
+/// to do (their cells lack `metrics.recovered`), and a fresh run into the folder replaces them.
+#[test]
+fn folders_of_an_older_schema_are_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    // Make the folder look as loadsim wrote it before: no schema_version anywhere.
+    let journal = out.join("journal.jsonl");
+    let old: String = read(&out, "journal.jsonl")
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("sha256");
+            o.remove("schema_version");
+            if let Some(m) = o
+                .get_mut("summary")
+                .and_then(|s| s["metrics"].as_object_mut())
+            {
+                m.remove("recovered");
+            }
+            let body = serde_json::to_string(&v).unwrap();
+            let hash = loadsim::sweep::sha256([body.as_bytes()]);
+            format!(
+                "{},\"sha256\":\"{hash}\"}}\n",
+                body.strip_suffix('}').unwrap()
+            )
+        })
+        .collect();
+    std::fs::write(&journal, old).unwrap();
+    let manifest = read(&out, "manifest.json").replace("  \"schema_version\": 1,\n", "");
+    assert!(!manifest.contains("schema_version"));
+    std::fs::write(out.join("manifest.json"), manifest).unwrap();
+
+    sweep(&file, &out, &["--resume"])
+        .code(2)
+        .stderr_has("output schema 0 (written before files carried `schema_version`)")
+        .stderr_has("run the sweep again without --resume");
+    merge(&[&out], &dir.path().join("merged"))
+        .code(2)
+        .stderr_has("output schema 0")
+        .stderr_has("run that sweep or shard again");
+    // A run without --resume replaces the old folder and gives the same results as a fresh one.
+    sweep(&file, &out, &[]).success();
+    let fresh = dir.path().join("fresh");
+    sweep(&file, &fresh, &[]).success();
+    assert_same_results(&out, &fresh);
+    assert!(read(&out, "manifest.json").contains("\"schema_version\": 1"));
+}

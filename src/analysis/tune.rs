@@ -1,6 +1,6 @@
 //! The tuner's search: which settings of 1–4 scenario keys meet every requirement under every
 //! fault of a fault set on enough seeds, and which of those is cheapest in healthy load. Owns the
-//! requirements (`METRIC OP NUMBER`, judged with [`crate::expect::Comparison`]), the candidate
+//! requirements (`METRIC OP NUMBER`, judged with [`crate::expect::Relation`]), the candidate
 //! grid (linear, or logarithmic where a range spans a decade or more), the search itself, the
 //! ranking and the Pareto front — as pure functions over an `evaluate` callback (a batch of
 //! candidates → their results), so the same code drives simulations and hand-made predicates in
@@ -16,8 +16,8 @@
 //! exact boundary. Every candidate runs on the same seeds (common random numbers), so two
 //! candidates differ only by their settings.
 
-use crate::analysis::boundary::{Axis, Kind, median_outcome};
-use crate::expect::Comparison;
+use crate::analysis::boundary::{Kind, SearchAxis, median_outcome};
+use crate::expect::Relation;
 
 /// The requirements used when `--require` is not given.
 pub const DEFAULT_REQUIREMENTS: [&str; 2] = [
@@ -35,7 +35,7 @@ pub const LOG_RATIO: f64 = 10.0;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Requirement {
     pub metric: String,
-    pub comparison: Comparison,
+    pub comparison: Relation,
 }
 
 impl Requirement {
@@ -47,7 +47,7 @@ impl Requirement {
             if !metric.is_empty() && !metric.contains(char::is_whitespace) {
                 return Ok(Requirement {
                     metric: metric.to_owned(),
-                    comparison: Comparison::Never,
+                    comparison: Relation::Never,
                 });
             }
         }
@@ -62,11 +62,11 @@ impl Requirement {
                     break;
                 }
                 let comparison = match op {
-                    "<=" => Comparison::Le(value),
-                    ">=" => Comparison::Ge(value),
-                    "==" => Comparison::Eq(value),
-                    "<" => Comparison::Lt(value),
-                    _ => Comparison::Gt(value),
+                    "<=" => Relation::Le(value),
+                    ">=" => Relation::Ge(value),
+                    "==" => Relation::Eq(value),
+                    "<" => Relation::Lt(value),
+                    _ => Relation::Gt(value),
                 };
                 return Ok(Requirement {
                     metric: metric.to_owned(),
@@ -83,12 +83,12 @@ impl Requirement {
     pub fn describe(&self) -> String {
         let b = |x: f64| crate::report::number::trimmed(x, 6);
         let rhs = match self.comparison {
-            Comparison::Le(x) => format!("<= {}", b(x)),
-            Comparison::Lt(x) => format!("< {}", b(x)),
-            Comparison::Ge(x) => format!(">= {}", b(x)),
-            Comparison::Gt(x) => format!("> {}", b(x)),
-            Comparison::Eq(x) | Comparison::Between(x, _) => format!("== {}", b(x)),
-            Comparison::Never => "is never".to_owned(),
+            Relation::Le(x) => format!("<= {}", b(x)),
+            Relation::Lt(x) => format!("< {}", b(x)),
+            Relation::Ge(x) => format!(">= {}", b(x)),
+            Relation::Gt(x) => format!("> {}", b(x)),
+            Relation::Eq(x) | Relation::Between(x, _) => format!("== {}", b(x)),
+            Relation::Never => "is never".to_owned(),
         };
         format!("{} {rhs}", self.metric)
     }
@@ -97,14 +97,14 @@ impl Requirement {
 /// A searched key: its range and its scale.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TuneAxis {
-    pub axis: Axis,
+    pub axis: SearchAxis,
     /// Searched on a log scale (the range spans at least a decade, LOW > 0).
     pub log: bool,
 }
 
 impl TuneAxis {
     /// The key's scale, read from its range.
-    pub fn new(axis: Axis) -> TuneAxis {
+    pub fn new(axis: SearchAxis) -> TuneAxis {
         let log = axis.low > 0.0 && axis.high / axis.low >= LOG_RATIO;
         TuneAxis { axis, log }
     }
@@ -401,26 +401,26 @@ mod tests {
 
     fn axis(key: &str, range: &str) -> TuneAxis {
         let (lo, hi) = range.split_once("..").unwrap();
-        TuneAxis::new(Axis::parse(key, &format!("{lo}..{hi}")).unwrap())
+        TuneAxis::new(SearchAxis::parse(key, &format!("{lo}..{hi}")).unwrap())
     }
 
     #[test]
     fn requirements_parse_and_read_back() {
         let r = Requirement::parse("metrics.recovery_s <= 5").unwrap();
         assert_eq!(r.metric, "metrics.recovery_s");
-        assert_eq!(r.comparison, Comparison::Le(5.0));
+        assert_eq!(r.comparison, Relation::Le(5.0));
         assert_eq!(r.describe(), "metrics.recovery_s <= 5");
         let r = Requirement::parse("metrics.success_rate_before>=0.999").unwrap();
-        assert_eq!(r.comparison, Comparison::Ge(0.999));
+        assert_eq!(r.comparison, Relation::Ge(0.999));
         assert_eq!(
             Requirement::parse("metrics.recovery_s is never")
                 .unwrap()
                 .comparison,
-            Comparison::Never
+            Relation::Never
         );
         assert_eq!(
             Requirement::parse("a < 1").unwrap().comparison,
-            Comparison::Lt(1.0)
+            Relation::Lt(1.0)
         );
         assert!(Requirement::parse("metrics.recovery_s <= soon").is_err());
         assert!(Requirement::parse("metrics.recovery_s").is_err());

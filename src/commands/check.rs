@@ -13,6 +13,7 @@ use crate::analysis::lint::{
     self, Level, Lint, describe_call, describe_serves_under, regime_name, show_duration,
     show_factor, show_rate, show_secs,
 };
+use crate::report::diagnostics::{self, Annotation, ReportFormat};
 use crate::report::markdown::{Align, MarkdownTable};
 use crate::runner::load_scenarios;
 use crate::scenario::Scenario;
@@ -20,6 +21,27 @@ use crate::scenario::Scenario;
 /// Validates `files` and lints each scenario. With `deny_warnings`, any warning turns the result
 /// into [`Error::Denied`], which still carries the report for stdout.
 pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<Output, Error> {
+    check_as(files, sets, deny_warnings, ReportFormat::Text)
+}
+
+/// [`check`] in `format`: with [`ReportFormat::Json`] one JSON document on stdout — every error
+/// or finding as an [`Annotation`] for CI — also when the input is refused (exit 2) or
+/// `deny_warnings` fails the check (exit 1).
+pub fn check_as(
+    files: &[PathBuf],
+    sets: &[String],
+    deny_warnings: bool,
+    format: ReportFormat,
+) -> Result<Output, Error> {
+    diagnostics::json_on_refusal(format, check_inner(files, sets, deny_warnings, format))
+}
+
+fn check_inner(
+    files: &[PathBuf],
+    sets: &[String],
+    deny_warnings: bool,
+    format: ReportFormat,
+) -> Result<Output, Error> {
     let loaded = load_scenarios(files, sets, None)?;
     // What `loadsim test` would refuse in `expect:` and `snapshot:` is refused here too.
     let mut problems = Vec::new();
@@ -36,13 +58,42 @@ pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<
     }
     let mut out = String::new();
     let mut warnings = 0;
+    let mut annotations = Vec::new();
+    let mut checked = Vec::new();
     for (i, ((_, sc), file)) in loaded.iter().zip(files).enumerate() {
         if i > 0 {
             out.push('\n');
         }
         let l = lint::lint(sc);
         warnings += l.count(Level::Warning);
-        describe(&mut out, sc, file, &l);
+        match format {
+            ReportFormat::Text => describe(&mut out, sc, file, &l),
+            ReportFormat::Json => {
+                checked.push(serde_json::json!({
+                    "file": diagnostics::path_text(file),
+                    "scenario": sc.name,
+                    "warnings": l.count(Level::Warning),
+                    "notes": l.count(Level::Note),
+                    "worst_case_attempts_per_request": sc
+                        .services
+                        .iter()
+                        .zip(sc.worst_case_attempts())
+                        .map(|(s, n)| (s.name.clone(), serde_json::Value::from(n)))
+                        .collect::<serde_json::Map<_, _>>(),
+                }));
+                annotations.extend(l.findings.iter().map(|f| finding(file, f)));
+            }
+        }
+    }
+    if format == ReportFormat::Json {
+        out = diagnostics::text(&serde_json::json!({
+            "schema_version": crate::report::SCHEMA_VERSION,
+            "ok": !(deny_warnings && warnings > 0),
+            "errors": 0,
+            "warnings": warnings,
+            "files": checked,
+            "annotations": annotations,
+        }));
     }
     if deny_warnings && warnings > 0 {
         return Err(Error::Denied {
@@ -51,6 +102,25 @@ pub fn check(files: &[PathBuf], sets: &[String], deny_warnings: bool) -> Result<
         });
     }
     Ok(Output::stdout(out))
+}
+
+/// A linter finding as a CI annotation: the file, the service or edge as its key, no line (the
+/// linter reasons about the whole scenario, not a line of it).
+fn finding(file: &Path, f: &lint::Finding) -> Annotation {
+    Annotation {
+        level: match f.level {
+            Level::Warning => "warning",
+            Level::Note => "note",
+        },
+        file: Some(diagnostics::path_text(file)),
+        line: None,
+        column: None,
+        key: f.subject.clone(),
+        argument: None,
+        check: Some(f.check.name()),
+        message: f.message.clone(),
+        fix: f.fix.clone(),
+    }
 }
 
 fn plural(n: usize, word: &str) -> String {

@@ -117,6 +117,16 @@ fn render(runs: &[RunSummary], seeds: &[u64], format: Format) -> String {
             s.push('\n');
             s
         }
+        Format::Ndjson => {
+            let mut s = String::new();
+            for c in runs.chunks(seeds.len()) {
+                s.push_str(
+                    &serde_json::to_string(&over_seeds(c, seeds)).expect("reports serialize"),
+                );
+                s.push('\n');
+            }
+            s
+        }
         Format::Table => {
             let all: Vec<ScenarioOverSeeds> = runs
                 .chunks(seeds.len())
@@ -131,7 +141,11 @@ fn render(runs: &[RunSummary], seeds: &[u64], format: Format) -> String {
 pub fn over_seeds(runs: &[RunSummary], seeds: &[u64]) -> ScenarioOverSeeds {
     let mut metrics: IndexMap<String, MetricOverSeeds> = IndexMap::new();
     for (i, r) in runs.iter().enumerate() {
-        for (k, v) in flatten(r, EngineColumns::Exclude) {
+        // Booleans (`metrics.recovered`) restate a number beside them; only numbers average.
+        for (k, v) in flatten(r, EngineColumns::Exclude)
+            .into_iter()
+            .filter(|(_, v)| !v.is_boolean())
+        {
             let m = metrics.entry(k).or_insert_with(|| MetricOverSeeds {
                 n: 0,
                 mean: None,

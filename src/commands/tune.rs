@@ -17,7 +17,7 @@ use yaml_serde::Value;
 
 use super::Output;
 use crate::Error;
-use crate::analysis::boundary::{Axis, Kind};
+use crate::analysis::boundary::{Kind, SearchAxis};
 use crate::analysis::faultset::FaultSet;
 use crate::analysis::tune::{
     DEFAULT_OBJECTIVE, DEFAULT_REQUIREMENTS, EXTRA_ROUNDS, RECOVERY, Requirement, Scored, Search,
@@ -29,7 +29,7 @@ use crate::expect::needed_seeds;
 use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
-use crate::report::flat::{Engine, flatten};
+use crate::report::flat::{EngineColumns, flatten};
 use crate::report::markdown::MarkdownTable;
 use crate::runner::{
     FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
@@ -269,7 +269,7 @@ fn candidate_scenario(doc: &Document, sets: &[String], seed: u64) -> Result<Scen
 
 /// The value of a dotted metric in a run (`None` when undefined).
 fn metric(run: &RunSummary, name: &str) -> Option<f64> {
-    flatten(run, Engine::Exclude)
+    flatten(run, EngineColumns::Exclude)
         .into_iter()
         .find(|(k, _)| k == name)
         .and_then(|(_, v)| v.as_f64())
@@ -374,7 +374,7 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
             )
             .into());
         };
-        let axis = Axis::parse(k, r).map_err(|m| ConfigError::flag("--vary", m))?;
+        let axis = SearchAxis::parse(k, r).map_err(|m| ConfigError::flag("--vary", m))?;
         if axes.iter().any(|a: &TuneAxis| a.axis.key == axis.key) {
             return Err(
                 ConfigError::flag("--vary", format!("`{}` is given twice", axis.key)).into(),
@@ -1092,21 +1092,22 @@ mod tests {
     fn snippets_nest_shared_key_paths() {
         let axes = [
             TuneAxis::new(
-                Axis::parse(
+                SearchAxis::parse(
                     "services.svc_a.calls.svc_b.retry_throttle.max_tokens",
                     "1..100",
                 )
                 .unwrap(),
             ),
             TuneAxis::new(
-                Axis::parse(
+                SearchAxis::parse(
                     "services.svc_a.calls.svc_b.retry_throttle.token_ratio",
                     "0.01..1",
                 )
                 .unwrap(),
             ),
             TuneAxis::new(
-                Axis::parse("services.svc_a.calls.svc_b.attempt_timeout", "100ms..2s").unwrap(),
+                SearchAxis::parse("services.svc_a.calls.svc_b.attempt_timeout", "100ms..2s")
+                    .unwrap(),
             ),
         ];
         assert_eq!(

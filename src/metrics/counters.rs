@@ -201,7 +201,7 @@ counters! {
     #[derive(Clone, Debug, Default)]
     pub struct EdgeCounters =>
     /// Per-edge counters, as reported.
-    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
     pub struct CallMetrics {
         attempts: series,
         retries: series,
@@ -243,7 +243,7 @@ counters! {
     #[derive(Debug, Default)]
     pub struct ServiceCounters =>
     /// Per-service counters, as reported (the first fields of [`super::ServiceMetrics`]).
-    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
     pub struct ServiceCounts {
         arrivals: series,
         admitted: series,
@@ -296,7 +296,7 @@ counters! {
     #[derive(Clone, Debug, Default)]
     pub struct ReplicaCounters =>
     /// Per-replica counters, as reported (the first fields of [`super::summary::ReplicaMetrics`]).
-    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+    #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
     pub struct ReplicaCounts {
         arrivals: summary,
         admitted: summary,

@@ -61,7 +61,7 @@ impl FinalState {
 }
 
 /// One run: scenario, seed and every metric.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunSummary {
     pub scenario: String,
     pub seed: u64,
@@ -72,7 +72,7 @@ pub struct RunSummary {
 }
 
 /// User-facing outcomes (docs/model.md §3.2).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunMetrics {
     /// Succeeded / arrived, for user requests arriving before the fault window.
     pub success_rate_before: Option<f64>,
@@ -83,6 +83,10 @@ pub struct RunMetrics {
     /// R2: first whole second s ≥ window end with ≥ 99 % success over arrivals in [s, s+3), minus
     /// the window end; `None` if no such second before arrivals stop (or no fault).
     pub recovery_s: Option<f64>,
+    /// Whether the run recovered (R2): `true` when `recovery_s` has a value, `false` when it has
+    /// none although a 3-second span fits between the window's end and the end of arrivals;
+    /// `None` when recovery is not measurable (no fault window, or no such span fits).
+    pub recovered: Option<bool>,
     pub requests: u64,
     pub requests_during_fault: u64,
     pub succeeded: u64,
@@ -100,7 +104,7 @@ pub struct RunMetrics {
 }
 
 /// Per-service counters and ratios.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ServiceMetrics {
     /// The declared counters ([`super::counters`]), first in the JSON object.
     #[serde(flatten)]
@@ -143,7 +147,7 @@ pub struct ServiceMetrics {
 }
 
 /// One replica of a replicated service: its counters and levels.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ReplicaMetrics {
     /// The declared counters ([`super::counters::ReplicaCounters`]).
     #[serde(flatten)]
@@ -154,7 +158,7 @@ pub struct ReplicaMetrics {
 }
 
 /// What the run cost.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct EngineMetrics {
     pub events: u64,
     pub wall_s: f64,
@@ -185,6 +189,13 @@ pub fn recovery_seconds(arrivals: &[u32], succeeded: &[u32], window_end: SimTime
     })
 }
 
+/// Whether R2 can be measured: at least one 3-second span of whole seconds starts at or after
+/// the window's end and ends before arrivals stop (`seconds` whole seconds of arrivals).
+pub fn recovery_measurable(seconds: usize, window_end: SimTime) -> bool {
+    let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
+    first + 3 <= seconds
+}
+
 /// Builds the summary of a finished run.
 pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
     let u = &rec.users;
@@ -206,6 +217,9 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         success_rate_during: during,
         success_rate_after: after,
         recovery_s,
+        recovered: window
+            .filter(|&(_, end)| recovery_measurable(u.per_second_arrivals.len(), end))
+            .map(|_| recovery_s.is_some()),
         requests,
         requests_during_fault,
         succeeded: u.succeeded,
@@ -340,5 +354,15 @@ mod tests {
             recovery_seconds(&arrivals, &none, SimTime(5 * NANOS_PER_SEC)),
             None
         );
+    }
+
+    #[test]
+    fn recovery_is_measurable_only_when_a_whole_span_fits() {
+        // 10 s of arrivals: spans may start at 0..=7.
+        assert!(recovery_measurable(10, SimTime(7 * NANOS_PER_SEC)));
+        assert!(!recovery_measurable(10, SimTime(8 * NANOS_PER_SEC)));
+        // 6.5 s starts the search at 7.
+        assert!(recovery_measurable(10, SimTime(6_500_000_000)));
+        assert!(!recovery_measurable(10, SimTime(7_000_000_001)));
     }
 }

@@ -7,8 +7,10 @@
 //! [`crate::metrics::TimeSeries`], not summaries. `html` renders a whole page (tables, figures,
 //! sources) for `run --html` and a sweep's report.html.
 
+pub mod columns;
 pub mod csv;
 pub mod csv_long;
+pub mod diagnostics;
 pub mod flat;
 pub mod html;
 pub mod json;
@@ -18,6 +20,13 @@ pub mod table;
 pub mod timeseries;
 
 use crate::metrics::RunSummary;
+
+/// The version of loadsim's machine-read outputs: the run JSON and NDJSON objects, a sweep's
+/// `manifest.json` and its journal carry it as `schema_version`. It goes up when a field changes
+/// meaning or goes away, or when a reader of the old files would take wrong values from them
+/// (version 1 added `metrics.recovered`, which a journal of before cannot hold); readers refuse
+/// folders of another version with what to do. Files written before it existed have none.
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// An output format for a list of run summaries.
 pub trait Render {
@@ -36,6 +45,8 @@ pub enum Format {
     Csv,
     /// One CSV row per scenario × metric: scenario,seed,metric,scope,entity,name,value.
     CsvLong,
+    /// One compact JSON object per scenario per line (the `json` format's objects).
+    Ndjson,
 }
 
 impl Format {
@@ -46,6 +57,7 @@ impl Format {
             Format::Json => Box::new(json::Json),
             Format::Csv => Box::new(csv::Csv),
             Format::CsvLong => Box::new(csv_long::CsvLong),
+            Format::Ndjson => Box::new(json::Ndjson),
         }
     }
 }

@@ -50,19 +50,37 @@ impl Progress {
     /// A bar out of `total` (a spinner when the total is unknown) counting `unit` (`cells`,
     /// `runs`); hidden when `quiet` or when stderr is not a terminal.
     pub fn new(total: Option<u64>, unit: &str, quiet: bool) -> Progress {
+        Progress::labelled(total, unit, None, quiet)
+    }
+
+    /// [`Progress::new`] with a label before the bar and a hint printed once above it (the
+    /// sweep's name, and that Ctrl-C keeps finished cells); both only when the bar is shown.
+    pub fn labelled(
+        total: Option<u64>,
+        unit: &str,
+        label: Option<(&str, &str)>,
+        quiet: bool,
+    ) -> Progress {
         if quiet || !std::io::stderr().is_terminal() {
             return Progress::hidden();
         }
+        let prefix = match label {
+            Some((label, hint)) => {
+                eprintln!("{hint}");
+                format!("{} ", label.replace('{', "{{").replace('}', "}}"))
+            }
+            None => String::new(),
+        };
         let (bar, template) = match total {
             Some(n) => (
                 ProgressBar::with_draw_target(Some(n), ProgressDrawTarget::stderr()),
                 format!(
-                    "{{bar:40}} {{pos}}/{{len}} {unit}  {{rate}}  elapsed {{elapsed}}  ETA {{eta}}"
+                    "{prefix}{{bar:40}} {{pos}}/{{len}} {unit}  {{rate}}  elapsed {{elapsed}}  ETA {{eta}}"
                 ),
             ),
             None => (
                 ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-                format!("{{spinner}} {{pos}} {unit}  {{rate}}  elapsed {{elapsed}}"),
+                format!("{prefix}{{spinner}} {{pos}} {unit}  {{rate}}  elapsed {{elapsed}}"),
             ),
         };
         if let Ok(style) = ProgressStyle::with_template(&template) {

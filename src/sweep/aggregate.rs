@@ -4,7 +4,9 @@
 //! are the same. Wall-clock numbers (`engine.*`) never appear.
 //!
 //! results.csv columns: `scenario`, `seed`, one column per grid key other than `seed` (in the
-//! order of `grid`), then every scalar metric as in `loadsim run --format csv` without `engine.*`:
+//! order of `grid`; a duration axis, whose values are all durations like `2s`, is followed by its
+//! numeric companion `<key>_s` in seconds, so that `10s` sorts after `2s` in pandas or DuckDB),
+//! then every scalar metric as in `loadsim run --format csv` without `engine.*`:
 //! `metrics.*`, then `services.<name>.*` per service, then `calls.<caller>-><callee>.*` per edge,
 //! in the scenario's order; a cell without a column (another topology) leaves it empty, and so
 //! does an undefined value (`null`, like `recovery_s` when the system never recovers).
@@ -58,7 +60,11 @@ impl<'a> Results<'a> {
         let header = ["scenario", "seed"]
             .into_iter()
             .map(str::to_owned)
-            .chain(axes.iter().map(|&a| self.spec.axes[a].key.clone()))
+            .chain(axes.iter().flat_map(|&a| {
+                let axis = &self.spec.axes[a];
+                let companion = duration_seconds(axis).map(|_| format!("{}_s", axis.key));
+                std::iter::once(axis.key.clone()).chain(companion)
+            }))
             .chain(columns.iter().cloned());
         w.write_record(header).expect("writing to memory");
         for (index, flat) in &self.flat {
@@ -70,10 +76,13 @@ impl<'a> Results<'a> {
                 self.spec.scenarios[c.scenario].name.clone(),
                 r.summary.seed.to_string(),
             ];
-            record.extend(
-                axes.iter()
-                    .map(|&a| self.spec.axes[a].values[c.values[a]].text.clone()),
-            );
+            for &a in &axes {
+                let axis = &self.spec.axes[a];
+                record.push(axis.values[c.values[a]].text.clone());
+                if let Some(ns) = duration_seconds(axis) {
+                    record.push(crate::report::timeseries::seconds(ns[c.values[a]]));
+                }
+            }
             record.extend(
                 columns
                     .iter()
@@ -376,6 +385,7 @@ impl<'a> Results<'a> {
             header.extend(spec.scenarios.iter().map(|sc| sc.name.clone()));
             let mut t = MarkdownTable::new(header);
             let xs = axis_numbers(axis);
+            let order = display_order(axis);
             let mut lines: Vec<Line> = spec
                 .scenarios
                 .iter()
@@ -384,8 +394,8 @@ impl<'a> Results<'a> {
                     points: Vec::new(),
                 })
                 .collect();
-            for (v, value) in axis.values.iter().enumerate() {
-                let mut row = vec![value.text.clone()];
+            for &v in &order {
+                let mut row = vec![axis.values[v].text.clone()];
                 for (sc, line) in lines.iter_mut().enumerate() {
                     let samples: Vec<Option<f64>> = cells
                         .iter()
@@ -421,7 +431,10 @@ impl<'a> Results<'a> {
         // as rows.
         if let [other] = free[..] {
             let y_axis = &spec.axes[other];
-            let x_values: Vec<String> = axis.values.iter().map(|v| v.text.clone()).collect();
+            let x_values: Vec<String> = display_order(axis)
+                .into_iter()
+                .map(|v| axis.values[v].text.clone())
+                .collect();
             for (sc, scenario) in spec.scenarios.iter().enumerate() {
                 let mut y_values = Vec::new();
                 let mut cells = Vec::new();
@@ -555,6 +568,30 @@ impl Figure {
             ),
         }
     }
+}
+
+/// The nanoseconds of each value of a duration axis: `Some` when every value is a duration
+/// written with a unit (`2s`, `500ms`), `None` for any other axis (plain numbers included).
+pub fn duration_seconds(axis: &super::spec::Axis) -> Option<Vec<u64>> {
+    axis.values
+        .iter()
+        .map(|v| match &v.yaml {
+            yaml_serde::Value::String(t) => {
+                crate::config::duration::parse_duration(t).ok().map(|d| d.0)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The order in which a table shows an axis's values: by length for a duration axis (the grid's
+/// `[10s, 2s]` shows 2s first), the grid's order otherwise.
+fn display_order(axis: &super::spec::Axis) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..axis.values.len()).collect();
+    if let Some(ns) = duration_seconds(axis) {
+        order.sort_by_key(|&v| ns[v]);
+    }
+    order
 }
 
 /// An axis's values as numbers for a chart: plain numbers, durations in seconds, or else the

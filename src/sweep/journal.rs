@@ -31,6 +31,9 @@ const KIND: &str = "loadsim sweep journal";
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Header {
     pub journal: String,
+    /// [`crate::report::SCHEMA_VERSION`] of the loadsim that wrote it; `None` before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_version: Option<u32>,
     pub sweep: String,
     pub inputs_sha256: String,
     pub shard: String,
@@ -40,6 +43,7 @@ impl Header {
     pub fn new(sweep: &str, inputs_sha256: &str, shard: &str) -> Header {
         Header {
             journal: KIND.into(),
+            schema_version: Some(crate::report::SCHEMA_VERSION),
             sweep: sweep.into(),
             inputs_sha256: inputs_sha256.into(),
             shard: shard.into(),
@@ -167,6 +171,16 @@ pub fn read(path: &Path) -> Result<Option<Contents>, ConfigError> {
                 "is not a loadsim sweep journal (or one changed by hand, or written by an older loadsim); remove it or choose another --out",
             )
         })?;
+    if header.schema_version != Some(crate::report::SCHEMA_VERSION) {
+        return Err(ConfigError::file(
+            path,
+            format!(
+                "was written by a loadsim with output schema {}, and this loadsim reads and writes schema {}: its cells lack fields this one reports (`metrics.recovered`); run the sweep again without --resume (or into another --out), and run the shards again before merging them",
+                version_text(header.schema_version),
+                crate::report::SCHEMA_VERSION
+            ),
+        ));
+    }
     let mut records = HashMap::new();
     for (n, l) in lines.iter().enumerate().skip(1) {
         let body = verified(l).ok_or_else(|| {
@@ -184,6 +198,14 @@ pub fn read(path: &Path) -> Result<Option<Contents>, ConfigError> {
         records,
         torn,
     }))
+}
+
+/// A schema version as a reader's message says it.
+pub(crate) fn version_text(v: Option<u32>) -> String {
+    v.map_or_else(
+        || "0 (written before files carried `schema_version`)".into(),
+        |v| v.to_string(),
+    )
 }
 
 #[cfg(test)]

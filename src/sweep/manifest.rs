@@ -14,6 +14,9 @@ use crate::config::ConfigError;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
+    /// [`crate::report::SCHEMA_VERSION`] of the loadsim that wrote it; `None` before it existed.
+    #[serde(default)]
+    pub schema_version: Option<u32>,
     pub loadsim_version: String,
     /// The sweep's `name`.
     pub sweep: String,
@@ -58,8 +61,28 @@ impl Manifest {
                 ConfigError::file(&path, format!("cannot read the file: {e}"))
             }
         })?;
-        serde_json::from_str(&text)
-            .map_err(|e| ConfigError::file(&path, format!("is not a loadsim sweep manifest: {e}")))
+        let m: Manifest = serde_json::from_str(&text).map_err(|e| {
+            ConfigError::file(&path, format!("is not a loadsim sweep manifest: {e}"))
+        })?;
+        if m.schema_version != Some(crate::report::SCHEMA_VERSION) {
+            return Err(ConfigError::file(
+                &path,
+                format!(
+                    "was written by a loadsim with output schema {}, and this loadsim reads and writes schema {}: run that sweep or shard again with this loadsim (without --resume) before merging",
+                    super::journal::version_text(m.schema_version),
+                    crate::report::SCHEMA_VERSION
+                ),
+            ));
+        }
+        Ok(m)
+    }
+
+    /// The `sweep` named by the manifest of `dir`, whatever loadsim wrote it; `None` when there
+    /// is no readable manifest.
+    pub fn sweep_of(dir: &Path) -> Option<String> {
+        let text = std::fs::read_to_string(dir.join(super::MANIFEST)).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v.get("sweep")?.as_str().map(str::to_owned)
     }
 }
 

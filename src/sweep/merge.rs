@@ -134,6 +134,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
     Journal::create(&journal_path, &header, &records)
         .map_err(|e| output_error(&journal_path, e))?;
     let manifest = Manifest {
+        schema_version: Some(crate::report::SCHEMA_VERSION),
         loadsim_version: env!("CARGO_PKG_VERSION").into(),
         sweep: spec.name.clone(),
         sweep_file: first.sweep_file.clone(),

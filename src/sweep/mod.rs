@@ -47,15 +47,12 @@ pub fn writes(name: &str) -> bool {
 /// Refuses an output folder that holds another sweep's results or journal: one folder, one
 /// sweep (its figures and tables would otherwise mix).
 pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
-    let found = manifest::Manifest::read(dir)
-        .ok()
-        .map(|m| m.sweep)
-        .or_else(|| {
-            journal::read(&dir.join(journal::FILE))
-                .ok()
-                .flatten()
-                .map(|c| c.header.sweep)
-        });
+    let found = manifest::Manifest::sweep_of(dir).or_else(|| {
+        journal::read(&dir.join(journal::FILE))
+            .ok()
+            .flatten()
+            .map(|c| c.header.sweep)
+    });
     match found {
         Some(other) if other != sweep => Err(ConfigError::flag(
             "--out",

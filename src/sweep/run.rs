@@ -34,6 +34,8 @@ pub struct SweepOptions {
     pub shard: Option<Shard>,
     /// Check and describe the sweep; run nothing.
     pub dry_run: bool,
+    /// How `--dry-run` describes it (and, as JSON, the errors of a refused sweep).
+    pub format: crate::report::diagnostics::ReportFormat,
     /// No progress bar and no notes on stderr.
     pub quiet: bool,
     /// Stop after running this many cells, leaving the sweep unfinished (for testing `--resume`).
@@ -120,6 +122,13 @@ fn cell_scenario(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Sce
 
 /// Runs the sweep in `file`; returns what goes to stdout (the plan for `--dry-run`, else nothing).
 pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
+    if o.dry_run {
+        return crate::report::diagnostics::json_on_refusal(o.format, sweep_inner(file, o));
+    }
+    sweep_inner(file, o)
+}
+
+fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let started = Instant::now();
     let text = read_text(file)?;
     let spec = SweepSpec::from_text(file, &text)?;
@@ -161,6 +170,11 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
             max_memory,
             "split the sweep with --shard K/N (each shard holds its own cells)",
         )?;
+    }
+    if o.dry_run && o.format == crate::report::diagnostics::ReportFormat::Json {
+        return Ok(Output::stdout(plan_json(
+            &spec, &cells, o.shard, &mine, &out,
+        )));
     }
     if o.dry_run {
         return Ok(Output::stdout(plan(
@@ -229,7 +243,21 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let to_run = &pending[..o.max_cells.unwrap_or(usize::MAX).min(pending.len())];
 
     let runner = Runner::new(o.jobs)?;
-    let progress = Progress::new(Some(to_run.len() as u64), "cells", o.quiet);
+    let label = match o.shard {
+        Some(sh) => format!("sweep {} (shard {sh})", spec.name),
+        None => format!("sweep {}", spec.name),
+    };
+    let hint = format!(
+        "Ctrl-C keeps every finished cell (journal.jsonl in {}); `loadsim sweep {} --resume` then runs only the rest",
+        out.display(),
+        file.display()
+    );
+    let progress = Progress::labelled(
+        Some(to_run.len() as u64),
+        "cells",
+        Some((&label, &hint)),
+        o.quiet,
+    );
     let results: Vec<Result<CellRecord, Error>> = runner.map(to_run, |&i| {
         let summary = run_with(&cell_scenario(&spec, &sources, &cells[i])?, o.run)?;
         let record = CellRecord {
@@ -260,6 +288,7 @@ pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     records.sort_by_key(|r| r.index);
 
     let manifest = Manifest {
+        schema_version: Some(crate::report::SCHEMA_VERSION),
         loadsim_version: env!("CARGO_PKG_VERSION").into(),
         sweep: spec.name.clone(),
         sweep_file: file.display().to_string(),
@@ -375,6 +404,61 @@ fn note(o: &SweepOptions, message: String) {
     if !o.quiet {
         eprintln!("{message}");
     }
+}
+
+/// What `--dry-run --format json` prints: the sweep, its axes (a duration axis with its values
+/// in seconds), the cells of this shard with their keys, and the output folder.
+fn plan_json(
+    spec: &SweepSpec,
+    cells: &[Cell],
+    shard: Option<Shard>,
+    mine: &[usize],
+    out: &Path,
+) -> String {
+    use serde_json::json;
+    let axes: Vec<serde_json::Value> = spec
+        .axes
+        .iter()
+        .map(|a| {
+            let mut v = json!({
+                "key": a.key,
+                "values": a.values.iter().map(|v| v.text.clone()).collect::<Vec<_>>(),
+            });
+            if let Some(ns) = super::aggregate::duration_seconds(a) {
+                v["values_s"] = ns.iter().map(|&n| n as f64 / 1e9).collect();
+            }
+            v
+        })
+        .collect();
+    let zipped: Vec<Vec<&str>> = spec
+        .groups
+        .iter()
+        .filter(|g| g.len() > 1)
+        .map(|g| g.iter().map(|&a| spec.axes[a].key.as_str()).collect())
+        .collect();
+    let listed: Vec<serde_json::Value> = mine
+        .iter()
+        .map(|&i| {
+            let c = &cells[i];
+            json!({
+                "index": c.index,
+                "key": c.key,
+                "scenario": spec.scenarios[c.scenario].name,
+            })
+        })
+        .collect();
+    crate::report::diagnostics::text(&json!({
+        "schema_version": crate::report::SCHEMA_VERSION,
+        "ok": true,
+        "sweep": spec.name,
+        "cells_total": cells.len(),
+        "scenarios": spec.scenarios.iter().map(|s| s.name.clone()).collect::<Vec<_>>(),
+        "axes": axes,
+        "zipped": zipped,
+        "shard": shard.map(|s| s.to_string()),
+        "cells": listed,
+        "output": out.display().to_string(),
+    }))
 }
 
 /// What `--dry-run` prints.

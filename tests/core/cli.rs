@@ -257,7 +257,7 @@ fn every_output_flag_creates_its_folder() {
     assert!(
         std::fs::read_to_string(&series)
             .unwrap()
-            .starts_with("scenario,t,series,value")
+            .starts_with("scenario,t_s,series,value")
     );
     serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(&report).unwrap()).unwrap();
     assert!(plots.join("success_rate.svg").is_file());

@@ -9,3 +9,4 @@
 mod cli;
 mod html;
 mod k8s;
+mod typed;

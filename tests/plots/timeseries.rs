@@ -177,7 +177,7 @@ fn bins_cover_the_run_and_are_labelled_by_their_start() {
     assert_eq!(ts.bins(), (s.engine.simulated_s / 0.5).ceil() as usize);
     assert_eq!(ts.bin_start_s(3), 1.5);
     let csv = render_long(&[("naive", &ts)]);
-    assert!(csv.starts_with("scenario,t,series,value\nnaive,0,users.arrivals,"));
+    assert!(csv.starts_with("scenario,t_s,series,value\nnaive,0.0,users.arrivals,"));
     assert!(csv.contains("\nnaive,1.5,services.svc_b.queue_max,"));
     let (s, ts) = run_series(
         "protected",

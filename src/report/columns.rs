@@ -1,0 +1,117 @@
+//! The generated reference of a sweep's `results.csv` columns (docs/results-columns.md). Owns
+//! turning the run report's JSON Schema ([`crate::schema::report`], itself generated from the
+//! summary types and their doc comments) into one Markdown table per scope, so the page cannot
+//! drift from the code: a test compares the committed file with [`markdown`].
+
+use std::fmt::Write;
+
+use serde_json::Value;
+
+use super::markdown::MarkdownTable;
+
+/// Where the generated page lives in the repository.
+pub const FILE: &str = "docs/results-columns.md";
+
+/// The page, as committed.
+pub fn markdown() -> String {
+    let schema = crate::schema::report();
+    let defs = &schema["definitions"];
+    let mut out = String::new();
+    out.push_str(
+        "<!-- Generated from loadsim's summary types by `LOADSIM_UPDATE_DOCS=1 cargo test --locked --test outputs results_columns`; do not edit by hand. -->\n\n",
+    );
+    out.push_str("# The columns of a sweep's `results.csv`\n\n");
+    out.push_str(
+        "One row per finished cell, in cell order. The same metric columns, with `engine.*` besides, \
+are those of `loadsim run --format csv`; `--format csv-long` has one row per metric with these names \
+in its `metric` column. Definitions of the metrics: [model.md](model.md) §3. An empty cell is an \
+undefined value (`null` in the run JSON): a ratio over zero, `recovery_s` of a run that never \
+recovers, `recovered` where recovery is not measurable, or a column of another topology. Types: \
+`integer`, `number` (a float in shortest round-trip form), `boolean` (`true`/`false`), `string`.\n\n",
+    );
+    out.push_str("## Cell columns\n\n");
+    let mut t = MarkdownTable::new(["column", "type", "meaning"]);
+    t.row(
+        [
+            "`scenario`",
+            "string",
+            "the scenario's name (its file stem)",
+        ]
+        .map(String::from),
+    );
+    t.row(["`seed`", "integer", "the seed of the run"].map(String::from));
+    t.row(
+        [
+            "`<grid key>`",
+            "as written",
+            "one column per grid key other than `seed`, in the order of `grid`: the value as written in the sweep file",
+        ]
+        .map(String::from),
+    );
+    t.row(
+        [
+            "`<grid key>_s`",
+            "number",
+            "after a duration axis (every value a duration such as `2s`): the same value in seconds, so that it sorts and plots as a number (`faults.slow_b.duration_s`)",
+        ]
+        .map(String::from),
+    );
+    let _ = writeln!(out, "{t}");
+    for (heading, prefix, def) in [
+        ("User-facing metrics", "metrics.", "RunMetrics"),
+        ("Per service", "services.<service>.", "ServiceMetrics"),
+        ("Per call edge", "calls.<caller>-><callee>.", "CallMetrics"),
+    ] {
+        let _ = writeln!(out, "## {heading}: `{prefix}*`\n");
+        let mut t = MarkdownTable::new(["column", "type", "meaning"]);
+        for (name, prop) in properties(&defs[def]) {
+            let desc = prop
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("see docs/model.md §3")
+                .replace('\n', " ")
+                .replace('|', "\\|");
+            t.row([format!("`{prefix}{name}`"), type_of(&prop), desc]);
+        }
+        let _ = writeln!(out, "{t}");
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
+/// The properties of an object schema, in order, including those of flattened parts (`allOf`).
+fn properties(def: &Value) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    if let Some(Value::Object(p)) = def.get("properties") {
+        out.extend(p.iter().map(|(k, v)| (k.clone(), v.clone())));
+    }
+    if let Some(Value::Array(parts)) = def.get("allOf") {
+        for part in parts {
+            out.extend(properties(part));
+        }
+    }
+    out
+}
+
+/// The CSV type of a property: its JSON type, `null` left out (an empty cell).
+fn type_of(prop: &Value) -> String {
+    let types: Vec<&str> = match prop.get("type") {
+        Some(Value::String(t)) => vec![t.as_str()],
+        Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+        _ => vec![],
+    };
+    let mut types: Vec<&str> = types.into_iter().filter(|t| *t != "null").collect();
+    if types.is_empty() {
+        types.push("number");
+    }
+    let nullable = prop
+        .get("type")
+        .and_then(Value::as_array)
+        .is_some_and(|ts| ts.iter().any(|t| t == "null"));
+    let mut s = types.join(", ");
+    if nullable {
+        s.push_str(", or empty");
+    }
+    s
+}
