@@ -1,4 +1,5 @@
-//! What faults do to a run, precomputed per service so that the hot path asks cheap questions:
+//! What faults do to a run, precomputed per replica of each service (a fault's `replicas` say
+//! which) so that the hot path asks cheap questions:
 //! which service-time sampler is in force, whether an arrival is rejected by an outage or failed by
 //! an error fault, and how many slots a service has now. What each kind means, and how
 //! overlapping faults compose, is [`crate::scenario::faults`]'s; this module only lays it out for
@@ -98,14 +99,13 @@ pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
     let mut out: Vec<ServiceFaults> = units.iter().map(|_| ServiceFaults::default()).collect();
     for f in &sc.faults {
         let Some(s) = f.kind.service() else { continue };
-        let (from, to) = (f.from, f.to);
         for (u, &(us, r)) in units.iter().enumerate() {
             if us != s || !f.acts_on_replica(r) {
                 continue;
             }
             let label =
                 |what: &str| super::fleet::replica_label(&format!("fault/{}{what}", f.name), r);
-            add_fault(&mut out[u], f, s, from, to, &label, sc.seed);
+            add_fault(&mut out[u], f, s, &label, sc.seed);
         }
     }
     out
@@ -116,39 +116,36 @@ fn add_fault(
     faults: &mut ServiceFaults,
     f: &crate::scenario::Fault,
     s: usize,
-    from: SimTime,
-    to: SimTime,
     label: &dyn Fn(&str) -> String,
     seed: u64,
 ) {
-    {
-        if let Some(dist) = f.kind.service_time_of(s) {
-            let fraction = f.kind.slow_fraction();
-            faults.slow.push(Window {
-                from,
-                to,
-                what: Slow {
-                    sampler: Sampler::new(dist),
-                    share: (fraction < 1.0).then(|| (fraction, Stream::new(seed, &label("/slow")))),
-                },
-            });
-        }
-        if let Some(fraction) = f.kind.error_fraction_of(s) {
-            faults.error.push(Window {
-                from,
-                to,
-                what: (fraction, Stream::new(seed, &label(""))),
-            });
-        }
-        if f.kind.rejects_all_of(s) {
-            faults.outage.push(Window { from, to, what: () });
-        }
-        if let Some(limit) = f.kind.slot_limit_of(s) {
-            faults.capacity.push(Window {
-                from,
-                to,
-                what: limit,
-            });
-        }
+    let (from, to) = (f.from, f.to);
+    if let Some(dist) = f.kind.service_time_of(s) {
+        let fraction = f.kind.slow_fraction();
+        faults.slow.push(Window {
+            from,
+            to,
+            what: Slow {
+                sampler: Sampler::new(dist),
+                share: (fraction < 1.0).then(|| (fraction, Stream::new(seed, &label("/slow")))),
+            },
+        });
+    }
+    if let Some(fraction) = f.kind.error_fraction_of(s) {
+        faults.error.push(Window {
+            from,
+            to,
+            what: (fraction, Stream::new(seed, &label(""))),
+        });
+    }
+    if f.kind.rejects_all_of(s) {
+        faults.outage.push(Window { from, to, what: () });
+    }
+    if let Some(limit) = f.kind.slot_limit_of(s) {
+        faults.capacity.push(Window {
+            from,
+            to,
+            what: limit,
+        });
     }
 }

@@ -1,6 +1,7 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
-//! timeouts, retries, backoff, A6 throttles, deadline propagation, a slow fault, and a drain
+//! timeouts, retries, backoff, A6 throttles, deadline propagation, replicas, load balancers,
+//! network delay, a slow fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
@@ -131,8 +132,9 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
             ],
         ),
         prop::option::weighted(0.3, Just("parallel: true".to_owned())),
+        prop::option::weighted(0.3, (2u32..5).prop_map(|n| format!("replicas: {n}"))),
     )
-        .prop_map(|(a, b, c, d, e)| [a, b, c, d, e].into_iter().flatten().collect())
+        .prop_map(|(a, b, c, d, e, f)| [a, b, c, d, e, f].into_iter().flatten().collect())
 }
 
 /// Optional edge protections: hedging (then no retries), retry budget, adaptive throttling,
@@ -167,8 +169,23 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
         ),
         prop::option::weighted(0.3, Just("cancel_on_abandon: true".to_owned())),
         prop::option::weighted(0.2, Just("honor_retry_after: true".to_owned())),
+        // A `choice_count` of 1 fits any callee (more is refused above its replicas).
+        prop::option::weighted(
+            0.3,
+            prop_oneof![
+                Just("load_balancer: {policy: random}".to_owned()),
+                Just("load_balancer: {policy: least_request, choice_count: 1}".to_owned()),
+                Just("load_balancer: {policy: least_request, choice_count: all}".to_owned()),
+            ],
+        ),
+        prop::option::weighted(
+            0.2,
+            (0u32..30).prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
+        ),
     )
-        .prop_map(|(a, b, c, d, e, f)| [a, b, c, d, e, f].into_iter().flatten().collect())
+        .prop_map(|(a, b, c, d, e, f, g, h)| {
+            [a, b, c, d, e, f, g, h].into_iter().flatten().collect()
+        })
 }
 
 fn call() -> impl Strategy<Value = Call> {
@@ -427,14 +444,54 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.counts.max_queue
                 )));
             }
-            if x.in_flight_at_end > (s.slots + cap) as u64 {
+            if x.in_flight_at_end > (s.slots + cap) as u64 * s.replicas as u64 {
                 return fail(at(&format!(
-                    "{} in flight > slots {} + cap {cap}",
-                    x.in_flight_at_end, s.slots
+                    "{} in flight > (slots {} + cap {cap}) × replicas {}",
+                    x.in_flight_at_end, s.slots, s.replicas
                 )));
             }
         } else if x.counts.rejected_full != 0 {
             return fail(at("rejections without a queue cap"));
+        }
+        // A replicated service's totals are the sums of its replicas'.
+        if s.replicas > 1 {
+            let rs = &x.replica_stats;
+            let sum = |f: &dyn Fn(&loadsim::metrics::summary::ReplicaMetrics) -> u64| {
+                rs.iter().map(f).sum::<u64>()
+            };
+            let pairs = [
+                ("arrivals", sum(&|r| r.counts.arrivals), x.counts.arrivals),
+                ("admitted", sum(&|r| r.counts.admitted), x.counts.admitted),
+                (
+                    "completed",
+                    sum(&|r| r.counts.completed),
+                    x.counts.completed,
+                ),
+                (
+                    "rejected_full",
+                    sum(&|r| r.counts.rejected_full),
+                    x.counts.rejected_full,
+                ),
+                (
+                    "cancelled",
+                    sum(&|r| r.counts.cancelled),
+                    x.counts.cancelled,
+                ),
+            ];
+            if rs.len() != s.replicas as usize {
+                return fail(at(&format!(
+                    "{} replica_stats for {} replicas",
+                    rs.len(),
+                    s.replicas
+                )));
+            }
+            for (name, replicas, total) in pairs {
+                if replicas != total {
+                    return fail(at(&format!(
+                        "replicas' {name} {replicas} != service's {total}"
+                    )));
+                }
+            }
         }
         if drained && x.in_flight_at_end != 0 {
             return fail(at("work in flight after a run that drained"));
