@@ -1,4 +1,5 @@
-//! What faults do to a run, precomputed per service so that the hot path asks cheap questions:
+//! What faults do to a run, precomputed per replica of each service (a fault's `replicas` say
+//! which) so that the hot path asks cheap questions:
 //! which service-time sampler is in force, whether an arrival is rejected by an outage or failed by
 //! an error fault, and how many slots a service has now. What each kind means, and how
 //! overlapping faults compose, is [`crate::scenario::faults`]'s; this module only lays it out for
@@ -117,7 +118,6 @@ pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
     let mut out: Vec<ServiceFaults> = units.iter().map(|_| ServiceFaults::default()).collect();
     for f in &sc.faults {
         let Some(s) = f.kind.service() else { continue };
-        let (from, to) = (f.from, f.to);
         for (u, &(us, r)) in units.iter().enumerate() {
             if us != s || !f.acts_on_replica(r) {
                 continue;

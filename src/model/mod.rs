@@ -2,7 +2,8 @@
 //! [`Event`] enum and its dispatch, and the live state of a run — user requests at the client
 //! (`client`), jobs in service slots and queues (`service`, `queue`), calls made while a slot is
 //! held (`calls`: sequential or parallel, retries, hedges), attempts on call edges with their
-//! timeouts, replies and cancellation (`caller`), and what faults change (`faults`). Each
+//! timeouts, replies and cancellation (`caller`), what faults change (`faults`), and replicas,
+//! their balancers and network delay (`fleet`). Each
 //! protection's rule and live state come from its module in [`crate::protections`]. Records live
 //! in slabs; events are small `Copy` values naming them by generation-checked handles, so an event
 //! for a record that is gone (a settled attempt, a cancelled job) does nothing. A run is a pure

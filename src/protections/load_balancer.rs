@@ -373,5 +373,27 @@ mod tests {
             ],
         );
         accepted(At::Client, &["load_balancer: {policy: least_request}"]);
+        // `replicas` and `latency` sit beside the balancer: the service and the edge.
+        check(
+            At::Service,
+            &[
+                (
+                    "replicas: 0",
+                    "replicas",
+                    "must be at least 1; remove it for one replica",
+                ),
+                ("replicas: 10001", "replicas", "must be at most 10000"),
+            ],
+        );
+        check(
+            At::Edge,
+            &[(
+                "latency: {dist: constant}",
+                "latency",
+                "`constant` needs `value` (it takes `value`)",
+            )],
+        );
+        accepted(At::Service, &["replicas: 3", "replicas: 1"]);
+        accepted(At::Edge, &["latency: {dist: constant, value: 30ms}"]);
     }
 }

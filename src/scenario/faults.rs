@@ -327,6 +327,40 @@ mod tests {
                     "f.factor",
                     "must be a number in (0, 1000]",
                 ),
+                (
+                    "f: {kind: outage, service: b, replicas: [1], from: 1s, duration: 1s}",
+                    "f.replicas",
+                    "names replica 1, but the service has 1 (replicas are numbered from 0 to 0)",
+                ),
+                (
+                    "f: {kind: outage, service: b, replicas: [], from: 1s, duration: 1s}",
+                    "f.replicas",
+                    "must name at least one replica; remove it for all replicas",
+                ),
+                (
+                    "f: {kind: surge, factor: 2, replicas: [0], from: 1s, duration: 1s}",
+                    "f.replicas",
+                    "is not a key of a `surge` fault (it acts on no service)",
+                ),
+                (
+                    "f: {kind: slow, service: b, fraction: 0, from: 1s, duration: 1s, \
+                     service_time: {dist: constant, value: 1s}}",
+                    "f.fraction",
+                    "must be a share in (0, 1]",
+                ),
+                (
+                    "f: {kind: outage, service: b, fraction: 0.5, from: 1s, duration: 1s}",
+                    "f.fraction",
+                    "is not a key of a `outage` fault (it takes `service`)",
+                ),
+            ],
+        );
+        crate::protections::bad_snippets::accepted(
+            At::Faults,
+            &[
+                "f: {kind: outage, service: b, replicas: [0], from: 1s, duration: 1s}",
+                "f: {kind: slow, service: b, fraction: 0.5, from: 1s, duration: 1s, \
+                 service_time: {dist: constant, value: 1s}}",
             ],
         );
     }

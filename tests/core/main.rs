@@ -9,6 +9,7 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod fleet;
 mod mechanics;
 mod production;
 mod protections;

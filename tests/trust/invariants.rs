@@ -1,7 +1,8 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
-//! (every algorithm) at services and on edges, a slow fault, and a drain
+//! (every algorithm) at services and on edges, replicas, load balancers, network delay, a slow
+//! fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
@@ -138,9 +139,10 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
         ),
         rate_limit(),
         concurrency_limit(),
+        prop::option::weighted(0.3, (2u32..5).prop_map(|n| format!("replicas: {n}"))),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h)| {
-            [a, b, c, d, e, f, g, h].into_iter().flatten().collect()
+        .prop_map(|(a, b, c, d, e, f, g, h, i)| {
+            [a, b, c, d, e, f, g, h, i].into_iter().flatten().collect()
         })
 }
 
@@ -235,13 +237,26 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                 Just("retry_on: [error]".to_owned()),
             ],
         ),
+        // A `choice_count` of 1 fits any callee (more is refused above its replicas).
+        prop::option::weighted(
+            0.3,
+            prop_oneof![
+                Just("load_balancer: {policy: random}".to_owned()),
+                Just("load_balancer: {policy: least_request, choice_count: 1}".to_owned()),
+                Just("load_balancer: {policy: least_request, choice_count: all}".to_owned()),
+            ],
+        ),
         prop::option::weighted(
             0.2,
             (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
         ),
+        prop::option::weighted(
+            0.2,
+            (0u32..30).prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
+        ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
-            [a, b, c, d, e, f, g, h, i, j]
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, l)| {
+            [a, b, c, d, e, f, g, h, i, j, k, l]
                 .into_iter()
                 .flatten()
                 .collect()
@@ -524,14 +539,54 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.counts.max_queue
                 )));
             }
-            if x.in_flight_at_end > (s.slots + cap) as u64 {
+            if x.in_flight_at_end > (s.slots + cap) as u64 * s.replicas as u64 {
                 return fail(at(&format!(
-                    "{} in flight > slots {} + cap {cap}",
-                    x.in_flight_at_end, s.slots
+                    "{} in flight > (slots {} + cap {cap}) × replicas {}",
+                    x.in_flight_at_end, s.slots, s.replicas
                 )));
             }
         } else if x.counts.rejected_full != 0 {
             return fail(at("rejections without a queue cap"));
+        }
+        // A replicated service's totals are the sums of its replicas'.
+        if s.replicas > 1 {
+            let rs = &x.replica_stats;
+            let sum = |f: &dyn Fn(&loadsim::metrics::summary::ReplicaMetrics) -> u64| {
+                rs.iter().map(f).sum::<u64>()
+            };
+            let pairs = [
+                ("arrivals", sum(&|r| r.counts.arrivals), x.counts.arrivals),
+                ("admitted", sum(&|r| r.counts.admitted), x.counts.admitted),
+                (
+                    "completed",
+                    sum(&|r| r.counts.completed),
+                    x.counts.completed,
+                ),
+                (
+                    "rejected_full",
+                    sum(&|r| r.counts.rejected_full),
+                    x.counts.rejected_full,
+                ),
+                (
+                    "cancelled",
+                    sum(&|r| r.counts.cancelled),
+                    x.counts.cancelled,
+                ),
+            ];
+            if rs.len() != s.replicas as usize {
+                return fail(at(&format!(
+                    "{} replica_stats for {} replicas",
+                    rs.len(),
+                    s.replicas
+                )));
+            }
+            for (name, replicas, total) in pairs {
+                if replicas != total {
+                    return fail(at(&format!(
+                        "replicas' {name} {replicas} != service's {total}"
+                    )));
+                }
+            }
         }
         if drained && x.in_flight_at_end != 0 {
             return fail(at("work in flight after a run that drained"));

@@ -116,10 +116,17 @@ pub(super) fn load_findings(
                         show_rate(offered),
                         show_rate(cap)
                     ),
-                    Some(format!(
-                        "raise `services.{name}.slots` above {}, or lower `arrivals.rate`",
-                        (offered / cap * svc.slots as f64).ceil()
-                    )),
+                    Some(if svc.replicas > 1 {
+                        format!(
+                            "raise `services.{name}.replicas` above {}, or lower `arrivals.rate`",
+                            (offered / cap * svc.replicas as f64).ceil()
+                        )
+                    } else {
+                        format!(
+                            "raise `services.{name}.slots` above {}, or lower `arrivals.rate`",
+                            (offered / cap * svc.slots as f64).ceil()
+                        )
+                    }),
                 )
             } else {
                 (

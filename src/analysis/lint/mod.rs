@@ -6,7 +6,10 @@
 //!   before each retry — against the time its caller *serves under* ([`serves_under`]).
 //! - **Queue wait** (§7): `queue_cap` × mean service time / `slots` against the wait of the
 //!   service's callers, normally and inside each fault window.
-//! - **Load**: offered load × amplification against capacity (`slots` / mean service time).
+//! - **Load**: offered load × amplification against capacity (`slots` / mean service time),
+//!   summed over a service's replicas (a slow or capacity fault on some replicas changes only
+//!   those: the sum is what a balancer that keeps every replica busy reaches at best); a
+//!   `capacity` fault that leaves the service's `slots` as they are is a warning.
 //!
 //! One submodule per check — [`budget`](mod@budget), [`queue`](mod@queue), [`load`](mod@load) —
 //! over the regimes of [`regime`](mod@regime) (normal, and each fault window); [`show`](mod@show)
@@ -44,7 +47,7 @@ pub use show::{show_duration, show_factor, show_rate, show_secs};
 use budget::budget_findings;
 use load::load_findings;
 use queue::queue_findings;
-use regime::slots_in;
+use regime::{fleet_capacity, fleet_slots_in, slots_in};
 
 use crate::scenario::{Scenario, ServiceId};
 use crate::time::SimDuration;
@@ -200,10 +203,10 @@ pub fn lint(sc: &Scenario) -> Lint {
             capacity: mean
                 .iter()
                 .zip(&regimes)
-                .map(|(m, &r)| capacity(slots_in(sc, s, r), m[s]))
+                .map(|(m, &r)| fleet_capacity(sc, s, r, m[s]))
                 .collect(),
             timeout_hold_s: hold,
-            timeout_capacity: hold.and_then(|h| capacity(sc.services[s].slots, h)),
+            timeout_capacity: hold.and_then(|h| capacity(fleet_slots_in(sc, s, Regime::Normal), h)),
             first: first[s],
             sustained: sustained[s],
             worst: worst[s],
@@ -232,6 +235,7 @@ pub fn lint(sc: &Scenario) -> Lint {
     }
 
     limiter::limiter_findings(sc, &mut findings);
+    capacity_fault_findings(sc, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,
@@ -242,5 +246,33 @@ pub fn lint(sc: &Scenario) -> Lint {
         queues,
         loads,
         findings,
+    }
+}
+
+/// A `capacity` fault that leaves at least the service's `slots` changes nothing: say so.
+fn capacity_fault_findings(sc: &Scenario, out: &mut Vec<Finding>) {
+    for f in &sc.faults {
+        let Some(s) = f.kind.wakes_at_end() else {
+            continue;
+        };
+        let svc = &sc.services[s];
+        if f.kind.slots_of(s, u32::MAX) >= svc.slots {
+            out.push(Finding {
+                level: Level::Warning,
+                check: Check::Load,
+                subject: svc.name.clone(),
+                message: format!(
+                    "capacity fault `{}` sets {} slots, not below the {} slots `{}` has (per replica): it changes nothing",
+                    f.name,
+                    f.kind.slots_of(s, u32::MAX),
+                    svc.slots,
+                    svc.name
+                ),
+                fix: Some(format!(
+                    "set `faults.{}.slots` below {}",
+                    f.name, svc.slots
+                )),
+            });
+        }
     }
 }

@@ -36,17 +36,70 @@ pub(super) fn slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
     }
 }
 
-/// The mean own work of `s` in regime `r`, in seconds (zero without own work).
+/// The slots of all replicas of `s` together in regime `r`: a capacity fault limits only the
+/// replicas it acts on. Saturates at `u32::MAX`.
+pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
+    let svc = &sc.services[s];
+    (0..svc.replicas)
+        .map(|k| match r {
+            Regime::Fault(i) if sc.faults[i].acts_on_replica(k) => {
+                sc.faults[i].kind.slots_of(s, svc.slots) as u64
+            }
+            _ => svc.slots as u64,
+        })
+        .sum::<u64>()
+        .min(u32::MAX as u64) as u32
+}
+
+/// The capacity of all replicas of `s` together in regime `r`, requests per second, given `hold`,
+/// the service's mean service time there ([`mean_service_time`]): each replica's slots over its
+/// own mean service time (a slow fault on some replicas slows only those), summed — what a
+/// balancer that keeps every replica busy reaches at best, an upper bound.
+pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) -> Option<f64> {
+    let svc = &sc.services[s];
+    let Regime::Fault(i) = r else {
+        return super::capacity(fleet_slots_in(sc, s, r), hold);
+    };
+    let f = &sc.faults[i];
+    let Some(slow) = f.kind.service_time_of(s) else {
+        return super::capacity(fleet_slots_in(sc, s, r), hold);
+    };
+    // `hold` blends the slow share in; take it out to get the calls' part back.
+    let normal = svc.service_time.as_ref().map_or(0.0, Dist::mean_secs);
+    let calls = hold - own_mean(sc, s, r);
+    let frac = f.kind.slow_fraction();
+    let per_replica = |k: u32| {
+        let own = if f.acts_on_replica(k) {
+            frac * slow.mean_secs() + (1.0 - frac) * normal
+        } else {
+            normal
+        };
+        super::capacity(svc.slots, calls + own)
+    };
+    (0..svc.replicas).map(per_replica).sum()
+}
+
+/// The mean own work of `s` in regime `r`, in seconds (zero without own work). A slow fault on
+/// `k` of `n` replicas, or with a `fraction` f, makes a share k·f/n of the work slow (work spread
+/// evenly over the replicas, as round robin spreads it): the mean blends the two.
 fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
+    let normal = sc.services[s]
+        .service_time
+        .as_ref()
+        .map_or(0.0, Dist::mean_secs);
     if let Regime::Fault(i) = r
         && let Some(service_time) = sc.faults[i].kind.service_time_of(s)
     {
-        return service_time.mean_secs();
+        let f = &sc.faults[i];
+        let n = sc.services[s].replicas;
+        let hit = (0..n).filter(|&k| f.acts_on_replica(k)).count() as f64;
+        let share = f.kind.slow_fraction() * hit / n as f64;
+        if share >= 1.0 {
+            return service_time.mean_secs();
+        }
+        return share * service_time.mean_secs() + (1.0 - share) * normal;
     }
-    sc.services[s]
-        .service_time
-        .as_ref()
-        .map_or(0.0, Dist::mean_secs)
+    normal
 }
 
 /// Lower bound of each service's mean service time (slot holding time) in regime `r`, seconds:

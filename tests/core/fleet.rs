@@ -1,0 +1,95 @@
+//! The fleet (issue 13): replicas behind a balancer, faults on some replicas, network delay. Effect
+//! tests on seeds 7, 11 and 13 against the shipped `scenarios/fleet/` files, and exact mechanics
+//! on tiny scenarios.
+
+use super::common::{SEEDS, run, run_text};
+
+#[test]
+fn least_request_beats_round_robin_with_one_slow_replica() {
+    for seed in SEEDS {
+        let rr = run("fleet/slow_replica", &[], seed);
+        let p2c = run("fleet/slow_replica_least_request", &[], seed);
+        let all = run("fleet/slow_replica_least_request_all", &[], seed);
+        let during = |s: &loadsim::RunSummary| s.metrics.success_rate_during.unwrap();
+        let (r, p, a) = (during(&rr), during(&p2c), during(&all));
+        // Round robin keeps sending a third of the calls to the slow replica.
+        assert!(r < 0.99, "seed {seed}: round robin {r}");
+        assert!(
+            p > r + 0.02,
+            "seed {seed}: least_request {p} vs round robin {r}"
+        );
+        assert!(a >= p, "seed {seed}: full scan {a} vs two choices {p}");
+        // The balancer moves calls away from the slow replica 0.
+        let share0 = |s: &loadsim::RunSummary| {
+            let stats = &s.services["backend"].replica_stats;
+            assert_eq!(stats.len(), 3);
+            stats[0].arrivals as f64 / stats.iter().map(|x| x.arrivals).sum::<u64>() as f64
+        };
+        assert!(share0(&rr) > 0.32, "seed {seed}: {}", share0(&rr));
+        assert!(share0(&p2c) < 0.25, "seed {seed}: {}", share0(&p2c));
+    }
+}
+
+#[test]
+fn a_slow_fault_on_one_replica_slows_only_that_replica() {
+    let stats = run("fleet/slow_replica", &[], 7).services["backend"]
+        .replica_stats
+        .clone();
+    // Equal arrivals under round robin; the slow replica is far busier and its queue fills.
+    assert!(stats[0].arrivals.abs_diff(stats[1].arrivals) <= 1);
+    assert!(stats[0].utilization > stats[1].utilization + 0.1);
+    assert!(stats[0].max_queue > 3 * stats[1].max_queue);
+}
+
+fn delayed(latency: &str, seed: u64) -> String {
+    format!(
+        "duration: 30s\nseed: {seed}\narrivals: {{rate: 200}}\nclient: {{entry: a, attempt_timeout: 5s}}\n\
+         services:\n  a:\n    slots: 1000\n    calls:\n      b:\n        attempt_timeout: 5s\n{latency}\
+         \x20 b:\n    replicas: 2\n    slots: 100\n    service_time: {{dist: exponential, mean: 10ms}}\n"
+    )
+}
+
+#[test]
+fn a_constant_delay_shifts_latency_quantiles_by_twice_the_delay() {
+    for seed in SEEDS {
+        let base = run_text(&delayed("", seed));
+        let slow = run_text(&delayed(
+            "        latency: {dist: constant, value: 30ms}\n",
+            seed,
+        ));
+        for (name, q) in [
+            ("p50", |s: &loadsim::RunSummary| {
+                s.metrics.success_latency_p50_s.unwrap()
+            }) as fn(&loadsim::RunSummary) -> f64,
+            ("p99", |s: &loadsim::RunSummary| {
+                s.metrics.success_latency_p99_s.unwrap()
+            }),
+        ] {
+            // 30 ms out and 30 ms back; the service times are the same draws (own streams), and
+            // nothing queues at 200/s on 200 slots, so the shift is 60 ms up to the histogram's
+            // 0.1 % resolution.
+            let shift = q(&slow) - q(&base);
+            assert!(
+                (shift - 0.060).abs() < 0.001 + 0.002 * q(&slow),
+                "seed {seed} {name}: {} → {}",
+                q(&base),
+                q(&slow)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_timeout_counts_the_network_delay() {
+    // 30 ms each way and 10 ms of work (70 ms) never fit a 50 ms attempt timeout; without the
+    // delay they would all fit.
+    let text = delayed("        latency: {dist: constant, value: 30ms}\n", 7)
+        .replace("attempt_timeout: 5s\n", "attempt_timeout: 50ms\n")
+        .replace("exponential, mean: 10ms", "constant, value: 10ms");
+    let s = run_text(&text);
+    let c = &s.calls["a->b"];
+    assert_eq!(c.successes, 0);
+    assert_eq!(c.timeouts, c.attempts);
+    let fast = run_text(&text.replace("        latency: {dist: constant, value: 30ms}\n", ""));
+    assert_eq!(fast.calls["a->b"].timeouts, 0);
+}
