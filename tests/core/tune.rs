@@ -199,7 +199,7 @@ fn bad_input_exits_2_with_the_place_and_a_suggestion() {
         "faults:\n  ok: {kind: outage, from: 1s, duration: 1s}\n  gone: {kind: outage, service: svc_x, from: 1s, duration: 1s}\n",
     )
     .unwrap();
-    let cases: Vec<(Vec<String>, &str)> = vec![
+    let cases: [(Vec<String>, &str); 9] = [
         (
             vec!["--vary".into(), "services.svc.queue_cpa=1..4".into()],
             "queue_cap",
