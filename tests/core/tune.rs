@@ -182,7 +182,13 @@ fn an_impossible_requirement_exits_1_with_the_closest_setting() {
         "{text}"
     );
     assert!(
-        text.contains("the closest is services.svc.queue_cap = 1"),
+        text.contains(
+            "the closest is services.svc.queue_cap = 40, services.svc.reject_delay = 1ms"
+        ),
+        "every setting fails on both seeds, so the closest has the best objective: {text}"
+    );
+    assert!(
+        text.contains("under `slow`: `services.svc.max_queue <= 0` on 2 of 2 seeds"),
         "{text}"
     );
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
