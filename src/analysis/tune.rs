@@ -254,10 +254,13 @@ pub struct Tuned {
     pub closest: Option<usize>,
 }
 
-/// `a` ranks before `b`: lower objective (undefined last), then smaller values in key order.
+/// `a` ranks before `b`: lower objective (undefined last); on a tie (keys that cost nothing in
+/// healthy load often tie exactly), the faster worst-fault recovery (never last), so the pick is
+/// on the Pareto front; then smaller values in key order.
 fn better(a: &Scored, b: &Scored) -> bool {
     let o = |s: &Scored| s.objective.unwrap_or(f64::INFINITY);
-    match o(a).total_cmp(&o(b)) {
+    let r = |s: &Scored| s.worst_recovery().unwrap_or(f64::INFINITY);
+    match o(a).total_cmp(&o(b)).then(r(a).total_cmp(&r(b))) {
         std::cmp::Ordering::Less => true,
         std::cmp::Ordering::Greater => false,
         std::cmp::Ordering::Equal => a

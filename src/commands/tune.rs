@@ -453,7 +453,7 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         doc: healthy,
         reproduce: vec!["faults={}".into()],
     }];
-    for i in 0..fault_set.faults.len() {
+    for (i, (name, _)) in fault_set.faults.iter().enumerate() {
         match fault_set.apply(i, &subject.doc, &target) {
             Ok(doc) => {
                 let mut reproduce = vec![format!("faults={}", FaultSet::faults_json(&doc))];
@@ -463,7 +463,7 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
                     reproduce.push(format!("duration={d}"));
                 }
                 variants.push(Variant {
-                    name: fault_set.faults[i].0.clone(),
+                    name: name.clone(),
                     doc,
                     reproduce,
                 });

@@ -182,7 +182,13 @@ fn an_impossible_requirement_exits_1_with_the_closest_setting() {
         "{text}"
     );
     assert!(
-        text.contains("the closest is services.svc.queue_cap = 1"),
+        text.contains(
+            "the closest is services.svc.queue_cap = 40, services.svc.reject_delay = 1ms"
+        ),
+        "every setting fails on both seeds, so the closest has the best objective: {text}"
+    );
+    assert!(
+        text.contains("under `slow`: `services.svc.max_queue <= 0` on 2 of 2 seeds"),
         "{text}"
     );
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
@@ -199,7 +205,7 @@ fn bad_input_exits_2_with_the_place_and_a_suggestion() {
         "faults:\n  ok: {kind: outage, from: 1s, duration: 1s}\n  gone: {kind: outage, service: svc_x, from: 1s, duration: 1s}\n",
     )
     .unwrap();
-    let cases: Vec<(Vec<String>, &str)> = vec![
+    let cases: [(Vec<String>, &str); 9] = [
         (
             vec!["--vary".into(), "services.svc.queue_cpa=1..4".into()],
             "queue_cap",
