@@ -55,9 +55,9 @@ for p in protected naive deadline deadline_budget; do
         pyir=$(instructions "$OUT/py-$p.cg")
         pyreq=$(awk '{for (i = 1; i < NF; i++) if ($i == "users") print $(i + 1)}' "$OUT/py-$p.out")
         pyper=$((pyir / pyreq))
-        ratio=$(awk -v a="$pyper" -v b="$per" 'BEGIN {printf "%.1f", a / b}')
-        awk -v x="$ratio" 'BEGIN {exit !(x >= 80)}' && verdict+="; ≥80× met" || verdict+="; ≥80× NOT met"
+        ratio=$(awk -v a="$pyper" -v b="$per" 'BEGIN {printf "%.1f×", a / b}')
+        awk -v x="${ratio%×}" 'BEGIN {exit !(x >= 80)}' && verdict+="; ≥80× met" || verdict+="; ≥80× NOT met"
     fi
-    printf '| %s | %s | %s | %.1f | %s | %s | %s | %s× | %s |\n' \
+    printf '| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n' \
         "$p" "$events" "$req" "$(awk -v x="$ir" 'BEGIN {print x / 1e6}')" "$per" "$epr" "$pyper" "$ratio" "${verdict#; }"
 done
