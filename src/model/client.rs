@@ -66,6 +66,7 @@ impl Simulation<'_> {
             let u = self.users.remove(user);
             let now = self.now();
             self.rec.user_ended(u.arrival, now, u.window, false);
+            self.user_request_ended();
         }
     }
 
@@ -83,5 +84,6 @@ impl Simulation<'_> {
         let u = self.users.remove(user);
         let now = self.now();
         self.rec.user_ended(u.arrival, now, u.window, true);
+        self.user_request_ended();
     }
 }

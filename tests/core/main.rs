@@ -14,3 +14,4 @@ mod protections;
 mod snapshots;
 mod test_cmd;
 mod ux;
+mod workload;
