@@ -87,6 +87,11 @@ pub struct RunMetrics {
     /// none although a 3-second span fits between the window's end and the end of arrivals;
     /// `None` when recovery is not measurable (no fault window, or no such span fits).
     pub recovered: Option<bool>,
+    /// Whether a whole 3 s span of arrivals follows the fault window, so that R2 can be measured
+    /// at all: `false` makes a `null` `recovery_s` "not measurable" rather than "never". Written
+    /// only when `false` (absent means `true`, and runs without faults are `true`).
+    #[serde(default = "measurable", skip_serializing_if = "is_measurable")]
+    pub recovery_measurable: bool,
     pub requests: u64,
     pub requests_during_fault: u64,
     pub succeeded: u64,
@@ -178,6 +183,21 @@ fn quantile_s(h: &hdrhistogram::Histogram<u64>, q: f64) -> Option<f64> {
     (!h.is_empty()).then(|| h.value_at_quantile(q) as f64 / 1e6)
 }
 
+fn measurable() -> bool {
+    true
+}
+
+fn is_measurable(m: &bool) -> bool {
+    *m
+}
+
+/// Whether `seconds` whole seconds of arrivals leave a 3 s span from the first whole second at or
+/// after `window_end` (the span R2 needs).
+pub fn recovery_measurable(seconds: usize, window_end: SimTime) -> bool {
+    let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
+    first + 3 <= seconds
+}
+
 /// R2 recovery time from per-second counters.
 pub fn recovery_seconds(arrivals: &[u32], succeeded: &[u32], window_end: SimTime) -> Option<f64> {
     let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
@@ -220,6 +240,8 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         recovered: window
             .filter(|&(_, end)| recovery_measurable(u.per_second_arrivals.len(), end))
             .map(|_| recovery_s.is_some()),
+        recovery_measurable: window
+            .is_none_or(|(_, end)| recovery_measurable(u.per_second_arrivals.len(), end)),
         requests,
         requests_during_fault,
         succeeded: u.succeeded,

@@ -104,6 +104,7 @@ impl Simulation<'_> {
         let u = self.users.remove(user);
         let now = self.now();
         self.rec.user_ended(u.arrival, now, u.window, false);
+        self.user_request_ended();
     }
 
     /// The user's attempt succeeded; `job` is the entry service's job that answered, whose
@@ -120,5 +121,6 @@ impl Simulation<'_> {
         let u = self.users.remove(user);
         let now = self.now();
         self.rec.user_ended(u.arrival, now, u.window, true);
+        self.user_request_ended();
     }
 }

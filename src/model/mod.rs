@@ -9,6 +9,7 @@
 //! for a record that is gone (a settled attempt, a cancelled job) does nothing. A run is a pure
 //! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
 
+mod arrivals;
 mod caller;
 mod calls;
 mod client;
@@ -283,6 +284,8 @@ pub struct Simulation<'a> {
     client_jitter: Stream,
     arrivals: Stream,
     rates: RatePlan,
+    /// A load profile's or closed loop's arrival process (`None` for the one-rate shorthand).
+    shaped: Option<Box<arrivals::Shaped>>,
     arrivals_end: SimTime,
     window: Option<(SimTime, SimTime)>,
     options: RunOptions,
@@ -413,6 +416,7 @@ impl<'a> Simulation<'a> {
             client_jitter: Stream::new(seed, "client-jitter"),
             arrivals: Stream::new(seed, "arrivals"),
             rates: RatePlan::new(sc),
+            shaped: arrivals::Shaped::new(sc),
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),
             options,
@@ -625,6 +629,9 @@ impl<'a> Simulation<'a> {
     /// gap that overflows to the end of time (a rate of 1e-10/s) ends arrivals instead of
     /// spinning.
     fn schedule_next_arrival(&mut self, first: bool) {
+        if self.shaped.is_some() {
+            return self.schedule_shaped_arrival(first);
+        }
         let mut t = self.now();
         let at = loop {
             if t >= self.arrivals_end {
@@ -637,7 +644,9 @@ impl<'a> Simulation<'a> {
                     SimDuration(self.arrivals.exponential(mean_gap_ns) as u64)
                 }
                 ArrivalProcess::Constant if first => SimDuration::ZERO,
-                ArrivalProcess::Constant => SimDuration(mean_gap_ns.round() as u64),
+                ArrivalProcess::Constant | ArrivalProcess::Closed => {
+                    SimDuration(mean_gap_ns.round() as u64)
+                }
             };
             let next_break = self.rates.next_break(t);
             // Past the last rate change the draw stands (`t + gap` saturates at NEVER, so an

@@ -253,13 +253,19 @@ impl Table {
             let mut row = vec![label];
             for r in runs {
                 let v = get(r);
-                let text =
-                    if label_is_recovery(&row[0]) && v.is_none() && r.metrics.fault_end_s.is_some()
-                    {
-                        "never".to_owned()
-                    } else {
-                        show(v, fmt)
-                    };
+                let text = if label_is_recovery(&row[0])
+                    && v.is_none()
+                    && !r.metrics.recovery_measurable
+                {
+                    "not measurable".to_owned()
+                } else if label_is_recovery(&row[0])
+                    && v.is_none()
+                    && r.metrics.fault_end_s.is_some()
+                {
+                    "never".to_owned()
+                } else {
+                    show(v, fmt)
+                };
                 row.push(text);
             }
             t.row(row);

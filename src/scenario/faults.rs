@@ -187,6 +187,10 @@ pub struct RatePlan {
     surges: Vec<Step>,
     /// Instants where the rate changes, sorted.
     breaks: Vec<SimTime>,
+    /// The profile times the surges, for a profiled scenario.
+    curve: Option<super::profile::RateCurve>,
+    /// The rows of a replayed trace.
+    replayed: Option<usize>,
 }
 
 impl RatePlan {
@@ -209,6 +213,8 @@ impl RatePlan {
             base: sc.rate,
             surges,
             breaks,
+            curve: super::profile::RateCurve::new(sc),
+            replayed: sc.trace.as_ref().map(|t| t.len()),
         }
     }
 
@@ -236,6 +242,12 @@ impl RatePlan {
     /// multiply only where their windows overlap).
     pub fn expected_arrivals(&self, end: SimDuration) -> f64 {
         let end = SimTime(end.0);
+        if let Some(rows) = self.replayed {
+            return rows as f64;
+        }
+        if let Some(curve) = &self.curve {
+            return curve.integral(SimTime::ZERO, end);
+        }
         let mut total = 0.0;
         let mut t = SimTime::ZERO;
         while t < end {

@@ -5,7 +5,9 @@
 //! service, computed from the policies alone.
 
 pub mod faults;
+pub mod profile;
 pub mod raw;
+pub mod trace;
 mod validate;
 
 use std::path::Path;
@@ -46,10 +48,16 @@ pub struct Scenario {
     pub duration: SimDuration,
     /// How long the run may go on after arrivals stop.
     pub drain: SimDuration,
-    /// Arrival rate, user requests per second.
+    /// Arrival rate, user requests per second (with a profile: the profile's peak).
     pub rate: f64,
     /// How arrivals are spaced.
     pub process: ArrivalProcess,
+    /// The arrival rate over time (`arrivals.profile`), `None` for the one-rate shorthand.
+    pub profile: Option<profile::Profile>,
+    /// Closed-loop users, with `process: closed`.
+    pub closed: Option<ClosedLoop>,
+    /// Arrival instants replayed from `arrivals.trace`, sorted.
+    pub trace: Option<std::sync::Arc<[SimTime]>>,
     pub client: ClientPolicy,
     pub services: Vec<Service>,
     pub edges: Vec<Edge>,
@@ -63,6 +71,17 @@ pub enum ArrivalProcess {
     Poisson,
     /// Every 1/rate exactly, the first at time zero.
     Constant,
+    /// Closed loop (`users`, `think_time`; see [`ClosedLoop`]).
+    Closed,
+}
+
+/// Closed-loop users (`arrivals.process: closed`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ClosedLoop {
+    /// How many users.
+    pub users: u32,
+    /// Think time before each request, the first included.
+    pub think_time: Dist,
 }
 
 /// The client's policy toward the entry service.

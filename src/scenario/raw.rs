@@ -65,10 +65,24 @@ pub struct ScenarioRaw {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArrivalsRaw {
-    /// Mean rate, user requests per second. Required.
-    pub rate: f64,
+    /// Mean rate, user requests per second (give `rate` or `profile`).
+    pub rate: Option<f64>,
     /// `poisson` (default: exponential gaps) or `constant` (exactly 1/rate apart, from 0).
     pub process: Option<ArrivalProcessRaw>,
+    /// The rate over time instead of `rate`: segments in time order, the first at `0s`, each a
+    /// step `{at: 20s, rate: 400}` or a linear ramp `{at: 20s, to: 40s, rate: 400, to_rate: 800}`
+    /// (the rate then holds at `to_rate` until the next segment). Not a fault: it opens no fault
+    /// window.
+    pub profile: Option<Vec<crate::scenario::profile::SegmentRaw>>,
+    /// With `process: closed`: how many users there are; each sends a request, waits for its end
+    /// (success or final failure), thinks, and sends the next. Required there.
+    pub users: Option<u32>,
+    /// With `process: closed`: how long a user thinks before each request, the first included (a
+    /// distribution like `service_time`'s). Required there.
+    pub think_time: Option<DistRaw>,
+    /// Replay a recorded trace instead of `rate`: a CSV file (path relative to this scenario
+    /// file), one user request per row at the time its `time` column gives in seconds, sorted.
+    pub trace: Option<String>,
 }
 
 /// How arrivals are spaced.
@@ -79,6 +93,9 @@ pub enum ArrivalProcessRaw {
     Poisson,
     /// Exactly 1/rate apart, the first at time zero (for exact tests).
     Constant,
+    /// Closed loop: `users` users, each sending its next request `think_time` after the end of
+    /// its previous one.
+    Closed,
 }
 
 /// The client: the user (or SDK) that sends each user request to the entry service.

@@ -17,3 +17,4 @@ mod snapshots;
 mod test_cmd;
 mod tune;
 mod ux;
+mod workload;

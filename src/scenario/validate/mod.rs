@@ -2,6 +2,7 @@
 //! references between services, call cycles, fault windows, distribution parameters — and reports
 //! all problems of a document at once, each at its key path and line.
 
+mod arrivals;
 mod faults;
 
 use std::collections::HashMap;
@@ -15,6 +16,7 @@ use crate::protections::{
     load_balancer, pushback, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
+use arrivals::closed_rate;
 
 /// Largest arrival rate accepted (user requests per second).
 pub const MAX_RATE: f64 = 10_000_000.0;
@@ -109,8 +111,24 @@ impl Validator<'_> {
         if drain > MAX_DURATION {
             self.problem("drain", format!("must be at most {MAX_DURATION}"));
         }
-        let rate = raw.arrivals.rate;
-        if !rate.is_finite() || rate <= 0.0 {
+        let profile = self.profile(&raw.arrivals, duration);
+        let rate = match &profile {
+            Some(p) => p.peak_rate(),
+            None => raw.arrivals.rate.unwrap_or(0.0),
+        };
+        let closed = self.closed(&raw.arrivals);
+        let rate = closed.map_or(rate, |c| closed_rate(&c));
+        let trace = self.trace(&raw.arrivals, duration);
+        let rate = trace
+            .as_ref()
+            .map_or(rate, |t| t.len() as f64 / duration.as_secs_f64());
+        if raw.arrivals.profile.is_some()
+            || raw.arrivals.rate.is_none()
+            || raw.arrivals.trace.is_some()
+            || raw.arrivals.process == Some(ArrivalProcessRaw::Closed)
+        {
+            // Checked with the profile.
+        } else if !rate.is_finite() || rate <= 0.0 {
             self.problem(
                 "arrivals.rate",
                 format!("must be a positive number of requests per second, not {rate}"),
@@ -212,6 +230,7 @@ impl Validator<'_> {
             }
         }
 
+        self.surges_need_a_rate(&raw.arrivals, &faults);
         let scenario = Scenario {
             name,
             seed: raw.seed.unwrap_or(1),
@@ -221,7 +240,11 @@ impl Validator<'_> {
             process: match raw.arrivals.process {
                 None | Some(ArrivalProcessRaw::Poisson) => ArrivalProcess::Poisson,
                 Some(ArrivalProcessRaw::Constant) => ArrivalProcess::Constant,
+                Some(ArrivalProcessRaw::Closed) => ArrivalProcess::Closed,
             },
+            profile,
+            closed,
+            trace,
             client,
             services,
             edges,

@@ -1,0 +1,145 @@
+//! Trace replay (`arrivals.trace`): one user request per row of a CSV file, at the time its first
+//! column gives in seconds. Owns reading the file (its path resolves against the scenario file's
+//! folder) and every check on it, reported with the file and the row: the file must exist and
+//! hold at least one row; each row is `time` (seconds, a finite number ≥ 0 and before
+//! `duration`), in non-decreasing order; a first row `time` is a header and is skipped; blank
+//! lines and lines starting with `#` are skipped. At most [`MAX_TRACE_ROWS`] rows (the event guard
+//! then bounds the run as for any other arrivals). A second column (a request class) is refused
+//! until request classes exist.
+
+use std::path::Path;
+
+use crate::time::{NANOS_PER_SEC, SimDuration, SimTime};
+
+/// Most rows a trace may hold.
+pub const MAX_TRACE_ROWS: usize = 50_000_000;
+/// Largest trace file read, in bytes.
+pub const MAX_TRACE_BYTES: u64 = 2 << 30;
+
+/// Reads the arrival instants of the trace at `path`; the error names the file and row.
+pub fn read(path: &Path, duration: SimDuration) -> Result<Vec<SimTime>, String> {
+    let shown = path.display();
+    let meta =
+        std::fs::metadata(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
+    if meta.len() > MAX_TRACE_BYTES {
+        return Err(format!(
+            "the trace {shown} is {} bytes; loadsim reads at most {MAX_TRACE_BYTES}",
+            meta.len()
+        ));
+    }
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
+    let mut times = Vec::new();
+    let mut last = SimTime::ZERO;
+    for (i, line) in text.lines().enumerate() {
+        let row = i + 1;
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut fields = line.split(',').map(str::trim);
+        let first = fields.next().unwrap_or("");
+        if times.is_empty() && first.eq_ignore_ascii_case("time") && last == SimTime::ZERO {
+            if let Some(extra) = fields.next() {
+                return Err(format!(
+                    "{shown}:{row}: a second column (`{extra}`) would name request classes, which \
+                     loadsim does not model yet; give one column, `time`"
+                ));
+            }
+            continue;
+        }
+        if let Some(extra) = fields.next() {
+            return Err(format!(
+                "{shown}:{row}: expected one column (time in seconds), found a second (`{extra}`); \
+                 request classes are not modelled yet"
+            ));
+        }
+        let secs: f64 = first.parse().map_err(|_| {
+            format!("{shown}:{row}: `{first}` is not a time in seconds (like `0.25`)")
+        })?;
+        if !secs.is_finite() || secs < 0.0 {
+            return Err(format!(
+                "{shown}:{row}: the time must be zero or more seconds, not `{first}`"
+            ));
+        }
+        let t = SimTime((secs * NANOS_PER_SEC as f64).round() as u64);
+        if t.0 >= duration.0 {
+            return Err(format!(
+                "{shown}:{row}: {first} s is not inside the arrival period [0s, {duration}); \
+                 raise `duration` or cut the trace"
+            ));
+        }
+        if t < last {
+            return Err(format!(
+                "{shown}:{row}: the trace is not sorted: {first} s comes after {} s",
+                last.as_secs_f64()
+            ));
+        }
+        last = t;
+        times.push(t);
+        if times.len() > MAX_TRACE_ROWS {
+            return Err(format!(
+                "{shown}: holds more than {MAX_TRACE_ROWS} rows; loadsim replays at most that many"
+            ));
+        }
+    }
+    if times.is_empty() {
+        return Err(format!(
+            "the trace {shown} has no rows (one time in seconds per row)"
+        ));
+    }
+    Ok(times)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(text: &str) -> Result<Vec<SimTime>, String> {
+        let dir = std::env::temp_dir().join(format!("loadsim-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("t{}.csv", text.len()));
+        std::fs::write(&path, text).unwrap();
+        let r = read(&path, SimDuration::from_secs(10));
+        let _ = std::fs::remove_file(&path);
+        r.map_err(|e| e.replace(&path.display().to_string(), "FILE"))
+    }
+
+    #[test]
+    fn rows_become_instants() {
+        let t = read_text("time\n0\n0.5\n# a comment\n\n0.5\n9.25\n").unwrap();
+        let secs: Vec<f64> = t.iter().map(|t| t.as_secs_f64()).collect();
+        assert_eq!(secs, [0.0, 0.5, 0.5, 9.25]);
+    }
+
+    #[test]
+    fn bad_traces_name_the_file_and_row() {
+        for (text, want) in [
+            (
+                "time\n1\n0.5\n",
+                "FILE:3: the trace is not sorted: 0.5 s comes after 1 s",
+            ),
+            ("0\nsoon\n", "FILE:2: `soon` is not a time in seconds"),
+            ("-1\n", "FILE:1: the time must be zero or more seconds"),
+            (
+                "0\n12\n",
+                "FILE:2: 12 s is not inside the arrival period [0s, 10s)",
+            ),
+            ("time\n", "the trace FILE has no rows"),
+            (
+                "time,class\n0,browse\n",
+                "FILE:1: a second column (`class`)",
+            ),
+            ("0,browse\n", "FILE:1: expected one column"),
+        ] {
+            let err = read_text(text).expect_err(text);
+            assert!(err.contains(want), "{text:?}: want `{want}` in `{err}`");
+        }
+        let missing = read(Path::new("/nonexistent/t.csv"), SimDuration::from_secs(1));
+        assert!(
+            missing
+                .unwrap_err()
+                .contains("cannot read the trace /nonexistent/t.csv")
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! Validation of the `arrivals` keys beyond the one-rate shorthand: which of `rate` and `profile`
+//! is given, and the profile itself (whose rules are [`crate::scenario::profile`]'s).
+
+use super::Validator;
+use crate::scenario::profile::{self, Profile};
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::scenario::ClosedLoop;
+use crate::scenario::faults::{Fault, FaultKind};
+use crate::scenario::raw::{ArrivalProcessRaw, ArrivalsRaw};
+use crate::scenario::trace;
+use crate::time::SimDuration;
+use crate::time::SimTime;
+
+impl Validator<'_> {
+    /// The profile of `arrivals`, if it gives one, checked; reports a missing or doubled rate.
+    pub(super) fn profile(&mut self, a: &ArrivalsRaw, duration: SimDuration) -> Option<Profile> {
+        match (&a.rate, &a.profile) {
+            (None, None) if a.process == Some(ArrivalProcessRaw::Closed) || a.trace.is_some() => {
+                None
+            }
+            (None, None) => {
+                self.problem(
+                    "arrivals",
+                    "needs `rate` (requests per second) or `profile` (the rate over time, a list \
+                     of segments like `[{at: 0s, rate: 100}]`)",
+                );
+                None
+            }
+            (Some(_), Some(_)) if a.process == Some(ArrivalProcessRaw::Closed) => None,
+            (Some(_), Some(_)) => {
+                self.problem(
+                    "arrivals.profile",
+                    "give `rate` (one rate) or `profile` (segments), not both",
+                );
+                None
+            }
+            (None, Some(segments)) => {
+                if duration.is_zero() {
+                    return None;
+                }
+                let p = profile::validate("arrivals.profile", segments, duration, self)?;
+                let expected: f64 = p
+                    .pieces
+                    .iter()
+                    .map(|x| (x.rate + x.to_rate) / 2.0 * (x.to.0 - x.from.0) as f64 / 1e9)
+                    .sum();
+                if expected < 1.0 {
+                    self.problem(
+                        "arrivals.profile",
+                        format!(
+                            "brings {expected} requests over {duration}: less than one arrival \
+                             on average, nothing to measure"
+                        ),
+                    );
+                    return None;
+                }
+                Some(p)
+            }
+            (Some(_), None) => None,
+        }
+    }
+}
+
+/// The `rate` of a closed loop (what lint and the event guard read): `users / mean think time`,
+/// the rate if every reply were instant (an upper bound), at most [`super::MAX_RATE`].
+pub(super) fn closed_rate(c: &ClosedLoop) -> f64 {
+    let think = c.think_time.mean_secs();
+    if think > 0.0 {
+        (c.users as f64 / think).min(super::MAX_RATE)
+    } else {
+        super::MAX_RATE
+    }
+}
+
+/// Most closed-loop users accepted.
+pub const MAX_USERS: u32 = 10_000_000;
+
+impl Validator<'_> {
+    /// The arrival instants of `arrivals.trace`, read from its file (relative to the scenario's
+    /// folder); reports keys that do not go with a trace, and the file's first problem with its
+    /// row.
+    pub(super) fn trace(
+        &mut self,
+        a: &ArrivalsRaw,
+        duration: SimDuration,
+    ) -> Option<Arc<[SimTime]>> {
+        let file = a.trace.as_ref()?;
+        for (key, given) in [
+            ("arrivals.rate", a.rate.is_some()),
+            ("arrivals.profile", a.profile.is_some()),
+            (
+                "arrivals.process",
+                a.process.is_some() && a.process != Some(ArrivalProcessRaw::Closed),
+            ),
+        ] {
+            if given {
+                self.problem(
+                    key,
+                    "a trace sets the arrival times: remove it, or remove `trace`",
+                );
+            }
+        }
+        if a.process == Some(ArrivalProcessRaw::Closed) || duration.is_zero() {
+            return None;
+        }
+        let path = self.doc.path().parent().unwrap_or(Path::new("")).join(file);
+        match trace::read(&path, duration) {
+            Ok(times) => Some(times.into()),
+            Err(e) => {
+                self.problem("arrivals.trace", e);
+                None
+            }
+        }
+    }
+
+    /// Surge faults multiply a rate: refused with closed-loop users or a trace, which have none.
+    pub(super) fn surges_need_a_rate(&mut self, a: &ArrivalsRaw, faults: &[Fault]) {
+        let what = if a.process == Some(ArrivalProcessRaw::Closed) {
+            "closed-loop users"
+        } else if a.trace.is_some() {
+            "a trace"
+        } else {
+            return;
+        };
+        for f in faults {
+            if matches!(f.kind, FaultKind::Surge { .. }) {
+                self.problem(
+                    &format!("faults.{}.kind", f.name),
+                    format!(
+                        "a `surge` multiplies the arrival rate, and {what} have none; shape the \
+                         load with `users`/`think_time` or the trace itself"
+                    ),
+                );
+            }
+        }
+    }
+
+    /// The closed loop of `arrivals`, when `process: closed`; reports its keys out of place.
+    pub(super) fn closed(&mut self, a: &ArrivalsRaw) -> Option<ClosedLoop> {
+        if a.process != Some(ArrivalProcessRaw::Closed) {
+            for (key, given) in [
+                ("arrivals.users", a.users.is_some()),
+                ("arrivals.think_time", a.think_time.is_some()),
+            ] {
+                if given {
+                    self.problem(
+                        key,
+                        "is a key of closed-loop arrivals: add `process: closed`",
+                    );
+                }
+            }
+            return None;
+        }
+        for (key, given) in [
+            ("arrivals.rate", a.rate.is_some()),
+            ("arrivals.profile", a.profile.is_some()),
+            ("arrivals.trace", a.trace.is_some()),
+        ] {
+            if given {
+                self.problem(
+                    key,
+                    "closed-loop users set their own pace: remove it (give `users` and \
+                     `think_time`)",
+                );
+            }
+        }
+        let users = match a.users {
+            None => {
+                self.problem(
+                    "arrivals",
+                    "`process: closed` needs `users` (how many users)",
+                );
+                None
+            }
+            Some(0) => {
+                self.problem("arrivals.users", "must be at least 1");
+                None
+            }
+            Some(n) if n > MAX_USERS => {
+                self.problem("arrivals.users", format!("must be at most {MAX_USERS}"));
+                None
+            }
+            Some(n) => Some(n),
+        };
+        let think = match &a.think_time {
+            None => {
+                self.problem(
+                    "arrivals",
+                    "`process: closed` needs `think_time` (a distribution, like `{dist: \
+                     exponential, mean: 1s}`, or `{dist: constant, value: 0s}`)",
+                );
+                None
+            }
+            Some(d) => self.dist("arrivals.think_time", d),
+        };
+        Some(ClosedLoop {
+            users: users?,
+            think_time: think?,
+        })
+    }
+}
