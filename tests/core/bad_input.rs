@@ -179,7 +179,7 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
         "slots: 16",
         "slots: 16\n    concurrency_limit: {algorithm: fixed, limit: 0}",
         "services.svc_b.concurrency_limit.limit",
-        "at least 1",
+        "must be between 1 and",
     ),
     (
         "limiter min above max",

@@ -325,14 +325,14 @@ fn unreachable_services_are_warned_about() {
 fn limiter_settings_that_cannot_act_are_flagged() {
     let base = "duration: 60s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
                 services:\n  a:\n    slots: 4\n    calls:\n      b:\n        attempt_timeout: 1s\n";
-    let tail = "  b:\n    slots: 16\n    service_time: {dist: constant, value: 1ms}\n\
-                faults:\n  slow:\n    kind: slow\n    service: b\n    from: 10s\n    duration: 2s\n\
-                \x20   service_time: {dist: constant, value: 10ms}\n";
+    let tail = "  b:\n    slots: 16\n    service_time: {dist: constant, value: 1ms}\n";
+    let faults = "faults:\n  slow:\n    kind: slow\n    service: b\n    from: 10s\n    duration: 2s\n\
+                  \x20   service_time: {dist: constant, value: 10ms}\n";
     // A server-side AIMD with its default minimum (20) above b's 16 slots, and an Envoy update
     // interval as long as the 2 s fault on the edge.
     let sc = scenario(&format!(
         "{base}        concurrency_limit: {{algorithm: envoy_gradient, concurrency_update_interval: 2s, min_rtt_calc_interval: 30s}}\n\
-         {tail}    concurrency_limit: {{algorithm: aimd, timeout: 100ms}}\n"
+         {tail}    concurrency_limit: {{algorithm: aimd, timeout: 100ms}}\n{faults}"
     ));
     let l = lint(&sc);
     assert_eq!(warnings(&l, Check::Limiter, "b"), 1);
@@ -346,7 +346,7 @@ fn limiter_settings_that_cannot_act_are_flagged() {
     // Within the slots and shorter than the fault: nothing.
     let sc = scenario(&format!(
         "{base}        rate_limit: {{max_tokens: 10, fill_interval: 1s}}\n\
-         {tail}    concurrency_limit: {{algorithm: gradient2, min_limit: 4}}\n"
+         {tail}    concurrency_limit: {{algorithm: gradient2, min_limit: 4}}\n{faults}"
     ));
     let l = lint(&sc);
     assert_eq!(
