@@ -472,6 +472,31 @@ mod tests {
                 "{profile: [{at: 0s, rate: 0}]}",
                 "less than one arrival on average",
             ),
+            // Closed-loop users and traces (issue 14), validated beside the profile.
+            (
+                "{process: closed, users: 0, think_time: {dist: constant, value: 0s}}",
+                "arrivals.users: must be at least 1",
+            ),
+            (
+                "{process: closed, rate: 5, users: 2, think_time: {dist: constant, value: 1s}}",
+                "arrivals.rate: closed-loop users set their own pace",
+            ),
+            (
+                "{process: closed, users: 2}",
+                "arrivals: `process: closed` needs `think_time`",
+            ),
+            (
+                "{rate: 5, users: 3}",
+                "arrivals.users: is a key of closed-loop arrivals",
+            ),
+            (
+                "{trace: no-such-trace.csv}",
+                "arrivals.trace: cannot read the trace no-such-trace.csv",
+            ),
+            (
+                "{rate: 5, trace: no-such-trace.csv}",
+                "arrivals.rate: a trace sets the arrival times",
+            ),
         ];
         for (arrivals, want) in cases {
             let err = scenario(arrivals, "").expect_err(arrivals);
