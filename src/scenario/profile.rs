@@ -462,7 +462,7 @@ mod tests {
             ),
             (
                 "{profile: [{at: 0s, to: 90s, rate: 5, to_rate: 6}]}",
-                "`arrivals.profile[0].to`: 90s is after the end of the arrival period (60s)",
+                "`arrivals.profile[0].to`: 1m 30s is after the end of the arrival period (1m)",
             ),
             (
                 "{profile: []}",
