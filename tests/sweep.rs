@@ -534,7 +534,7 @@ mod cli {
     #[test]
     fn committed_evidence_is_what_the_code_produces() {
         let dir = tempfile::tempdir().unwrap();
-        for name in ["blog37", "timeouts", "protections"] {
+        for name in ["blog37", "timeouts", "protections", "workload"] {
             let out = dir.path().join(name);
             cargo_bin_cmd!("loadsim")
                 .current_dir(repo())

@@ -421,9 +421,9 @@ mod tests {
     fn advance_inverts_the_integral() {
         let sc = scenario(STEP_RAMP, "").unwrap();
         let c = RateCurve::new(&sc).unwrap();
-        // From 0: 2000 arrivals reach 20 s; 2000 + 1100 more reach the ramp at x with
-        // 100 x + 5 x² = 1100 → x = 10 s, so 30 s.
-        let at = c.advance(SimTime::ZERO, 3100.0).unwrap();
+        // From 0: 2000 arrivals reach 20 s; 1500 more reach the ramp (100/s rising 10/s per
+        // second) at x with 100 x + 5 x² = 1500 → x = 10 s, so 30 s.
+        let at = c.advance(SimTime::ZERO, 3500.0).unwrap();
         assert!((at.as_secs_f64() - 30.0).abs() < 1e-6, "{at}");
         // More than the total mass: no arrival.
         assert_eq!(c.advance(SimTime::ZERO, 9000.5), None);
@@ -437,40 +437,65 @@ mod tests {
         let cases = [
             (
                 "{rate: 10, profile: [{at: 0s, rate: 10}]}",
-                "arrivals.profile: give `rate` (one rate) or `profile` (segments), not both",
+                "`arrivals.profile`: give `rate` (one rate) or `profile` (segments), not both",
             ),
-            ("{process: poisson}", "arrivals: needs `rate`"),
+            ("{process: poisson}", "`arrivals`: needs `rate`"),
             (
                 "{profile: [{at: 1s, rate: 10}]}",
-                "arrivals.profile[0].at: the first segment must start at 0s",
+                "`arrivals.profile[0].at`: the first segment must start at 0s",
             ),
             (
                 "{profile: [{at: 0s, rate: 10}, {at: 0s, rate: 20}]}",
-                "arrivals.profile[1].at: segments must be in time order",
+                "`arrivals.profile[1].at`: segments must be in time order",
             ),
             (
                 "{profile: [{at: 0s, to: 20s, rate: 10, to_rate: 20}, {at: 10s, rate: 20}]}",
-                "arrivals.profile[1].at: overlaps the previous segment's ramp, which runs until 20s",
+                "`arrivals.profile[1].at`: overlaps the previous segment's ramp, which runs until 20s",
             ),
             (
                 "{profile: [{at: 0s, rate: -5}]}",
-                "arrivals.profile[0].rate: must be a rate of zero or more requests per second",
+                "`arrivals.profile[0].rate`: must be a rate of zero or more requests per second",
             ),
             (
                 "{profile: [{at: 0s, to: 10s, rate: 5}]}",
-                "arrivals.profile[0]: a ramp needs `to_rate`",
+                "`arrivals.profile[0]`: a ramp needs `to_rate`",
             ),
             (
                 "{profile: [{at: 0s, to: 90s, rate: 5, to_rate: 6}]}",
-                "arrivals.profile[0].to: 90s is after the end of the arrival period (60s)",
+                "`arrivals.profile[0].to`: 1m 30s is after the end of the arrival period (1m)",
             ),
             (
                 "{profile: []}",
-                "arrivals.profile: must list at least one segment",
+                "`arrivals.profile`: must list at least one segment",
             ),
             (
                 "{profile: [{at: 0s, rate: 0}]}",
                 "less than one arrival on average",
+            ),
+            // Closed-loop users and traces (issue 14), validated beside the profile.
+            (
+                "{process: closed, users: 0, think_time: {dist: constant, value: 0s}}",
+                "`arrivals.users`: must be at least 1",
+            ),
+            (
+                "{process: closed, rate: 5, users: 2, think_time: {dist: constant, value: 1s}}",
+                "`arrivals.rate`: closed-loop users set their own pace",
+            ),
+            (
+                "{process: closed, users: 2}",
+                "`arrivals`: `process: closed` needs `think_time`",
+            ),
+            (
+                "{rate: 5, users: 3}",
+                "`arrivals.users`: is a key of closed-loop arrivals",
+            ),
+            (
+                "{trace: no-such-trace.csv}",
+                "`arrivals.trace`: cannot read the trace no-such-trace.csv",
+            ),
+            (
+                "{rate: 5, trace: no-such-trace.csv}",
+                "`arrivals.rate`: a trace sets the arrival times",
             ),
         ];
         for (arrivals, want) in cases {

@@ -72,6 +72,9 @@ struct Spec {
     seed: u64,
     /// (kind 0..5, service, from ms, length ms, a parameter 1..300).
     fault: Option<(u8, usize, u32, u32, u32)>,
+    /// Arrivals (issue 14): (0 shorthand, 1 Poisson profile, 2 constant profile, 3 closed loop;
+    /// the ramp's start; its end rate or the think time's mean in ms; users − 1).
+    shape: (u8, u32, u32, u32),
 }
 
 fn work() -> impl Strategy<Value = Work> {
@@ -299,9 +302,10 @@ prop_compose! {
         drain_ms in prop_oneof![Just(0u32), 1u32..3000],
         seed in any::<u64>(),
         fault in prop::option::of((0u8..5, 0usize..6, 0u32..1000, 1u32..1500, 1u32..300)),
+        shape in (0u8..4, 0u32..3000, 0u32..60, 0u32..40),
     ) -> Spec {
         Spec { services, edges, client_timeout_ms, client_retries, client_interval_ms,
-               client_propagate, client_cancel, rate, duration_ms, drain_ms, seed, fault }
+               client_propagate, client_cancel, rate, duration_ms, drain_ms, seed, fault, shape }
     }
 }
 
@@ -309,10 +313,30 @@ impl Spec {
     fn yaml(&self) -> String {
         let n = self.services.len();
         let mut y = String::new();
+        // Issue 14's arrival shapes: the shorthand, a profile (a step then a ramp, Poisson or
+        // constant), or closed-loop users.
+        let (shape, at, to_rate, users) = self.shape;
+        let at = 1 + at % (self.duration_ms - 1);
+        let arrivals = match shape {
+            0 => format!("{{rate: {}}}", self.rate),
+            1 | 2 => format!(
+                "{{process: {}, profile: [{{at: 0ms, rate: {}}}, {{at: {at}ms, to: {}ms, rate: \
+                 {}, to_rate: {to_rate}}}]}}",
+                if shape == 1 { "poisson" } else { "constant" },
+                self.rate,
+                self.duration_ms,
+                self.rate,
+            ),
+            _ => format!(
+                "{{process: closed, users: {}, think_time: {{dist: exponential, mean: {}ms}}}}",
+                users + 1,
+                to_rate + 1
+            ),
+        };
         let _ = writeln!(
             y,
-            "duration: {}ms\ndrain: {}ms\nseed: {}\narrivals: {{rate: {}}}",
-            self.duration_ms, self.drain_ms, self.seed, self.rate
+            "duration: {}ms\ndrain: {}ms\nseed: {}\narrivals: {arrivals}",
+            self.duration_ms, self.drain_ms, self.seed
         );
         let _ = writeln!(
             y,
@@ -412,7 +436,9 @@ impl Spec {
                 y.push_str("}\n");
             }
         }
-        if let Some((kind, s, from, len, p)) = self.fault {
+        // A surge needs a rate: not with closed-loop users.
+        let fault = self.fault.filter(|f| !(shape == 3 && f.0 >= 4));
+        if let Some((kind, s, from, len, p)) = fault {
             let from = from.min(self.duration_ms - 1);
             let len = len.min(self.duration_ms - from);
             let what = match kind {
