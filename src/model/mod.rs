@@ -29,6 +29,7 @@ use crate::protections::breaker::Breaker;
 use crate::protections::budget::{RatioBalance, RetryBudget};
 use crate::protections::codel::CodelState;
 use crate::protections::pushback;
+use crate::protections::quota::Quota;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
 use crate::scenario::faults::RatePlan;
@@ -190,6 +191,8 @@ pub(crate) struct CallState {
     deadline: SimTime,
     /// The previous backoff wait (decorrelated jitter).
     prev_wait: SimDuration,
+    /// What the call's last retry took from the edge's AWS retry quota (0: no retry yet).
+    quota_cost: u8,
 }
 
 /// Live state of one service.
@@ -219,6 +222,8 @@ pub(crate) struct EdgeState {
     breaker: Option<Breaker>,
     /// The balance of a `kind: ratio` retry budget.
     ratio_budget: Option<RatioBalance>,
+    /// The AWS standard mode's retry quota.
+    quota: Option<Quota>,
 }
 
 /// One run of a scenario.
@@ -293,6 +298,7 @@ impl<'a> Simulation<'a> {
                     )
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
+                quota: e.retry_quota.map(|_| Quota::default()),
                 ratio_budget: match e.retry_budget {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,

@@ -20,6 +20,7 @@ pub use crate::protections::codel::Codel;
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
 pub use crate::protections::pushback::Pushback;
+pub use crate::protections::quota::RetryQuota;
 pub use crate::protections::retry::Backoff;
 pub use crate::protections::retry_on::RetryOn;
 pub use crate::protections::throttle::Throttle;
@@ -135,6 +136,8 @@ pub struct Edge {
     pub retry_on: RetryOn,
     /// Bound on all attempts and backoffs of one call, from its first attempt.
     pub call_timeout: Option<SimDuration>,
+    /// The AWS SDKs' standard retry mode's quota.
+    pub retry_quota: Option<RetryQuota>,
 }
 
 impl Edge {

@@ -20,6 +20,7 @@ use crate::protections::codel::CodelRaw;
 use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
 use crate::protections::hedge::HedgeRaw;
 use crate::protections::pushback::PushbackRaw;
+use crate::protections::quota::RetryQuotaRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
 use crate::protections::retry_on::{DEFAULT_RETRYABLE_FRACTION, FailureRaw};
 use crate::protections::throttle::ThrottleRaw;
@@ -182,6 +183,10 @@ pub struct CallRaw {
     /// Bounds all attempts and backoffs of one call together, from its first attempt (default
     /// none; Envoy's route `timeout` over `per_try_timeout`, gRPC's call `timeout`).
     pub call_timeout: Option<DurationText>,
+    /// The AWS SDKs' standard retry mode, `{kind: aws_standard}`: retry quota 500, cost 5 (10
+    /// after a timeout), refunds on success; `retries` 2 and backoff U[0, min(20s, 2ⁿ s)] unless
+    /// given (default none).
+    pub retry_quota: Option<RetryQuotaRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

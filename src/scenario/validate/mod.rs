@@ -11,8 +11,8 @@ use super::{ArrivalProcess, ClientPolicy, Dist, Edge, Scenario, Service};
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
-    Problems, adaptive, admission, breaker, budget, codel, discipline, hedge, pushback, retry,
-    retry_on, throttle, timeout,
+    Problems, adaptive, admission, breaker, budget, codel, discipline, hedge, pushback, quota,
+    retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
 
@@ -322,7 +322,20 @@ impl Validator<'_> {
         callee_name: &str,
         c: &CallRaw,
     ) -> Edge {
-        let backoff = retry::validate_backoff(&format!("{key}.backoff"), c.backoff.as_ref(), self);
+        let retry_quota = self.nested(key, "retry_quota", c.retry_quota.as_ref(), |k, q, v| {
+            quota::validate(k, q, c.hedge.is_some(), v)
+        });
+        let mut backoff =
+            retry::validate_backoff(&format!("{key}.backoff"), c.backoff.as_ref(), self);
+        if let Some(q) = retry_quota
+            && c.backoff.is_none()
+        {
+            backoff = q.default_backoff();
+        }
+        let retries = match (c.retries, retry_quota) {
+            (None, Some(q)) => q.default_retries(),
+            _ => retry::validate_retries(&format!("{key}.retries"), c.retries, self),
+        };
         let throttle = self.nested(
             key,
             "retry_throttle",
@@ -338,7 +351,7 @@ impl Validator<'_> {
                 c.attempt_timeout.0,
                 self,
             ),
-            retries: retry::validate_retries(&format!("{key}.retries"), c.retries, self),
+            retries,
             backoff,
             throttle,
             propagate_deadline: c.propagate_deadline.unwrap_or(false),
@@ -371,6 +384,7 @@ impl Validator<'_> {
                 c.call_timeout,
                 self,
             ),
+            retry_quota,
         }
     }
 
