@@ -10,6 +10,7 @@ use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RET
 use crate::protections::budget::RetryBudget;
 use crate::protections::concurrency_limit::Permit;
 use crate::protections::pushback::honored_wait;
+use crate::protections::quota::Quota;
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, call_deadline, propagated_deadline};
@@ -241,6 +242,13 @@ impl Simulation<'_> {
     /// Call `k` got a success: the other attempts of the call are abandoned, and the job moves on.
     pub(super) fn call_succeeded(&mut self, job: Handle, k: u16) {
         self.call_state(job, k).done = true;
+        let e = self.edge_of(job, k);
+        if self.edges[e].quota.is_some() {
+            let cost = self.call_state(job, k).quota_cost as u32;
+            if let Some(q) = &mut self.edges[e].quota {
+                q.on_call_success(cost);
+            }
+        }
         self.abandon_attempts(job, Some(k));
         let sc = self.sc;
         let service = &sc.services[self.jobs[job].service as usize];
@@ -323,6 +331,16 @@ impl Simulation<'_> {
                 self.finish(job, Outcome::Error);
                 return;
             }
+        }
+        if let Some(q) = &mut self.edges[e].quota {
+            // botocore RetryQuotaChecker: a refused acquisition is counted with the budgets.
+            let cost = Quota::cost(failure == Failure::Timeout);
+            if !q.acquire(cost) {
+                self.rec.edges[e].retries_budget_denied += 1;
+                self.finish(job, Outcome::Error);
+                return;
+            }
+            self.call_state(job, k).quota_cost = cost as u8;
         }
         let n = cs.retries_used;
         let mut wait = backoff_wait(

@@ -37,6 +37,7 @@ use crate::protections::concurrency_limit::{Limiter, Permit};
 use crate::protections::load_balancer::Balancer;
 use crate::protections::pushback;
 use crate::protections::rate_limit::Bucket;
+use crate::protections::quota::Quota;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
 use crate::scenario::faults::RatePlan;
@@ -209,6 +210,8 @@ pub(crate) struct CallState {
     deadline: SimTime,
     /// The previous backoff wait (decorrelated jitter).
     prev_wait: SimDuration,
+    /// What the call's last retry took from the edge's AWS retry quota (0: no retry yet).
+    quota_cost: u8,
 }
 
 /// Live state of one replica of a service (of the service, for one replica).
@@ -250,6 +253,8 @@ pub(crate) struct EdgeState {
     balancer: Option<Balancer>,
     /// Network delay: request and reply samplers with their own streams.
     latency: Option<fleet::Latency>,
+    /// The AWS standard mode's retry quota.
+    quota: Option<Quota>,
 }
 
 /// One run of a scenario.
@@ -366,6 +371,7 @@ impl<'a> Simulation<'a> {
                 limiter: e
                     .concurrency_limit
                     .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
+                quota: e.retry_quota.map(|_| Quota::default()),
                 ratio_budget: match e.retry_budget {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,

@@ -11,6 +11,7 @@
 //! | [`retry_on`] | which failures are retried; errors a callee marks non-retryable | `retry_on`, `retryable_fraction` | client, edge, service, `error` fault |
 //! | [`throttle`] | gRFC A6 retry throttle | `retry_throttle` | edge |
 //! | [`budget`] | Envoy retry budget | `retry_budget` | edge |
+//! | [`quota`] | the AWS SDKs' standard retry mode: retry quota, 3 attempts, SDK backoff | `retry_quota` | edge |
 //! | [`adaptive`] | client-side adaptive throttling (SRE book) | `adaptive_throttle` | edge |
 //! | [`breaker`] | circuit breaker | `circuit_breaker` | edge |
 //! | [`hedge`] | hedged requests | `hedge` | edge |
@@ -48,6 +49,7 @@ pub mod hedge;
 pub mod load_balancer;
 pub mod pushback;
 pub mod rate_limit;
+pub mod quota;
 pub mod retry;
 pub mod retry_on;
 pub mod rolling;

@@ -25,6 +25,7 @@ pub use crate::protections::hedge::Hedge;
 pub use crate::protections::load_balancer::LoadBalancer;
 pub use crate::protections::pushback::Pushback;
 pub use crate::protections::rate_limit::RateLimit;
+pub use crate::protections::quota::RetryQuota;
 pub use crate::protections::retry::Backoff;
 pub use crate::protections::retry_on::RetryOn;
 pub use crate::protections::throttle::Throttle;
@@ -175,6 +176,8 @@ pub struct Edge {
     pub load_balancer: LoadBalancer,
     /// One-way network delay, drawn for the request and again for the reply.
     pub latency: Option<Dist>,
+    /// The AWS SDKs' standard retry mode's quota.
+    pub retry_quota: Option<RetryQuota>,
 }
 
 impl Edge {

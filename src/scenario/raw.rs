@@ -23,6 +23,7 @@ use crate::protections::hedge::HedgeRaw;
 use crate::protections::load_balancer::LoadBalancerRaw;
 use crate::protections::pushback::PushbackRaw;
 use crate::protections::rate_limit::RateLimitRaw;
+use crate::protections::quota::RetryQuotaRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
 use crate::protections::retry_on::{DEFAULT_RETRYABLE_FRACTION, FailureRaw};
 use crate::protections::throttle::ThrottleRaw;
@@ -222,6 +223,10 @@ pub struct CallRaw {
     /// Network delay on this edge, drawn once for the request and once for the reply (default
     /// none).
     pub latency: Option<DistRaw>,
+    /// The AWS SDKs' standard retry mode, `{kind: aws_standard}`: retry quota 500, cost 5 (10
+    /// after a timeout), refunds on success; `retries` 2 and backoff U[0, min(20s, 2ⁿ s)] unless
+    /// given (default none).
+    pub retry_quota: Option<RetryQuotaRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

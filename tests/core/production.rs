@@ -233,3 +233,36 @@ fn backoff_shapes_spread_retries_as_specified() {
         );
     }
 }
+
+#[test]
+fn aws_standard_quota_runs_out_after_500_units() {
+    // Every attempt is rejected (outage): botocore's standard mode takes 5 per retry from 500,
+    // and no call succeeds to give any back. 3 attempts per call: the first 50 calls retry twice
+    // (50 × 2 × 5 = 500), every later call is refused its first retry: 950 refusals.
+    let faults = "  down: { kind: outage, service: b, from: 0s, to: 10s }\n";
+    let edge = "attempt_timeout: 1s, retry_quota: { kind: aws_standard }, backoff: { base: 1ms, jitter: none }";
+    let r = run_text(&chain("10s", "", edge, "", faults));
+    assert_eq!(r.calls["a->b"].retries, 100);
+    assert_eq!(r.calls["a->b"].retries_budget_denied, 950);
+    assert_eq!(r.calls["a->b"].attempts, 1100);
+    // After timeouts a retry costs 10: 50 retries. Call k (from 10(k−1) ms) asks at 10k ms for
+    // its first retry and at 10k + 11 ms for its second (10 ms timeout, 1 ms wait, 10 ms), so
+    // the asks go c1, c2, c1', c3, c2', …: the 50th grant is call 26's first retry; call 25's and
+    // call 26's second retries are refused, and so is every later call's first: 2 + 974 = 976.
+    let b = "    service_time: { dist: constant, value: 100ms }\n";
+    let edge = "attempt_timeout: 10ms, retry_quota: { kind: aws_standard }, backoff: { base: 1ms, jitter: none }";
+    let r = run_text(&chain("10s", "", edge, b, ""));
+    assert_eq!(r.calls["a->b"].retries, 50);
+    assert_eq!(r.calls["a->b"].retries_budget_denied, 976);
+    // Successes give 1 back each: with `b` healthy nothing is ever refused, and a call that
+    // fails once per 10 (error fault) still leaves the quota far from empty.
+    let r = run_text(&chain(
+        "10s",
+        "",
+        "attempt_timeout: 1s, retry_quota: { kind: aws_standard }, backoff: { base: 1ms, jitter: none }",
+        "    service_time: { dist: constant, value: 1ms }\n",
+        "  some: { kind: error, service: b, from: 0s, to: 10s, fraction: 0.1 }\n",
+    ));
+    assert_eq!(r.calls["a->b"].retries_budget_denied, 0);
+    assert!(r.calls["a->b"].retries > 50, "{:?}", r.calls["a->b"]);
+}

@@ -13,7 +13,7 @@ use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
     Problems, adaptive, admission, breaker, budget, codel, concurrency_limit, discipline, hedge,
-    load_balancer, pushback, rate_limit, retry, retry_on, throttle, timeout,
+    load_balancer, pushback, quota, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
 use arrivals::closed_rate;
@@ -441,7 +441,20 @@ impl Validator<'_> {
         callee_name: &str,
         c: &CallRaw,
     ) -> Edge {
-        let backoff = retry::validate_backoff(&format!("{key}.backoff"), c.backoff.as_ref(), self);
+        let retry_quota = self.nested(key, "retry_quota", c.retry_quota.as_ref(), |k, q, v| {
+            quota::validate(k, q, c.hedge.is_some(), v)
+        });
+        let mut backoff =
+            retry::validate_backoff(&format!("{key}.backoff"), c.backoff.as_ref(), self);
+        if let Some(q) = retry_quota
+            && c.backoff.is_none()
+        {
+            backoff = q.default_backoff();
+        }
+        let retries = match (c.retries, retry_quota) {
+            (None, Some(q)) => q.default_retries(),
+            _ => retry::validate_retries(&format!("{key}.retries"), c.retries, self),
+        };
         let throttle = self.nested(
             key,
             "retry_throttle",
@@ -457,7 +470,7 @@ impl Validator<'_> {
                 c.attempt_timeout.0,
                 self,
             ),
-            retries: retry::validate_retries(&format!("{key}.retries"), c.retries, self),
+            retries,
             backoff,
             throttle,
             propagate_deadline: c.propagate_deadline.unwrap_or(false),
@@ -511,6 +524,7 @@ impl Validator<'_> {
                 .latency
                 .as_ref()
                 .and_then(|d| self.dist(&format!("{key}.latency"), d)),
+            retry_quota,
         }
     }
 
