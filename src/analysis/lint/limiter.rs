@@ -16,15 +16,19 @@ use crate::protections::concurrency_limit::ConcurrencyLimit;
 use crate::scenario::Scenario;
 use crate::time::SimDuration;
 
+/// Where admission control sits: subject, key path, the service it guards or calls, its
+/// concurrency limiter and its rate limit's fill interval.
+type Place = (
+    String,
+    String,
+    usize,
+    Option<ConcurrencyLimit>,
+    Option<SimDuration>,
+);
+
 /// The findings of the limiter check on `sc`.
 pub fn limiter_findings(sc: &Scenario, findings: &mut Vec<Finding>) {
-    let mut places: Vec<(
-        String,
-        String,
-        usize,
-        Option<ConcurrencyLimit>,
-        Option<SimDuration>,
-    )> = Vec::new();
+    let mut places: Vec<Place> = Vec::new();
     for (i, s) in sc.services.iter().enumerate() {
         places.push((
             s.name.clone(),
