@@ -323,17 +323,21 @@ fn unreachable_services_are_warned_about() {
 
 #[test]
 fn limiter_settings_that_cannot_act_are_flagged() {
-    let base = "duration: 60s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
-                services:\n  a:\n    slots: 4\n    calls:\n      b:\n        attempt_timeout: 1s\n";
-    let tail = "  b:\n    slots: 16\n    service_time: {dist: constant, value: 1ms}\n";
-    let faults = "faults:\n  slow:\n    kind: slow\n    service: b\n    from: 10s\n    duration: 2s\n\
-                  \x20   service_time: {dist: constant, value: 10ms}\n";
+    let scenario_with = |edge: &str, service: &str| {
+        scenario(&format!(
+            "duration: 60s\narrivals: {{rate: 10}}\nclient: {{entry: a, attempt_timeout: 1s}}\n\
+             services:\n  a:\n    slots: 4\n    calls:\n      b:\n        attempt_timeout: 1s\n\
+             \x20       {edge}\n  b:\n    slots: 16\n    service_time: {{dist: constant, value: 1ms}}\n\
+             \x20   {service}\nfaults:\n  slow:\n    kind: slow\n    service: b\n    from: 10s\n\
+             \x20   duration: 2s\n    service_time: {{dist: constant, value: 10ms}}\n"
+        ))
+    };
     // A server-side AIMD with its default minimum (20) above b's 16 slots, and an Envoy update
     // interval as long as the 2 s fault on the edge.
-    let sc = scenario(&format!(
-        "{base}        concurrency_limit: {{algorithm: envoy_gradient, concurrency_update_interval: 2s, min_rtt_calc_interval: 30s}}\n\
-         {tail}    concurrency_limit: {{algorithm: aimd, timeout: 100ms}}\n{faults}"
-    ));
+    let sc = scenario_with(
+        "concurrency_limit: {algorithm: envoy_gradient, concurrency_update_interval: 2s, min_rtt_calc_interval: 30s}",
+        "concurrency_limit: {algorithm: aimd, timeout: 100ms}",
+    );
     let l = lint(&sc);
     assert_eq!(warnings(&l, Check::Limiter, "b"), 1);
     assert_eq!(warnings(&l, Check::Limiter, "a->b"), 1);
@@ -344,10 +348,10 @@ fn limiter_settings_that_cannot_act_are_flagged() {
         .unwrap();
     assert!(note.message.contains("every 30s"), "{}", note.message);
     // Within the slots and shorter than the fault: nothing.
-    let sc = scenario(&format!(
-        "{base}        rate_limit: {{max_tokens: 10, fill_interval: 1s}}\n\
-         {tail}    concurrency_limit: {{algorithm: gradient2, min_limit: 4}}\n{faults}"
-    ));
+    let sc = scenario_with(
+        "rate_limit: {max_tokens: 10, fill_interval: 1s}",
+        "concurrency_limit: {algorithm: gradient2, min_limit: 4}",
+    );
     let l = lint(&sc);
     assert_eq!(
         l.findings

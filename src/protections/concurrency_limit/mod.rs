@@ -234,13 +234,13 @@ impl ConcurrencyLimit {
         }
     }
 
-    /// The intervals the rule needs to act, with their key names (for the linter).
+    /// The intervals within which the rule reacts, with their key names (for the linter: one at
+    /// least as long as a fault cannot react inside it).
     pub fn intervals(&self) -> Vec<(&'static str, SimDuration)> {
         match self {
-            ConcurrencyLimit::EnvoyGradient(e) => vec![
-                ("concurrency_update_interval", e.concurrency_update_interval),
-                ("min_rtt_calc_interval", e.min_rtt_calc_interval),
-            ],
+            ConcurrencyLimit::EnvoyGradient(e) => {
+                vec![("concurrency_update_interval", e.concurrency_update_interval)]
+            }
             ConcurrencyLimit::Aimd(a) => vec![("timeout", a.timeout)],
             _ => Vec::new(),
         }
