@@ -109,13 +109,13 @@ impl TuneAxis {
         TuneAxis { axis, log }
     }
 
-    fn to_unit(&self, v: f64) -> f64 {
+    fn unit_of(&self, v: f64) -> f64 {
         if self.log { v.ln() } else { v }
     }
 
     /// A value off the scale, clamped to the range and snapped: whole numbers for integers,
     /// three significant digits for numbers and durations (values a person would write).
-    fn from_unit(&self, u: f64) -> f64 {
+    fn value_at(&self, u: f64) -> f64 {
         let v = if self.log { u.exp() } else { u };
         let v = match self.axis.kind {
             Kind::Integer => v,
@@ -128,7 +128,7 @@ impl TuneAxis {
     /// (fewer when snapping to whole numbers merges some).
     pub fn grid(&self, steps: usize) -> Vec<f64> {
         let steps = steps.max(2);
-        let (lo, hi) = (self.to_unit(self.axis.low), self.to_unit(self.axis.high));
+        let (lo, hi) = (self.unit_of(self.axis.low), self.unit_of(self.axis.high));
         let mut out: Vec<f64> = (0..steps)
             .map(|i| {
                 let t = i as f64 / (steps - 1) as f64;
@@ -137,7 +137,7 @@ impl TuneAxis {
                 } else if i == 0 {
                     self.axis.low
                 } else {
-                    self.from_unit(lo + t * (hi - lo))
+                    self.value_at(lo + t * (hi - lo))
                 }
             })
             .collect();
@@ -147,14 +147,14 @@ impl TuneAxis {
 
     /// The coarse grid's spacing on the key's scale.
     fn spacing(&self, steps: usize) -> f64 {
-        (self.to_unit(self.axis.high) - self.to_unit(self.axis.low)) / (steps.max(2) - 1) as f64
+        (self.unit_of(self.axis.high) - self.unit_of(self.axis.low)) / (steps.max(2) - 1) as f64
     }
 
     /// `v` and its neighbours at `h` on the key's scale (a whole-number key moves by at least 1).
     fn around(&self, v: f64, h: f64) -> Vec<f64> {
-        let u = self.to_unit(v);
-        let mut below = self.from_unit(u - h);
-        let mut above = self.from_unit(u + h);
+        let u = self.unit_of(v);
+        let mut below = self.value_at(u - h);
+        let mut above = self.value_at(u + h);
         if self.axis.kind == Kind::Integer {
             if below == v {
                 below = (v - 1.0).max(self.axis.low);
