@@ -209,13 +209,6 @@ pub fn recovery_seconds(arrivals: &[u32], succeeded: &[u32], window_end: SimTime
     })
 }
 
-/// Whether R2 can be measured: at least one 3-second span of whole seconds starts at or after
-/// the window's end and ends before arrivals stop (`seconds` whole seconds of arrivals).
-pub fn recovery_measurable(seconds: usize, window_end: SimTime) -> bool {
-    let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
-    first + 3 <= seconds
-}
-
 /// Builds the summary of a finished run.
 pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
     let u = &rec.users;

@@ -130,7 +130,7 @@ pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
                 &mut out[u],
                 f,
                 s,
-                (from, to),
+                (f.from, f.to),
                 (&label, &retryable_label),
                 sc.seed,
             );

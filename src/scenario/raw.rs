@@ -22,8 +22,8 @@ use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, Que
 use crate::protections::hedge::HedgeRaw;
 use crate::protections::load_balancer::LoadBalancerRaw;
 use crate::protections::pushback::PushbackRaw;
-use crate::protections::rate_limit::RateLimitRaw;
 use crate::protections::quota::RetryQuotaRaw;
+use crate::protections::rate_limit::RateLimitRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
 use crate::protections::retry_on::{DEFAULT_RETRYABLE_FRACTION, FailureRaw};
 use crate::protections::throttle::ThrottleRaw;
