@@ -23,7 +23,8 @@ fn least_request_beats_round_robin_with_one_slow_replica() {
         let share0 = |s: &loadsim::RunSummary| {
             let stats = &s.services["backend"].replica_stats;
             assert_eq!(stats.len(), 3);
-            stats[0].arrivals as f64 / stats.iter().map(|x| x.arrivals).sum::<u64>() as f64
+            stats[0].counts.arrivals as f64
+                / stats.iter().map(|x| x.counts.arrivals).sum::<u64>() as f64
         };
         assert!(share0(&rr) > 0.32, "seed {seed}: {}", share0(&rr));
         assert!(share0(&p2c) < 0.25, "seed {seed}: {}", share0(&p2c));
@@ -36,9 +37,9 @@ fn a_slow_fault_on_one_replica_slows_only_that_replica() {
         .replica_stats
         .clone();
     // Equal arrivals under round robin; the slow replica is far busier and its queue fills.
-    assert!(stats[0].arrivals.abs_diff(stats[1].arrivals) <= 1);
+    assert!(stats[0].counts.arrivals.abs_diff(stats[1].counts.arrivals) <= 1);
     assert!(stats[0].utilization > stats[1].utilization + 0.1);
-    assert!(stats[0].max_queue > 3 * stats[1].max_queue);
+    assert!(stats[0].counts.max_queue > 3 * stats[1].counts.max_queue);
 }
 
 fn delayed(latency: &str, seed: u64) -> String {
@@ -57,13 +58,11 @@ fn a_constant_delay_shifts_latency_quantiles_by_twice_the_delay() {
             "        latency: {dist: constant, value: 30ms}\n",
             seed,
         ));
+        let p50 = |s: &loadsim::RunSummary| s.metrics.success_latency_p50_s.unwrap();
+        let p99 = |s: &loadsim::RunSummary| s.metrics.success_latency_p99_s.unwrap();
         for (name, q) in [
-            ("p50", |s: &loadsim::RunSummary| {
-                s.metrics.success_latency_p50_s.unwrap()
-            }) as fn(&loadsim::RunSummary) -> f64,
-            ("p99", |s: &loadsim::RunSummary| {
-                s.metrics.success_latency_p99_s.unwrap()
-            }),
+            ("p50", &p50 as &dyn Fn(&loadsim::RunSummary) -> f64),
+            ("p99", &p99),
         ] {
             // 30 ms out and 30 ms back; the service times are the same draws (own streams), and
             // nothing queues at 200/s on 200 slots, so the shift is 60 ms up to the histogram's
