@@ -183,9 +183,10 @@ fn an_impossible_requirement_exits_1_with_the_closest_setting() {
     );
     assert!(
         text.contains(
-            "the closest is services.svc.queue_cap = 40, services.svc.reject_delay = 1ms"
+            "the closest is services.svc.queue_cap = 12, services.svc.reject_delay = 1ms"
         ),
-        "every setting fails on both seeds, so the closest has the best objective: {text}"
+        "caps up to 12 fail one requirement on both seeds, larger caps both; of those the best \
+         objective is the largest cap: {text}"
     );
     assert!(
         text.contains("under `slow`: `services.svc.max_queue <= 0` on 2 of 2 seeds"),
