@@ -46,7 +46,7 @@ fn run_writes_the_csv_and_the_figures_and_still_prints_the_table() {
     let mut lines = text.lines();
     assert_eq!(lines.next(), Some("scenario,t_s,series,value"));
     assert!(text.contains("\nnaive,0.5,users.arrivals,"));
-    assert!(text.contains("\nprotected,0,calls.svc_a->svc_b.tokens,10\n"));
+    assert!(text.contains("\nprotected,0.0,calls.svc_a->svc_b.tokens,10\n"));
     for f in ["success_rate.svg", "queue_length.svg", "amplification.svg"] {
         assert!(plots.join(f).is_file(), "{f}");
     }

@@ -166,10 +166,11 @@ fn sensitivity_chart_marks_a_policy_that_never_recovers() {
         .map(cy)
         .collect();
     assert_eq!(marks.len(), 3, "one mark per point of naive");
-    // protected's markers (squares? no: triangles are paths) — compare with its line instead.
+    // In SVG y grows downwards: the marks lie above protected's line, on one row.
     let line_top = doc
         .descendants()
         .filter(|n| n.has_tag_name("polyline"))
+        .filter(|n| n.attribute("stroke").map(str::to_uppercase) == Some(hex(scenario_color(1))))
         .flat_map(|n| {
             n.attribute("points")
                 .unwrap_or("")
