@@ -330,7 +330,7 @@ mod cli {
         assert_same_results(&one, &two);
         let csv = read(&one, "results.csv");
         assert_eq!(csv.lines().count(), 1 + 8);
-        assert!(csv.starts_with("scenario,seed,duration,faults.slow_b.duration,faults.slow_b.from,metrics.success_rate_before,"));
+        assert!(csv.starts_with("scenario,seed,duration,duration_s,faults.slow_b.duration,faults.slow_b.duration_s,faults.slow_b.from,faults.slow_b.from_s,metrics.success_rate_before,"));
         assert!(!csv.contains("engine."), "wall-clock columns must stay out");
         let manifest: serde_json::Value =
             serde_json::from_str(&read(&one, "manifest.json")).unwrap();
@@ -687,7 +687,7 @@ mod outputs {
 
 /// Issue 18: a report table with nothing to draw (every value null: naive never recovers, so a
 /// sensitivity table on `metrics.recovery_s` has no point) still writes results.csv, results.md
-/// and the manifest with exit 0; its figure says "never recovered"; `--resume` and `merge` work
+/// and the manifest with exit 0; its figure marks every point at "never"; `--resume` and `merge` work
 /// on the folder.
 #[test]
 fn a_figure_with_nothing_to_draw_never_costs_the_results() {
@@ -718,7 +718,14 @@ fn a_figure_with_nothing_to_draw_never_costs_the_results() {
     assert!(out.join("manifest.json").is_file());
     let figure = read(&out, "figure_1.svg");
     roxmltree::Document::parse(&figure).expect("well-formed SVG");
-    assert!(figure.contains("never recovered"), "{figure}");
+    // Nothing recovered: the chart still draws each point, as a mark in its "never" row.
+    let doc = roxmltree::Document::parse(&figure).unwrap();
+    assert!(
+        doc.descendants()
+            .any(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some("never")),
+        "{figure}"
+    );
+    assert!(figure.contains("no seed recovered"), "{figure}");
     sweep(&file, &out, &["--resume"]).success();
     assert_eq!(read(&out, "results.md"), md);
     let merged = dir.path().join("merged");
@@ -913,12 +920,8 @@ fn results_csv_has_numeric_duration_columns_and_recovered() {
         col("faults.slow_b.duration_s"),
     );
     assert_eq!(secs, axis + 1, "the companion follows its axis: {header:?}");
-    assert!(
-        !header
-            .iter()
-            .any(|h| h == "duration_s" || h == "faults.slow_b.from_s"),
-        "one-value axes are not grid columns: {header:?}"
-    );
+    // One-value duration axes are grid columns too, so they have companions as well.
+    assert_eq!(col("duration_s"), col("duration") + 1);
     let (rec_s, rec) = (col("metrics.recovery_s"), col("metrics.recovered"));
     assert_eq!(rec, rec_s + 1);
     let mut seen = (0, 0);

@@ -223,9 +223,64 @@ where
 }
 
 /// A one-row legend filling `area`: a line sample, the marker and the name per entry, centred.
+/// Height of one legend row, in pixels; a legend of one row keeps the charts' historical 36.
+pub(crate) const LEGEND_ROW_H: u32 = 24;
+
+/// A legend entry's width: line and marker, the name (estimated at 9.5 px a character, the
+/// 14-point font's average, so that the layout is known before drawing), and a gap.
+fn legend_entry_width(name: &str) -> i32 {
+    34 + (name.chars().count() as f64 * 9.5).ceil() as i32 + 18
+}
+
+/// The entries of each legend row: as many as fit in the figure's width, in order.
+pub(crate) fn legend_layout(names: &[&str]) -> Vec<std::ops::Range<usize>> {
+    let room = WIDTH as i32 - 8;
+    let mut rows = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (i, name) in names.iter().enumerate() {
+        let w = legend_entry_width(name);
+        if i > start && used + w > room {
+            rows.push(start..i);
+            start = i;
+            used = 0;
+        }
+        used += w;
+    }
+    if start < names.len() || rows.is_empty() {
+        rows.push(start..names.len());
+    }
+    rows
+}
+
+/// The height a legend of these entries needs: 36 px for one row, [`LEGEND_ROW_H`] more for
+/// each further row.
+pub(crate) fn legend_height(entries: &[Entry<'_>]) -> u32 {
+    let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
+    36 + LEGEND_ROW_H * (legend_layout(&names).len() as u32 - 1)
+}
+
+/// Draws the legend centred in `area`, wrapping into rows ([`legend_layout`]) so that any number
+/// of series stays inside the figure.
 pub(crate) fn legend_row(area: &Area<'_>, entries: &[Entry<'_>]) -> DrawResult {
-    let style = font(14.0);
+    let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
+    let rows = legend_layout(&names);
     let (w, h) = area.dim_in_pixel();
+    let first_y = h as i32 / 2 - (LEGEND_ROW_H as i32 * (rows.len() as i32 - 1)) / 2;
+    for (r, range) in rows.into_iter().enumerate() {
+        legend_line(
+            area,
+            &entries[range],
+            w,
+            first_y + r as i32 * LEGEND_ROW_H as i32,
+        )?;
+    }
+    Ok(())
+}
+
+fn legend_line(area: &Area<'_>, entries: &[Entry<'_>], w: u32, y: i32) -> DrawResult {
+    let style = font(14.0);
+    // Within a row, the drawn widths come from the backend's text metrics, as they always did
+    // (a one-row legend is unchanged); only the row breaks use the estimate.
     let widths: Vec<i32> = entries
         .iter()
         .map(|e| {
@@ -238,7 +293,6 @@ pub(crate) fn legend_row(area: &Area<'_>, entries: &[Entry<'_>]) -> DrawResult {
         .collect();
     let total: i32 = widths.iter().sum();
     let mut x = ((w as i32 - total) / 2).max(4);
-    let y = h as i32 / 2;
     for (e, width) in entries.iter().zip(widths) {
         if e.dashed {
             for k in 0..3 {

@@ -20,8 +20,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Area, DrawResult, Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_row,
-    line_style, nice_max, render, scenario_color, service_color, short_number, write,
+    Area, DrawResult, Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_height,
+    legend_row, line_style, nice_max, render, scenario_color, service_color, short_number, write,
 };
 use crate::metrics::{RunSummary, TimeSeries};
 
@@ -29,7 +29,6 @@ use crate::metrics::{RunSummary, TimeSeries};
 pub type RunData<'a> = (&'a RunSummary, &'a TimeSeries);
 
 const TITLE_H: u32 = 44;
-const LEGEND_H: u32 = 36;
 const SHADE: RGBColor = RGBColor(0x99, 0x99, 0x99);
 
 /// The files [`run_plots`] writes, in order.
@@ -325,9 +324,11 @@ pub fn success_rate_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
     let span = arrival_span(runs);
     let shaded = windows(runs);
     let bins = resolution_text(runs);
-    render(what, 480, |root| {
+    let legend_h = legend_height(&scenario_entries(runs));
+    let height = 480 - 36 + legend_h;
+    render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
-        let (body, bottom) = rest.split_vertically(480 - TITLE_H - LEGEND_H);
+        let (body, bottom) = rest.split_vertically(height - TITLE_H - legend_h);
         title(
             &top,
             "Share of user requests that succeeded, by arrival time",
@@ -383,8 +384,22 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
     let top_y = nice_max(peak, 10.0) * 2.0;
     const FLOOR: f64 = 0.7;
     const PANEL_H: u32 = 210;
-    let height = TITLE_H + PANEL_H * runs.len() as u32 + LEGEND_H;
-    let shaded = windows(runs);
+    let service_entries: Vec<Entry<'_>> = services
+        .iter()
+        .enumerate()
+        .map(|(k, s)| Entry {
+            name: s,
+            color: service_color(k),
+            marker: None,
+            dashed: false,
+        })
+        .collect();
+    let height = TITLE_H + PANEL_H * runs.len() as u32 + legend_height(&service_entries);
+    // One panel per scenario: each shades its own scenario's fault window, labelled in the
+    // first panel that has one.
+    let labelled = runs
+        .iter()
+        .position(|r| !windows(std::slice::from_ref(r)).is_empty());
     let bins = resolution_text(runs);
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
@@ -417,7 +432,8 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                 ));
             }
             mesh.draw()?;
-            shade_windows(&mut chart, &shaded, (FLOOR, top_y), p == 0)?;
+            let shaded = windows(&runs[p..=p]);
+            shade_windows(&mut chart, &shaded, (FLOOR, top_y), labelled == Some(p))?;
             let end = ts.arrivals_end_s();
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(end, FLOOR), (end, top_y)],
@@ -449,17 +465,7 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                     ),
             ))?;
         }
-        let entries: Vec<Entry<'_>> = services
-            .iter()
-            .enumerate()
-            .map(|(k, s)| Entry {
-                name: s,
-                color: service_color(k),
-                marker: None,
-                dashed: false,
-            })
-            .collect();
-        legend_row(&bottom, &entries)
+        legend_row(&bottom, &service_entries)
     })
 }
 
@@ -477,7 +483,8 @@ pub fn amplification_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
         }
     }
     const PANEL_H: u32 = 200;
-    let height = TITLE_H + PANEL_H * services.len().max(1) as u32 + LEGEND_H;
+    let height =
+        TITLE_H + PANEL_H * services.len().max(1) as u32 + legend_height(&scenario_entries(runs));
     let shaded = windows(runs);
     let bins = resolution_text(runs);
     render(what, height, |root| {

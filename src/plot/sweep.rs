@@ -14,8 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_row, line_style, nice_max,
-    render, scenario_color, short_number, write,
+    Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_height, legend_row, line_style,
+    nice_max, render, scenario_color, short_number, write,
 };
 
 /// One line of a sensitivity chart.
@@ -24,14 +24,14 @@ pub struct Line {
     /// The legend entry (usually the scenario name).
     pub scenario: String,
     /// `(x, mean, min, max)` per axis value: the axis value, then the metric's mean, minimum and
-    /// maximum over seeds. Any order (drawn sorted by x). A point whose mean is not finite (no
-    /// value, e.g. a recovery that never happened) breaks the line and the band there.
+    /// maximum over seeds. Any order (drawn sorted by x). A point whose mean is not finite breaks
+    /// the line and the band there; a mean of `+∞` means "never" (no seed recovered) and is drawn
+    /// as a mark in a "never" row above the plotted values, so the worst case stays visible.
     pub points: Vec<(f64, f64, f64, f64)>,
 }
 
 const TITLE_H: u32 = 44;
 const NOTE_H: u32 = 22;
-const LEGEND_H: u32 = 36;
 
 /// Writes [`sensitivity_svg`] to `path`.
 pub fn sensitivity_chart(
@@ -60,7 +60,7 @@ pub fn sensitivity_svg(
     let finite: Vec<(f64, f64, f64, f64)> = lines
         .iter()
         .flat_map(|l| l.points.iter().copied())
-        .filter(|p| p.0.is_finite() && p.1.is_finite())
+        .filter(|p| p.0.is_finite() && (p.1.is_finite() || p.1 == f64::INFINITY))
         .collect();
     if finite.is_empty() {
         return Err(PlotError::Input {
@@ -68,6 +68,7 @@ pub fn sensitivity_svg(
             why: "no line has a point with a finite axis value and mean".to_owned(),
         });
     }
+    let has_never = finite.iter().any(|p| p.1 == f64::INFINITY);
     let x_lo = finite.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_hi = finite.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
     let pad = if x_hi > x_lo {
@@ -76,6 +77,15 @@ pub fn sensitivity_svg(
         x_lo.abs().max(1.0) * 0.5
     };
     let y_of = |p: &(f64, f64, f64, f64)| [p.1, p.2, p.3].into_iter().filter(|v| v.is_finite());
+    let finite: Vec<(f64, f64, f64, f64)> = if finite.iter().all(|p| p.1 == f64::INFINITY) {
+        // Only "never" marks: an empty value range from 0 to 1 under them.
+        finite
+            .iter()
+            .map(|p| (p.0, 0.0, f64::NAN, f64::NAN))
+            .collect()
+    } else {
+        finite
+    };
     let y_lo = finite.iter().flat_map(y_of).fold(0.0, f64::min);
     let y_hi = finite
         .iter()
@@ -91,18 +101,41 @@ pub fn sensitivity_svg(
     } else {
         0.0
     };
-    let height = 500;
+    // The "never" row sits above the values, past a gap, with no tick labels of its own.
+    let (y_never, y_plot_top) = if has_never {
+        let h = y_top - y_bottom;
+        (y_top + 0.1 * h, y_top + 0.16 * h)
+    } else {
+        (f64::NAN, y_top)
+    };
+    let entries: Vec<Entry<'_>> = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| Entry {
+            name: &l.scenario,
+            color: scenario_color(i),
+            marker: Some(Marker::of(i)),
+            dashed: dashed(i),
+        })
+        .collect();
+    let legend_h = legend_height(&entries);
+    let height = 500 - 36 + legend_h;
+    let note_text = if has_never {
+        "line: mean over seeds; shaded band: min–max over seeds; a mark at “never”: no seed recovered"
+    } else {
+        "line: mean over seeds; shaded band: min–max over seeds"
+    };
     render(&what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
         let (note, rest) = rest.split_vertically(NOTE_H);
-        let (body, bottom) = rest.split_vertically(height - TITLE_H - NOTE_H - LEGEND_H);
+        let (body, bottom) = rest.split_vertically(height - TITLE_H - NOTE_H - legend_h);
         top.draw(&Text::new(
             title.to_owned(),
             (14, (TITLE_H / 2) as i32),
             font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
         note.draw(&Text::new(
-            "line: mean over seeds; shaded band: min–max over seeds",
+            note_text,
             (14, (NOTE_H / 2) as i32),
             font(13.0)
                 .color(&RGBColor(0x55, 0x55, 0x55))
@@ -114,7 +147,7 @@ pub fn sensitivity_svg(
             .margin_top(8)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_bottom..y_top)?;
+            .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_bottom..y_plot_top)?;
         chart
             .configure_mesh()
             .axis_desc_style(font(14.0))
@@ -124,8 +157,69 @@ pub fn sensitivity_svg(
             .x_desc(axis_label)
             .y_desc(metric_label)
             .x_label_formatter(&|v| short_number(*v))
-            .y_label_formatter(&|v| short_number(*v))
+            .y_label_formatter(&|v| {
+                if *v > y_top + (y_top - y_bottom) * 1e-9 {
+                    String::new()
+                } else {
+                    short_number(*v)
+                }
+            })
             .draw()?;
+        if has_never {
+            let x_left = x_lo - pad;
+            chart.draw_series(DashedLineSeries::new(
+                [(x_left, y_never), (x_hi + pad, y_never)],
+                4,
+                4,
+                RGBColor(0x99, 0x99, 0x99).stroke_width(1),
+            ))?;
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((x_left, y_never))
+                    + Text::new(
+                        "never".to_owned(),
+                        (-8, 0),
+                        font(13.0).pos(Pos::new(HPos::Right, VPos::Center)),
+                    ),
+            ))?;
+            // Lines that never recover at the same x stand side by side, centred on it.
+            let never_at = |x: f64| -> Vec<usize> {
+                (0..lines.len())
+                    .filter(|&k| {
+                        lines[k]
+                            .points
+                            .iter()
+                            .any(|p| p.0 == x && p.1 == f64::INFINITY)
+                    })
+                    .collect()
+            };
+            for (i, line) in lines.iter().enumerate() {
+                let color = scenario_color(i);
+                for p in line
+                    .points
+                    .iter()
+                    .filter(|p| p.0.is_finite() && p.1 == f64::INFINITY)
+                {
+                    let group = never_at(p.0);
+                    let k = group.iter().position(|&g| g == i).unwrap_or(0) as i32;
+                    let dx = (2 * k - (group.len() as i32 - 1)) * 6;
+                    let at = EmptyElement::at((p.0, y_never));
+                    let filled = color.filled();
+                    match Marker::of(i) {
+                        Marker::Circle => chart
+                            .draw_series(std::iter::once(at + Circle::new((dx, 0), 5, filled)))?,
+                        Marker::Triangle => chart.draw_series(std::iter::once(
+                            at + TriangleMarker::new((dx, 0), 6, filled),
+                        ))?,
+                        Marker::Square => chart.draw_series(std::iter::once(
+                            at + Rectangle::new([(dx - 5, -5), (dx + 5, 5)], filled),
+                        ))?,
+                        Marker::Cross => chart.draw_series(std::iter::once(
+                            at + Cross::new((dx, 0), 5, color.stroke_width(2)),
+                        ))?,
+                    };
+                }
+            }
+        }
         // Last line first, so that a dashed line lies on the solid one it may coincide with.
         for (i, line) in lines.iter().enumerate().rev() {
             let color = scenario_color(i);
@@ -160,16 +254,6 @@ pub fn sensitivity_svg(
                 }
             }
         }
-        let entries: Vec<Entry<'_>> = lines
-            .iter()
-            .enumerate()
-            .map(|(i, l)| Entry {
-                name: &l.scenario,
-                color: scenario_color(i),
-                marker: Some(Marker::of(i)),
-                dashed: dashed(i),
-            })
-            .collect();
         legend_row(&bottom, &entries)
     })
 }

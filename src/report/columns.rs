@@ -56,7 +56,7 @@ recovers, `recovered` where recovery is not measurable, or a column of another t
         ]
         .map(String::from),
     );
-    let _ = writeln!(out, "{t}");
+    let _ = writeln!(out, "{t}\n");
     for (heading, prefix, def) in [
         ("User-facing metrics", "metrics.", "RunMetrics"),
         ("Per service", "services.<service>.", "ServiceMetrics"),
@@ -73,7 +73,7 @@ recovers, `recovered` where recovery is not measurable, or a column of another t
                 .replace('|', "\\|");
             t.row([format!("`{prefix}{name}`"), type_of(&prop), desc]);
         }
-        let _ = writeln!(out, "{t}");
+        let _ = writeln!(out, "{t}\n");
     }
     out.truncate(out.trim_end().len());
     out.push('\n');

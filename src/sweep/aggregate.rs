@@ -405,6 +405,9 @@ impl<'a> Results<'a> {
                         .collect();
                     row.push(summarize(&samples, decimals, is_recovery, s.interval));
                     let (mean, min, max) = mean_min_max(&samples);
+                    // A recovery no seed reached is "never" (+∞), drawn as a mark, not left out.
+                    let never = is_recovery && !samples.is_empty() && mean.is_nan();
+                    let mean = if never { f64::INFINITY } else { mean };
                     line.points.push((xs.values[v], mean, min, max));
                 }
                 t.row(row);
@@ -525,7 +528,7 @@ impl Figure {
             } if !lines
                 .iter()
                 .flat_map(|l| &l.points)
-                .any(|p| p.0.is_finite() && p.1.is_finite()) =>
+                .any(|p| p.0.is_finite() && !p.1.is_nan()) =>
             {
                 crate::plot::placeholder(
                     &dir.join(file),
