@@ -98,9 +98,21 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
             })
         })
         .collect();
-    render(what, 480, |root| {
+    let entries: Vec<Entry<'_>> = lines
+        .iter()
+        .enumerate()
+        .map(|(k, (i, name))| Entry {
+            name,
+            color: service_color(k),
+            marker: Some(Marker::of(*i)),
+            dashed: dashed(*i),
+        })
+        .collect();
+    let legend_h = legend_height(&entries);
+    let height = 480 - 36 + legend_h;
+    render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
-        let (body, bottom) = rest.split_vertically(480 - TITLE_H - LEGEND_H);
+        let (body, bottom) = rest.split_vertically(height - TITLE_H - legend_h);
         title(
             &top,
             "Concurrency limit of each limiter (at the end of each bin)",
@@ -126,16 +138,6 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
                 k += 1;
             }
         }
-        let entries: Vec<Entry<'_>> = lines
-            .iter()
-            .enumerate()
-            .map(|(k, (i, name))| Entry {
-                name,
-                color: service_color(k),
-                marker: Some(Marker::of(*i)),
-                dashed: dashed(*i),
-            })
-            .collect();
         legend_row(&bottom, &entries)
     })
 }
