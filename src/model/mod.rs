@@ -557,7 +557,8 @@ impl<'a> Simulation<'a> {
         wall: std::time::Duration,
     ) -> crate::metrics::summary::FinalState {
         let mut in_flight = vec![0u64; self.sc.services.len()];
-        for j in self.jobs.iter() {
+        // A finished job whose reply is still on its way (network delay) is not in flight.
+        for j in self.jobs.iter().filter(|j| j.state != JobState::Done) {
             in_flight[j.service as usize] += 1;
         }
         crate::metrics::summary::FinalState {
