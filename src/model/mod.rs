@@ -545,7 +545,6 @@ impl<'a> Simulation<'a> {
             &|e| tokens[e],
             &mut limit,
         );
-        drop(limit);
         for (st, l) in services.iter_mut().zip(service_limiters) {
             st.limiter = l;
         }
