@@ -222,9 +222,17 @@ where
     Ok(())
 }
 
-/// A one-row legend filling `area`: a line sample, the marker and the name per entry, centred.
-/// Height of one legend row, in pixels; a legend of one row keeps the charts' historical 36.
+/// Height of a one-row legend, in pixels (the charts' historical legend band).
+pub(crate) const LEGEND_H: u32 = 36;
+
+/// Height of each further legend row, in pixels.
 pub(crate) const LEGEND_ROW_H: u32 = 24;
+
+/// Height of a 480-pixel single-chart figure whose legend needs `legend_h` (its legend band grows,
+/// the chart keeps its size).
+pub(crate) fn chart_height(legend_h: u32) -> u32 {
+    480 - LEGEND_H + legend_h
+}
 
 /// A legend entry's width: line and marker, the name (estimated at 9.5 px a character, the
 /// 14-point font's average, so that the layout is known before drawing), and a gap.
@@ -252,11 +260,11 @@ pub(crate) fn legend_layout(names: &[&str]) -> Vec<std::ops::Range<usize>> {
     rows
 }
 
-/// The height a legend of these entries needs: 36 px for one row, [`LEGEND_ROW_H`] more for
-/// each further row.
+/// The height a legend of these entries needs: [`LEGEND_H`] for one row, [`LEGEND_ROW_H`] more
+/// for each further row.
 pub(crate) fn legend_height(entries: &[Entry<'_>]) -> u32 {
     let names: Vec<&str> = entries.iter().map(|e| e.name).collect();
-    36 + LEGEND_ROW_H * (legend_layout(&names).len() as u32 - 1)
+    LEGEND_H + LEGEND_ROW_H * (legend_layout(&names).len() as u32 - 1)
 }
 
 /// Draws the legend centred in `area`, wrapping into rows ([`legend_layout`]) so that any number

@@ -20,8 +20,9 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Area, DrawResult, Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_height,
-    legend_row, line_style, nice_max, render, scenario_color, service_color, short_number, write,
+    Area, DrawResult, Entry, Marker, PlotError, chart_height, dashed, draw_marker_at, font,
+    legend_height, legend_row, line_style, nice_max, render, scenario_color, service_color,
+    short_number, write,
 };
 use crate::metrics::{RunSummary, TimeSeries};
 
@@ -109,7 +110,7 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
         })
         .collect();
     let legend_h = legend_height(&entries);
-    let height = 480 - 36 + legend_h;
+    let height = chart_height(legend_h);
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
         let (body, bottom) = rest.split_vertically(height - TITLE_H - legend_h);
@@ -327,7 +328,7 @@ pub fn success_rate_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
     let shaded = windows(runs);
     let bins = resolution_text(runs);
     let legend_h = legend_height(&scenario_entries(runs));
-    let height = 480 - 36 + legend_h;
+    let height = chart_height(legend_h);
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
         let (body, bottom) = rest.split_vertically(height - TITLE_H - legend_h);
