@@ -486,8 +486,11 @@ mod cli {
         let out = dir.path().join("out");
         sweep(&file, &out, &[]).success();
         let md = read(&out, "results.md");
-        for k in [1, 2] {
-            let name = format!("figure_{k}.svg");
+        // Each figure is named after its table's title (what is in parentheses left out).
+        for name in [
+            "metrics_success_rate_after_by_faults_slow_b_duration.svg",
+            "recovery_time.svg",
+        ] {
             assert!(
                 md.contains(&format!("]({name})")),
                 "results.md embeds {name}"
@@ -500,7 +503,24 @@ mod cli {
                 "one series per scenario"
             );
         }
-        assert!(!out.join("figure_3.svg").exists());
+        assert!(!out.join("figure_1.svg").exists());
+        // A renamed table leaves no stale figure behind, and nothing else in the folder goes.
+        std::fs::write(out.join("notes.svg"), "<svg/>").unwrap();
+        std::fs::write(
+            &file,
+            read(dir.path(), "small.yaml").replace("Recovery time (s)", "Time to recover"),
+        )
+        .unwrap();
+        sweep(&file, &out, &[]).success();
+        assert!(out.join("time_to_recover.svg").is_file());
+        assert!(
+            !out.join("recovery_time.svg").exists(),
+            "the old name is gone"
+        );
+        assert!(
+            out.join("notes.svg").is_file(),
+            "not a figure of the report"
+        );
 
         std::fs::write(&file, two_axes).unwrap();
         let out = dir.path().join("out2");
@@ -515,9 +535,18 @@ mod cli {
         assert_eq!(heat, 1, "{md}");
         let figures = md.lines().filter(|l| l.starts_with("![")).count();
         assert_eq!(figures, 2 * 2 + 2 * 2);
-        let last = read(&out, &format!("figure_{figures}.svg"));
+        let last = md
+            .lines()
+            .filter_map(|l| l.strip_prefix("!["))
+            .filter_map(|l| l.rsplit_once("](").map(|(_, f)| f.trim_end_matches(')')))
+            .last()
+            .unwrap();
+        assert_eq!(last, "recovery_time_protected.svg");
+        let last = read(&out, last);
         roxmltree::Document::parse(&last).expect("well-formed SVG");
-        assert!(last.contains("arrivals.rate") && last.contains("faults.slow_b.duration"));
+        // Human axis labels, not dotted keys.
+        assert!(last.contains("arrivals rate") && last.contains("fault slow_b duration"));
+        assert!(!last.contains("faults.slow_b.duration"));
         // naive never recovers in 8 s: its recovery heatmap marks the cells `never`.
         let naive_heat = md
             .lines()
@@ -716,7 +745,7 @@ fn a_figure_with_nothing_to_draw_never_costs_the_results() {
         "every value is null: {md}"
     );
     assert!(out.join("manifest.json").is_file());
-    let figure = read(&out, "figure_1.svg");
+    let figure = read(&out, "metrics_recovery_s_by_faults_slow_b_duration.svg");
     roxmltree::Document::parse(&figure).expect("well-formed SVG");
     // Nothing recovered: the chart still draws each point, as a mark in its "never" row.
     let doc = roxmltree::Document::parse(&figure).unwrap();
@@ -1006,4 +1035,72 @@ fn folders_of_an_older_schema_are_refused_with_what_to_do() {
     sweep(&file, &fresh, &[]).success();
     assert_same_results(&out, &fresh);
     assert!(read(&out, "manifest.json").contains("\"schema_version\": 1"));
+}
+
+/// Issue 19 item 4: a sweep without `report:` gets a default table of the headline metrics, one
+/// row per scenario and window (the cell group), each cell the mean over the seeds with its
+/// min–max — checked against results.csv by hand — not a list of axes.
+#[test]
+fn a_sweep_without_report_gets_a_headline_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let text = read(dir.path(), "small.yaml");
+    let bare = &text[..text.find("report:").unwrap()];
+    std::fs::write(&file, bare).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    assert!(md.contains("## Headline metrics"), "{md}");
+    let header = md
+        .lines()
+        .find(|l| l.starts_with("| scenario"))
+        .expect("a table");
+    for col in [
+        "faults.slow_b.duration",
+        "success before",
+        "success in window",
+        "success after",
+        "recovery (s)",
+        "client attempts / request",
+        "amplification",
+    ] {
+        assert!(header.contains(col), "{header}");
+    }
+    // One-valued axes (duration, from) are no columns.
+    assert!(!header.contains("faults.slow_b.from"), "{header}");
+    let rows: Vec<Vec<String>> = md
+        .lines()
+        .filter(|l| l.starts_with("| naive") || l.starts_with("| protected"))
+        .map(|l| l.split('|').map(|c| c.trim().to_owned()).collect())
+        .collect();
+    assert_eq!(rows.len(), 2 * 2, "scenario × window: {md}");
+    assert_eq!(rows[0][1], "naive");
+    assert_eq!(rows[0][2], "1s");
+    assert_eq!(rows[1][2], "2s");
+    assert_eq!(rows[2][1], "protected");
+    // By hand from results.csv: protected, 2 s window, success after, over seeds 1 and 2.
+    let mut r = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let (sc, win, after) = (
+        col("scenario"),
+        col("faults.slow_b.duration"),
+        col("metrics.success_rate_after"),
+    );
+    let values: Vec<f64> = r
+        .records()
+        .map(|rec| rec.unwrap())
+        .filter(|rec| &rec[sc] == "protected" && &rec[win] == "2s")
+        .map(|rec| rec[after].parse().unwrap())
+        .collect();
+    assert_eq!(values.len(), 2);
+    let mean = (values[0] + values[1]) / 2.0;
+    let (lo, hi) = (values[0].min(values[1]), values[0].max(values[1]));
+    let want = format!("{mean:.3} ({lo:.3}–{hi:.3})");
+    assert_eq!(rows[3][5], want, "{md}");
+    // A sweep with a report keeps its own tables only.
+    let with_report = small_sweep(dir.path());
+    let out2 = dir.path().join("out2");
+    sweep(&with_report, &out2, &[]).success();
+    assert!(!read(&out2, "results.md").contains("## Headline metrics"));
 }

@@ -11,6 +11,7 @@
 //! Each figure has a `*_svg` function returning the document as a string (what the tests parse)
 //! and a function writing it to a path.
 
+pub mod labels;
 pub mod run;
 pub mod sweep;
 
@@ -21,12 +22,13 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
 
+pub use labels::AxisKind;
 pub use run::{
     amplification_svg, concurrency_limit_svg, queue_length_svg, run_plots, success_rate_svg,
 };
 pub use sweep::{
-    Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart, sensitivity_svg,
-    viridis,
+    Band, ChartStyle, Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart,
+    sensitivity_chart_styled, sensitivity_svg, sensitivity_svg_styled, viridis,
 };
 
 /// Why a figure could not be made.
@@ -325,6 +327,68 @@ fn legend_line(area: &Area<'_>, entries: &[Entry<'_>], w: u32, y: i32) -> DrawRe
             style.clone().pos(Pos::new(HPos::Left, VPos::Center)),
         ))?;
         x += width;
+    }
+    Ok(())
+}
+
+/// Estimated width of a title character at 18 px, in pixels: the widest average of a
+/// sans-serif face (DejaVu Sans, the widest common default) so that an estimate never falls short.
+const TITLE_CHAR_W: f64 = 11.0;
+
+/// Height of one title line, in pixels; a one-line title keeps the historical 44-pixel band.
+pub(crate) const TITLE_LINE_H: u32 = 24;
+
+/// A figure title broken into lines that fit the figure's width (at word boundaries; a word
+/// longer than a line is cut), so that no title runs off the canvas.
+pub fn title_lines(title: &str) -> Vec<String> {
+    let room = ((WIDTH - 28) as f64 / TITLE_CHAR_W).floor() as usize;
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in title.split_whitespace() {
+        let mut word: String = word.to_owned();
+        loop {
+            let len = line.chars().count();
+            let wlen = word.chars().count();
+            if len == 0 && wlen > room {
+                let head: String = word.chars().take(room).collect();
+                word = word.chars().skip(room).collect();
+                lines.push(head);
+                continue;
+            }
+            if len > 0 && len + 1 + wlen > room {
+                lines.push(std::mem::take(&mut line));
+                continue;
+            }
+            if len > 0 {
+                line.push(' ');
+            }
+            line.push_str(&word);
+            break;
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// The height of the title band for `title`: 44 px for one line, [`TITLE_LINE_H`] more per
+/// further line.
+pub(crate) fn title_height(title: &str) -> u32 {
+    44 + TITLE_LINE_H * (title_lines(title).len() as u32 - 1)
+}
+
+/// Draws `title` in `area` (made [`title_height`] tall), one line under the other.
+pub(crate) fn draw_title(area: &Area<'_>, title: &str) -> DrawResult {
+    let lines = title_lines(title);
+    let (_, h) = area.dim_in_pixel();
+    let first = h as i32 / 2 - (TITLE_LINE_H as i32 * (lines.len() as i32 - 1)) / 2;
+    for (k, line) in lines.into_iter().enumerate() {
+        area.draw(&Text::new(
+            line,
+            (14, first + k as i32 * TITLE_LINE_H as i32),
+            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
+        ))?;
     }
     Ok(())
 }

@@ -14,8 +14,8 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
-    Entry, Marker, PlotError, dashed, draw_marker_at, font, legend_height, legend_row, line_style,
-    nice_max, render, scenario_color, short_number, write,
+    AxisKind, Entry, Marker, PlotError, dashed, draw_marker_at, draw_title, font, legend_height,
+    legend_row, line_style, nice_max, render, scenario_color, short_number, title_height, write,
 };
 
 /// One line of a sensitivity chart.
@@ -33,6 +33,31 @@ pub struct Line {
 const TITLE_H: u32 = 44;
 const NOTE_H: u32 = 22;
 
+/// What the shaded band around each line of a sensitivity chart is (the caller puts its bounds
+/// in [`Line::points`]); the chart's note line says it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Band {
+    /// From the lowest to the highest seed.
+    #[default]
+    MinMax,
+    /// The 95 % confidence interval of the mean over seeds (Student's t).
+    Ci95,
+}
+
+/// The axes of a sensitivity chart: their labels (with units) and kinds, and the band's meaning.
+#[derive(Clone, Debug, Default)]
+pub struct ChartStyle {
+    /// The x axis label, e.g. "fault slow_b duration (s)".
+    pub x_label: String,
+    /// The y axis label, e.g. "success after the fault window (%)".
+    pub y_label: String,
+    /// The x axis: numbers, integers (integer ticks) or named categories at 0, 1, 2, ….
+    pub x_kind: AxisKind,
+    /// The y axis: numbers, integers (integer ticks), or a share (0 to 100 %).
+    pub y_kind: AxisKind,
+    pub band: Band,
+}
+
 /// Writes [`sensitivity_svg`] to `path`.
 pub fn sensitivity_chart(
     path: &Path,
@@ -47,16 +72,70 @@ pub fn sensitivity_chart(
     )
 }
 
+/// Writes [`sensitivity_svg_styled`] to `path`.
+pub fn sensitivity_chart_styled(
+    path: &Path,
+    title: &str,
+    style: &ChartStyle,
+    lines: &[Line],
+) -> Result<(), PlotError> {
+    write(path, &sensitivity_svg_styled(title, style, lines)?)
+}
+
 /// A metric against a swept axis: x is `axis_label` (give the unit, e.g. "arrival rate (req/s)"),
 /// y is `metric_label` (e.g. "recovery time (s)"); one line per entry of `lines` with its min–max
-/// band.
+/// band. Both axes are plain numbers ([`sensitivity_svg_styled`] says more).
 pub fn sensitivity_svg(
     title: &str,
     axis_label: &str,
     metric_label: &str,
     lines: &[Line],
 ) -> Result<String, PlotError> {
+    let style = ChartStyle {
+        x_label: axis_label.to_owned(),
+        y_label: metric_label.to_owned(),
+        ..ChartStyle::default()
+    };
+    sensitivity_svg_styled(title, &style, lines)
+}
+
+/// Most characters of a y axis label on one line; a longer one is drawn on two lines.
+const Y_LABEL_CHARS: usize = 40;
+
+/// A metric against a swept axis, with the axes `style` describes: a share axis runs from 0 to
+/// exactly 100 % (ticks in per cent) unless a value lies outside [0, 1]; an integer axis has
+/// ticks only at integers; a categorical x axis labels positions 0, 1, … with their names. The
+/// title wraps onto more lines rather than run off the figure, and a long y label onto two.
+pub fn sensitivity_svg_styled(
+    title: &str,
+    style: &ChartStyle,
+    lines: &[Line],
+) -> Result<String, PlotError> {
     let what = format!("sensitivity chart `{title}`");
+    // A share's band (a confidence interval may reach past 100 %) is cut to [0, 1] when every
+    // mean lies there.
+    let clipped: Vec<Line>;
+    let lines = if style.y_kind == AxisKind::Share
+        && lines
+            .iter()
+            .flat_map(|l| &l.points)
+            .all(|p| !p.1.is_finite() || (0.0..=1.0).contains(&p.1))
+    {
+        clipped = lines
+            .iter()
+            .map(|l| Line {
+                scenario: l.scenario.clone(),
+                points: l
+                    .points
+                    .iter()
+                    .map(|&(x, m, lo, hi)| (x, m, lo.clamp(0.0, 1.0), hi.clamp(0.0, 1.0)))
+                    .collect(),
+            })
+            .collect();
+        &clipped[..]
+    } else {
+        lines
+    };
     let finite: Vec<(f64, f64, f64, f64)> = lines
         .iter()
         .flat_map(|l| l.points.iter().copied())
@@ -91,13 +170,20 @@ pub fn sensitivity_svg(
         .iter()
         .flat_map(y_of)
         .fold(f64::NEG_INFINITY, f64::max);
-    let y_top = if y_hi > 0.0 {
-        nice_max(y_hi, 1e-9)
+    // A share whose values all lie in [0, 1] runs from 0 to 100 %; otherwise it is a number.
+    let share = style.y_kind == AxisKind::Share && y_lo >= 0.0 && y_hi <= 1.0;
+    let y_integer = style.y_kind == AxisKind::Integer;
+    let y_top = if share {
+        1.0
+    } else if y_hi > 0.0 {
+        let top = nice_max(y_hi, 1e-9);
+        if y_integer { top.ceil() } else { top }
     } else {
         1.0
     };
     let y_bottom = if y_lo < 0.0 {
-        -nice_max(-y_lo, 1e-9)
+        let b = -nice_max(-y_lo, 1e-9);
+        if y_integer { b.floor() } else { b }
     } else {
         0.0
     };
@@ -107,6 +193,18 @@ pub fn sensitivity_svg(
         (y_top + 0.1 * h, y_top + 0.16 * h)
     } else {
         (f64::NAN, y_top)
+    };
+    // Integer axes: at most one label per unit, so plotters' 1-2-5 steps land on integers.
+    let x_integer = matches!(style.x_kind, AxisKind::Integer | AxisKind::Categories(_));
+    let x_labels = if x_integer {
+        ((x_hi - x_lo).round() as usize + 1).clamp(2, 10)
+    } else {
+        10
+    };
+    let y_labels = if y_integer {
+        ((y_top - y_bottom).round() as usize + 1).clamp(2, 10)
+    } else {
+        10
     };
     let entries: Vec<Entry<'_>> = lines
         .iter()
@@ -119,23 +217,53 @@ pub fn sensitivity_svg(
         })
         .collect();
     let legend_h = legend_height(&entries);
-    let height = 500 - 36 + legend_h;
-    let note_text = if has_never {
-        "line: mean over seeds; shaded band: min–max over seeds; a mark at “never”: no seed recovered"
-    } else {
-        "line: mean over seeds; shaded band: min–max over seeds"
+    let title_h = title_height(title);
+    let height = 500 - 36 + legend_h + (title_h - TITLE_H);
+    let band_text = match style.band {
+        Band::MinMax => "shaded band: min–max over seeds",
+        Band::Ci95 => "shaded band: 95 % confidence interval of the mean (Student's t)",
+    };
+    let mut note_text = format!("line: mean over seeds; {band_text}");
+    if has_never {
+        note_text.push_str("; a mark at “never”: no seed recovered");
+    }
+    let y_lines = wrap_label(&style.y_label, Y_LABEL_CHARS);
+    let y_area = 64 + 18 * (y_lines.len() as u32 - 1);
+    let categories = match &style.x_kind {
+        AxisKind::Categories(names) => Some(names.clone()),
+        _ => None,
+    };
+    let x_format = |v: &f64| -> String {
+        let whole = (*v - v.round()).abs() < 1e-9;
+        match &categories {
+            Some(names) => {
+                if whole && *v >= 0.0 {
+                    names.get(v.round() as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            }
+            None if x_integer && !whole => String::new(),
+            None => short_number(*v),
+        }
+    };
+    let y_format = |v: &f64| -> String {
+        let whole = (*v - v.round()).abs() < 1e-9;
+        if *v > y_top + (y_top - y_bottom) * 1e-9 || (y_integer && !whole) {
+            String::new()
+        } else if share {
+            format!("{} %", short_number((*v * 100.0 * 1e6).round() / 1e6))
+        } else {
+            short_number(*v)
+        }
     };
     render(&what, height, |root| {
-        let (top, rest) = root.split_vertically(TITLE_H);
+        let (top, rest) = root.split_vertically(title_h);
         let (note, rest) = rest.split_vertically(NOTE_H);
-        let (body, bottom) = rest.split_vertically(height - TITLE_H - NOTE_H - legend_h);
-        top.draw(&Text::new(
-            title.to_owned(),
-            (14, (TITLE_H / 2) as i32),
-            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
+        let (body, bottom) = rest.split_vertically(height - title_h - NOTE_H - legend_h);
+        draw_title(&top, title)?;
         note.draw(&Text::new(
-            note_text,
+            note_text.clone(),
             (14, (NOTE_H / 2) as i32),
             font(13.0)
                 .color(&RGBColor(0x55, 0x55, 0x55))
@@ -146,25 +274,36 @@ pub fn sensitivity_svg(
             .margin_left(8)
             .margin_top(8)
             .x_label_area_size(44)
-            .y_label_area_size(64)
+            .y_label_area_size(y_area)
             .build_cartesian_2d((x_lo - pad)..(x_hi + pad), y_bottom..y_plot_top)?;
-        chart
-            .configure_mesh()
-            .axis_desc_style(font(14.0))
+        let mut mesh = chart.configure_mesh();
+        mesh.axis_desc_style(font(14.0))
             .label_style(font(13.0))
             .light_line_style(RGBColor(0xF0, 0xF0, 0xF0))
             .bold_line_style(RGBColor(0xDD, 0xDD, 0xDD))
-            .x_desc(axis_label)
-            .y_desc(metric_label)
-            .x_label_formatter(&|v| short_number(*v))
-            .y_label_formatter(&|v| {
-                if *v > y_top + (y_top - y_bottom) * 1e-9 {
-                    String::new()
-                } else {
-                    short_number(*v)
-                }
-            })
-            .draw()?;
+            .x_labels(x_labels)
+            .y_labels(y_labels)
+            .x_desc(style.x_label.as_str())
+            .x_label_formatter(&x_format)
+            .y_label_formatter(&y_format);
+        if y_lines.len() == 1 {
+            mesh.y_desc(style.y_label.as_str());
+        }
+        mesh.draw()?;
+        if y_lines.len() > 1 {
+            // A long y label: two rotated lines, centred on the plot's height.
+            let (_, body_h) = body.dim_in_pixel();
+            let cy = (8 + (body_h as i32 - 8 - 44)) / 2;
+            for (k, line) in y_lines.iter().enumerate() {
+                body.draw(&Text::new(
+                    line.clone(),
+                    (12 + 18 * k as i32, cy),
+                    font(14.0)
+                        .transform(FontTransform::Rotate270)
+                        .pos(Pos::new(HPos::Center, VPos::Center)),
+                ))?;
+            }
+        }
         if has_never {
             let x_left = x_lo - pad;
             chart.draw_series(DashedLineSeries::new(
@@ -260,14 +399,11 @@ pub fn sensitivity_svg(
 
 /// A figure with `title` and, in place of a chart, `message` (why there is nothing to draw).
 pub fn placeholder_svg(title: &str, message: &str) -> Result<String, PlotError> {
-    let height = 200;
+    let title_h = title_height(title);
+    let height = 200 + (title_h - TITLE_H);
     render(&format!("figure `{title}`"), height, |root| {
-        let (top, body) = root.split_vertically(TITLE_H);
-        top.draw(&Text::new(
-            title.to_owned(),
-            (14, (TITLE_H / 2) as i32),
-            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
+        let (top, body) = root.split_vertically(title_h);
+        draw_title(&top, title)?;
         let (w, h) = body.dim_in_pixel();
         body.draw(&Text::new(
             message.to_owned(),
@@ -283,6 +419,23 @@ pub fn placeholder_svg(title: &str, message: &str) -> Result<String, PlotError> 
 /// Writes [`placeholder_svg`] to `path`.
 pub fn placeholder(path: &Path, title: &str, message: &str) -> Result<(), PlotError> {
     write(path, &placeholder_svg(title, message)?)
+}
+
+/// `label` in lines of at most `room` characters, broken at spaces (at most two lines; the
+/// second holds the rest).
+fn wrap_label(label: &str, room: usize) -> Vec<String> {
+    if label.chars().count() <= room {
+        return vec![label.to_owned()];
+    }
+    let cut = label
+        .char_indices()
+        .filter(|&(i, c)| c == ' ' && label[..i].chars().count() <= room)
+        .map(|(i, _)| i)
+        .last();
+    match cut {
+        Some(i) => vec![label[..i].to_owned(), label[i + 1..].to_owned()],
+        None => vec![label.to_owned()],
+    }
 }
 
 fn finite_or(v: f64, fallback: f64) -> f64 {
@@ -387,7 +540,8 @@ pub fn heatmap_svg(
         .any(|c| !c.is_some_and(f64::is_finite));
     let scale = |v: f64| if hi > lo { (v - lo) / (hi - lo) } else { 0.5 };
     let cell_h = 44u32;
-    let height = (TITLE_H + 70 + cell_h * ny as u32).clamp(360, 900);
+    let title_h = title_height(title);
+    let height = (title_h + 70 + cell_h * ny as u32).clamp(360 + (title_h - TITLE_H), 900);
     let longest = y_values
         .iter()
         .map(|s| s.chars().count())
@@ -395,13 +549,9 @@ pub fn heatmap_svg(
         .unwrap_or(1) as u32;
     let y_area = (longest * 8 + 40).clamp(60, 220);
     render(&what, height, |root| {
-        let (top, rest) = root.split_vertically(TITLE_H);
+        let (top, rest) = root.split_vertically(title_h);
         let (grid, bar) = rest.split_horizontally(WIDTH_MINUS_BAR);
-        top.draw(&Text::new(
-            title.to_owned(),
-            (14, (TITLE_H / 2) as i32),
-            font(18.0).pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
+        draw_title(&top, title)?;
         let mut chart = ChartBuilder::on(&grid)
             .margin_right(12)
             .margin_left(8)

@@ -115,3 +115,28 @@ fn type_of(prop: &Value) -> String {
     }
     s
 }
+
+/// Whether a results.csv metric column (`metrics.requests`, `services.svc_b.max_queue`,
+/// `calls.a->b.retries`) is an integer in the run report's schema: a count.
+pub fn is_integer(column: &str) -> bool {
+    let (def, name) = if let Some(name) = column.strip_prefix("metrics.") {
+        ("RunMetrics", name)
+    } else if let Some(rest) = column.strip_prefix("services.") {
+        match rest.rsplit_once('.') {
+            Some((_, name)) => ("ServiceMetrics", name),
+            None => return false,
+        }
+    } else if let Some(rest) = column.strip_prefix("calls.") {
+        match rest.rsplit_once('.') {
+            Some((_, name)) => ("CallMetrics", name),
+            None => return false,
+        }
+    } else {
+        return false;
+    };
+    let schema = crate::schema::report();
+    properties(&schema["definitions"][def])
+        .iter()
+        .find(|(k, _)| k == name)
+        .is_some_and(|(_, prop)| type_of(prop).starts_with("integer"))
+}

@@ -21,7 +21,8 @@ use super::expand::Cell;
 use super::journal::CellRecord;
 use super::spec::{Fixed, SEED, SpreadKind, SweepSpec};
 use crate::metrics::RunSummary;
-use crate::plot::Line;
+use crate::plot::labels::{self, AxisKind, figure_file as slug_file};
+use crate::plot::{Band, ChartStyle, Line};
 use crate::report::flat::{EngineColumns, cell, flatten, union_columns};
 use crate::report::markdown::MarkdownTable;
 use crate::report::table::Table;
@@ -155,6 +156,9 @@ impl<'a> Results<'a> {
         for p in &spec.paired {
             self.paired(&mut out, p);
         }
+        if spec.comparisons.is_empty() && spec.sensitivities.is_empty() && spec.paired.is_empty() {
+            self.headline(&mut out);
+        }
         (out, figures)
     }
 
@@ -228,6 +232,90 @@ impl<'a> Results<'a> {
             }
             let _ = writeln!(out, "{}", Table::build(&runs));
         }
+    }
+
+    /// The table of a sweep without a `report:` section: one row per scenario and combination of
+    /// the grid values other than the seed (a cell group), in expansion order, and the headline
+    /// metrics ([`HEADLINE`]) over the group's seeds as `mean (min–max)`.
+    fn headline(&self, out: &mut String) {
+        let spec = self.spec;
+        let seed = spec.axis(SEED);
+        let axes: Vec<usize> = (0..spec.axes.len())
+            .filter(|&a| Some(a) != seed && spec.axes[a].values.len() > 1)
+            .collect();
+        let mut groups: IndexMap<(usize, Vec<usize>), Vec<usize>> = IndexMap::new();
+        for c in self.cells {
+            if self.records.contains_key(&c.index) {
+                let key: Vec<usize> = axes.iter().map(|&a| c.values[a]).collect();
+                groups.entry((c.scenario, key)).or_default().push(c.index);
+            }
+        }
+        if groups.is_empty() {
+            return;
+        }
+        // Scenario first, then the groups in the order of the grid.
+        let mut groups: Vec<_> = groups.into_iter().collect();
+        groups.sort_by_key(|((sc, _), cells)| (*sc, cells[0]));
+        let _ = writeln!(out, "\n## Headline metrics\n");
+        let seeds = match seed {
+            Some(a) => format!(
+                "the mean over the seeds ({}) with min–max in parentheses",
+                spec.axes[a]
+                    .values
+                    .iter()
+                    .map(|v| v.text.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            None => "the cell's value".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "The sweep has no `report:` section, so this is its default table: a row per scenario and combination of grid values, each cell {seeds}. Amplification: the most arrivals in the fault window per user request arriving in it, over the services (`services.<s>.arrivals_during_fault_per_request`). never: no 3-second span with ≥ 99 % success after the window before arrivals stop. Every column of every cell is in `results.csv`.\n"
+        );
+        let mut header = vec!["scenario".to_owned()];
+        header.extend(axes.iter().map(|&a| spec.axes[a].key.clone()));
+        header.extend(HEADLINE.iter().map(|(_, label, _)| (*label).to_owned()));
+        let mut t = MarkdownTable::new(header);
+        for ((sc, values), indices) in &groups {
+            let mut row = vec![spec.scenarios[*sc].name.clone()];
+            row.extend(
+                axes.iter()
+                    .zip(values)
+                    .map(|(&a, &v)| spec.axes[a].values[v].text.clone()),
+            );
+            for (column, _, decimals) in HEADLINE {
+                let samples: Vec<Option<f64>> = indices
+                    .iter()
+                    .map(|&i| self.headline_value(i, column))
+                    .collect();
+                let is_recovery = column.ends_with("recovery_s");
+                row.push(summarize(
+                    &samples,
+                    decimals,
+                    is_recovery,
+                    SpreadKind::MinMax,
+                ));
+            }
+            t.row(row);
+        }
+        t.right_from(1 + axes.len());
+        let _ = writeln!(out, "{t}");
+    }
+
+    /// A headline value of a cell: a results.csv column, or the largest
+    /// `services.*.arrivals_during_fault_per_request` for [`AMPLIFICATION`].
+    fn headline_value(&self, index: usize, column: &str) -> Option<f64> {
+        if column == AMPLIFICATION {
+            return self.flat[&index]
+                .iter()
+                .filter(|(k, _)| {
+                    k.starts_with("services.") && k.ends_with(".arrivals_during_fault_per_request")
+                })
+                .filter_map(|(_, v)| v.as_f64())
+                .reduce(f64::max);
+        }
+        self.metric(index, column).flatten()
     }
 
     /// A paired table: for each scenario but the baseline, the differences of `metric` to the
@@ -404,22 +492,31 @@ impl<'a> Results<'a> {
                         .filter_map(|r| self.metric(r.index, &s.metric))
                         .collect();
                     row.push(summarize(&samples, decimals, is_recovery, s.interval));
-                    let (mean, min, max) = mean_min_max(&samples);
+                    let (mean, lo, hi) = band_of(&samples, s.band);
                     // A recovery no seed reached is "never" (+∞), drawn as a mark, not left out.
                     let never = is_recovery && !samples.is_empty() && mean.is_nan();
                     let mean = if never { f64::INFINITY } else { mean };
-                    line.points.push((xs.values[v], mean, min, max));
+                    line.points.push((xs.values[v], mean, lo, hi));
                 }
                 t.row(row);
             }
             t.right_from(1);
             let _ = writeln!(out, "{t}");
-            let file = format!("figure_{}.svg", figures.len() + 1);
+            let file = figure_file(&heading, figures);
             let _ = writeln!(out, "\n![{heading}]({file})");
             figures.push(Figure::Sensitivity {
                 file,
                 title: heading.clone(),
-                axis_label: xs.label.clone(),
+                style: ChartStyle {
+                    x_label: xs.label.clone(),
+                    y_label: labels::metric_label(&s.metric),
+                    x_kind: xs.kind.clone(),
+                    y_kind: labels::metric_kind(&s.metric),
+                    band: match s.band {
+                        SpreadKind::MinMax => Band::MinMax,
+                        SpreadKind::Ci95 => Band::Ci95,
+                    },
+                },
                 metric_label: s.metric.clone(),
                 lines: lines.clone(),
                 empty_note: if is_recovery {
@@ -457,14 +554,14 @@ impl<'a> Results<'a> {
                     s.title.clone().unwrap_or_else(|| s.metric.clone()),
                     scenario.name
                 );
-                let file = format!("figure_{}.svg", figures.len() + 1);
+                let file = figure_file(&title, figures);
                 let _ = writeln!(out, "\n![{title}]({file})");
                 figures.push(Figure::Heatmap {
                     file,
                     title,
-                    x_label: axis.key.clone(),
+                    x_label: labels::key_label(&axis.key, ""),
                     x_values: x_values.clone(),
-                    y_label: y_axis.key.clone(),
+                    y_label: labels::key_label(&y_axis.key, ""),
                     y_values,
                     cells,
                     never_label: if is_recovery { "never" } else { "—" },
@@ -474,15 +571,41 @@ impl<'a> Results<'a> {
     }
 }
 
+/// Stands for the largest `services.<s>.arrivals_during_fault_per_request` of a cell.
+const AMPLIFICATION: &str = "amplification";
+
+/// The columns of the default table of a sweep without `report:`: (results.csv column, header,
+/// decimals).
+const HEADLINE: [(&str, &str, usize); 7] = [
+    ("metrics.success_rate_before", "success before", 3),
+    ("metrics.success_rate_during", "success in window", 3),
+    ("metrics.success_rate_after", "success after", 3),
+    ("metrics.recovery_s", "recovery (s)", 2),
+    (
+        "metrics.success_latency_p99_s",
+        "p99 latency of successes (s)",
+        3,
+    ),
+    (
+        "metrics.client_attempts_per_request",
+        "client attempts / request",
+        2,
+    ),
+    (AMPLIFICATION, "amplification", 2),
+];
+
 /// A figure of results.md, drawn beside it.
 #[derive(Clone, Debug)]
 pub enum Figure {
-    /// A sensitivity table as a line chart: one line per scenario, min–max band over seeds.
-    /// When no point has a value, the figure says `empty_note` instead.
+    /// A sensitivity table as a line chart: one line per scenario, with a band over seeds
+    /// (min–max, or the mean's 95 % confidence interval). When no point has a value, the figure
+    /// says `empty_note` instead.
     Sensitivity {
         file: String,
         title: String,
-        axis_label: String,
+        /// Axis labels and kinds, and what the band is.
+        style: ChartStyle,
+        /// The metric's results.csv column.
         metric_label: String,
         lines: Vec<Line>,
         empty_note: &'static str,
@@ -539,17 +662,10 @@ impl Figure {
             Figure::Sensitivity {
                 file,
                 title,
-                axis_label,
-                metric_label,
+                style,
                 lines,
                 ..
-            } => crate::plot::sensitivity_chart(
-                &dir.join(file),
-                title,
-                axis_label,
-                metric_label,
-                lines,
-            ),
+            } => crate::plot::sensitivity_chart_styled(&dir.join(file), title, style, lines),
             Figure::Heatmap {
                 file,
                 title,
@@ -598,10 +714,11 @@ fn display_order(axis: &super::spec::Axis) -> Vec<usize> {
 }
 
 /// An axis's values as numbers for a chart: plain numbers, durations in seconds, or else the
-/// position of each value (a categorical axis).
+/// position of each value (a categorical axis, whose ticks are named); with the axis's human label.
 struct AxisNumbers {
     values: Vec<f64>,
     label: String,
+    kind: AxisKind,
 }
 
 fn axis_numbers(axis: &super::spec::Axis) -> AxisNumbers {
@@ -611,9 +728,15 @@ fn axis_numbers(axis: &super::spec::Axis) -> AxisNumbers {
         .map(|t| t.parse::<f64>().ok())
         .collect::<Option<Vec<_>>>()
     {
+        let integer = texts.iter().all(|t| t.parse::<i64>().is_ok());
         return AxisNumbers {
             values,
-            label: axis.key.clone(),
+            label: labels::key_label(&axis.key, ""),
+            kind: if integer {
+                AxisKind::Integer
+            } else {
+                AxisKind::Number
+            },
         };
     }
     let durations: Option<Vec<f64>> = texts
@@ -627,12 +750,37 @@ fn axis_numbers(axis: &super::spec::Axis) -> AxisNumbers {
     match durations {
         Some(values) => AxisNumbers {
             values,
-            label: format!("{} (s)", axis.key),
+            label: labels::key_label(&axis.key, " (s)"),
+            kind: AxisKind::Number,
         },
         None => AxisNumbers {
             values: (0..texts.len()).map(|i| i as f64).collect(),
-            label: format!("{} (position in the grid)", axis.key),
+            label: labels::key_label(&axis.key, ""),
+            kind: AxisKind::Categories(texts.iter().map(|t| (*t).to_owned()).collect()),
         },
+    }
+}
+
+/// A figure's file name after its table's title, unique among `figures` ([`labels::figure_file`]).
+fn figure_file(title: &str, figures: &[Figure]) -> String {
+    let taken: Vec<String> = figures.iter().map(|f| f.file().to_owned()).collect();
+    slug_file(title, &taken)
+}
+
+/// The mean of the defined samples and the band drawn around it: min–max, or the bounds of the
+/// mean's 95 % confidence interval (the mean itself when fewer than two samples are defined).
+/// NaN throughout when none is defined.
+fn band_of(samples: &[Option<f64>], band: SpreadKind) -> (f64, f64, f64) {
+    let (mean, min, max) = mean_min_max(samples);
+    match band {
+        SpreadKind::MinMax => (mean, min, max),
+        SpreadKind::Ci95 => {
+            let defined: Vec<f64> = samples.iter().flatten().copied().collect();
+            match crate::stats::mean_ci95(&defined).and_then(|m| m.bounds()) {
+                Some((lo, hi)) => (mean, lo, hi),
+                None => (mean, mean, mean),
+            }
+        }
     }
 }
 

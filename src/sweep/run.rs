@@ -333,6 +333,7 @@ pub fn write_outputs(
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
+    let earlier = std::fs::read_to_string(out.join(super::RESULTS_MD)).unwrap_or_default();
     // The tables first: a figure never costs the results.
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
@@ -351,7 +352,7 @@ pub fn write_outputs(
             }
         }
     }
-    remove_stale_figures(out, &figures);
+    remove_stale_figures(out, &figures, &earlier);
     crate::report::html::sweep_page(out, spec, &markdown, manifest)
         .write(&out.join(crate::report::html::REPORT_HTML))?;
     timing.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
@@ -359,15 +360,27 @@ pub fn write_outputs(
 }
 
 /// Removes the figures an earlier report of this sweep drew that this one does not (a report
-/// with fewer tables), so results.md and the folder agree.
-fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure]) {
+/// with fewer tables, or a table renamed), so results.md and the folder agree: the SVG files the
+/// earlier results.md (`earlier`) embedded, and `figure_N.svg` files of the numbered names
+/// figures had before they were named after their tables. Nothing else in the folder is touched.
+fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure], earlier: &str) {
+    let embedded: Vec<&str> = earlier
+        .split("](")
+        .skip(1)
+        .filter_map(|rest| rest.split_once(')').map(|(file, _)| file))
+        .filter(|file| file.ends_with(".svg") && !file.contains('/') && !file.contains('\\'))
+        .collect();
     let Ok(entries) = std::fs::read_dir(out) else {
         return;
     };
     for e in entries.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
-        let figure = name.starts_with("figure_") && name.ends_with(".svg");
-        if figure && !figures.iter().any(|f| f.file() == name) {
+        let numbered = name
+            .strip_prefix("figure_")
+            .and_then(|n| n.strip_suffix(".svg"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let stale = numbered || embedded.contains(&name.as_str());
+        if stale && !figures.iter().any(|f| f.file() == name) {
             let _ = std::fs::remove_file(e.path());
         }
     }

@@ -17,6 +17,7 @@
 //!   sensitivity:                     # axis values × scenarios, mean (min–max) over seeds
 //!     - { title: …, axis: faults.slow_b.duration, metric: metrics.recovery_s }
 //!     - { axis: faults.slow_b.duration, metric: metrics.success_rate_after, interval: ci95 }
+//!     - { axis: faults.slow_b.duration, metric: metrics.recovery_s, band: ci95 }   # figure band
 //!   paired:                          # scenarios minus a baseline, same seed and grid values
 //!     - { baseline: naive, metric: metrics.recovery_s }
 //! ```
@@ -130,6 +131,10 @@ struct SensitivityRaw {
     /// What follows the mean over seeds: `min-max` (default), or `ci95`, the half-width of the
     /// mean's 95 % confidence interval (Student's t) as `mean ± h`.
     interval: Option<SpreadKind>,
+    /// The shaded band around each line of the table's figure: `min-max` (default), from the
+    /// lowest to the highest seed, or `ci95`, the 95 % confidence interval of the mean over the
+    /// seeds (Student's t; no band where fewer than two seeds have a value).
+    band: Option<SpreadKind>,
 }
 
 /// How a sensitivity cell shows the spread over seeds.
@@ -226,6 +231,8 @@ pub struct Sensitivity {
     pub fixed: Fixed,
     pub decimals: Option<u8>,
     pub interval: SpreadKind,
+    /// What the figure's band shows.
+    pub band: SpreadKind,
     /// Position in `report.sensitivity`, for diagnostics.
     pub position: usize,
 }
@@ -639,6 +646,7 @@ impl Checker<'_> {
             fixed,
             decimals: s.decimals,
             interval: s.interval.unwrap_or_default(),
+            band: s.band.unwrap_or_default(),
             position: i,
         })
     }

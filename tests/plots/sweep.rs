@@ -1,6 +1,9 @@
 //! The sweep figures as the sweep command and phase diagrams call them.
 
-use loadsim::plot::{self, Line, heatmap_svg, hex, scenario_color, sensitivity_svg, viridis};
+use loadsim::plot::{
+    self, AxisKind, Band, ChartStyle, Line, heatmap_svg, hex, scenario_color, sensitivity_svg,
+    sensitivity_svg_styled, viridis,
+};
 
 use super::svg::inspect;
 
@@ -237,4 +240,207 @@ fn sensitivity_legend_wraps_many_series_into_rows() {
         "twelve long names need several rows: {rows:?}"
     );
     assert!(height > 500.0, "the canvas grows with the legend");
+}
+
+fn styled(x_kind: AxisKind, y_kind: AxisKind, band: Band) -> ChartStyle {
+    ChartStyle {
+        x_label: "fault slow_b duration (s)".into(),
+        y_label: "success after the fault window (%)".into(),
+        x_kind,
+        y_kind,
+        band,
+    }
+}
+
+/// The y tick labels of a chart: the texts right-aligned left of the plot (`text-anchor="end"`).
+fn y_ticks(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("text-anchor") == Some("end"))
+        .map(|n| n.text().unwrap_or("").trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// The x tick labels: centred texts just under the plot, above the axis label.
+fn x_ticks(svg: &str, x_label: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let label_y: f64 = doc
+        .descendants()
+        .find(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(x_label))
+        .and_then(|n| n.attribute("y")?.parse().ok())
+        .unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("text-anchor") == Some("middle"))
+        .filter(|n| {
+            let y: f64 = n.attribute("y").unwrap().parse().unwrap();
+            y < label_y && y > label_y - 40.0
+        })
+        .map(|n| n.text().unwrap_or("").trim().to_owned())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// A share axis runs from 0 to exactly 100 %, ticks in per cent, even when every value is low;
+/// a value outside [0, 1] makes it a plain number axis again.
+#[test]
+fn share_axes_end_at_100_percent() {
+    let low = vec![Line {
+        scenario: "a".into(),
+        points: vec![(2.0, 0.1, 0.05, 0.15), (5.0, 0.2, 0.1, 0.3)],
+    }];
+    let svg = sensitivity_svg_styled(
+        "t",
+        &styled(AxisKind::Number, AxisKind::Share, Band::MinMax),
+        &low,
+    )
+    .unwrap();
+    let ticks = y_ticks(&svg);
+    assert_eq!(ticks.first().map(String::as_str), Some("0 %"), "{ticks:?}");
+    assert_eq!(ticks.last().map(String::as_str), Some("100 %"), "{ticks:?}");
+    assert!(ticks.iter().all(|t| t.ends_with(" %")), "{ticks:?}");
+    // The same values as a plain number: the axis stops near the data (0.3), not at 1.
+    let plain = sensitivity_svg("t", "x", "y", &low).unwrap();
+    let ticks = y_ticks(&plain);
+    assert!(!ticks.iter().any(|t| t == "1"), "{ticks:?}");
+    // A mean past 1 is no share: numbers again.
+    let over = vec![Line {
+        scenario: "a".into(),
+        points: vec![(2.0, 1.5, 1.0, 2.0)],
+    }];
+    let svg = sensitivity_svg_styled(
+        "t",
+        &styled(AxisKind::Number, AxisKind::Share, Band::MinMax),
+        &over,
+    )
+    .unwrap();
+    assert!(!y_ticks(&svg).iter().any(|t| t.contains('%')));
+}
+
+/// Integer axes (a queue capacity on x, a count on y) have ticks only at integers, where a plain
+/// axis over the same small range has fractional ones.
+#[test]
+fn integer_axes_get_integer_ticks() {
+    let lines = vec![Line {
+        scenario: "a".into(),
+        points: vec![
+            (1.0, 0.0, 0.0, 1.0),
+            (2.0, 1.0, 0.0, 2.0),
+            (3.0, 2.0, 1.0, 3.0),
+        ],
+    }];
+    let style = styled(AxisKind::Integer, AxisKind::Integer, Band::MinMax);
+    let svg = sensitivity_svg_styled("t", &style, &lines).unwrap();
+    let (xs, ys) = (x_ticks(&svg, &style.x_label), y_ticks(&svg));
+    assert_eq!(xs, ["1", "2", "3"]);
+    assert!(ys.len() >= 3, "{ys:?}");
+    for t in xs.iter().chain(&ys) {
+        assert!(
+            t.parse::<i64>().is_ok(),
+            "integer tick {t} in {xs:?} {ys:?}"
+        );
+    }
+    let plain = sensitivity_svg_styled(
+        "t",
+        &styled(AxisKind::Number, AxisKind::Number, Band::MinMax),
+        &lines,
+    )
+    .unwrap();
+    let xs = x_ticks(&plain, &style.x_label);
+    assert!(xs.iter().any(|t| t.contains('.')), "{xs:?}");
+}
+
+/// A categorical axis labels its positions with the values' names.
+#[test]
+fn categorical_axes_are_labelled_with_their_values() {
+    let lines = vec![Line {
+        scenario: "a".into(),
+        points: vec![
+            (0.0, 0.5, 0.4, 0.6),
+            (1.0, 0.7, 0.6, 0.8),
+            (2.0, 0.9, 0.9, 0.9),
+        ],
+    }];
+    let names = vec!["fifo".to_owned(), "lifo".to_owned(), "codel".to_owned()];
+    let style = styled(
+        AxisKind::Categories(names.clone()),
+        AxisKind::Share,
+        Band::MinMax,
+    );
+    let svg = sensitivity_svg_styled("t", &style, &lines).unwrap();
+    assert_eq!(x_ticks(&svg, &style.x_label), names);
+}
+
+/// A title longer than the figure is wide wraps onto lines that each fit, above the plot: no
+/// title text runs past the right edge or reaches down to the y axis label.
+#[test]
+fn long_titles_wrap_and_never_overlap_the_axis_label() {
+    let title = "svc_b arrivals per user request in the window (amplification), by svc_a's attempt timeout — `services.svc_b.queue_cap` = 16";
+    let long_y = "svc_a→svc_b retries refused by the retry budget of the edge per user request";
+    let mut style = styled(AxisKind::Number, AxisKind::Number, Band::MinMax);
+    style.y_label = long_y.into();
+    let svg = sensitivity_svg_styled("t", &style, &lines())
+        .and_then(|_| sensitivity_svg_styled(title, &style, &lines()))
+        .unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let words: Vec<&str> = title.split_whitespace().collect();
+    let title_texts: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter(|n| {
+            n.text()
+                .is_some_and(|t| t.trim().starts_with(words[0]) || t.contains("16"))
+        })
+        .filter(|n| {
+            n.attribute("font-size")
+                .is_some_and(|s| s.starts_with("18"))
+        })
+        .collect();
+    assert!(title_texts.len() >= 2, "the title wraps");
+    let joined: Vec<String> = title_texts
+        .iter()
+        .map(|n| n.text().unwrap().trim().to_owned())
+        .collect();
+    assert_eq!(joined.join(" "), title);
+    for n in &title_texts {
+        let x: f64 = n.attribute("x").unwrap().parse().unwrap();
+        // 18 px text is at most 11 px a character.
+        assert!(x + 11.0 * n.text().unwrap().chars().count() as f64 <= 800.0);
+    }
+    let title_bottom = title_texts
+        .iter()
+        .map(|n| n.attribute("y").unwrap().parse::<f64>().unwrap())
+        .fold(0.0, f64::max)
+        + 12.0;
+    // The long y label is drawn on two rotated lines, both below the title.
+    let y_parts: Vec<roxmltree::Node> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text") && n.attribute("transform").is_some())
+        .filter(|n| n.text().is_some_and(|t| long_y.contains(t.trim())))
+        .collect();
+    assert_eq!(y_parts.len(), 2, "a long y label wraps");
+    for n in &y_parts {
+        let y: f64 = n.attribute("y").unwrap().parse().unwrap();
+        let half = 8.5 * n.text().unwrap().chars().count() as f64 / 2.0;
+        assert!(y - half > title_bottom, "y label clear of the title");
+    }
+}
+
+/// `band: ci95`: the note says the band is the mean's 95 % confidence interval.
+#[test]
+fn the_band_can_be_a_confidence_interval() {
+    let svg = sensitivity_svg_styled(
+        "t",
+        &styled(AxisKind::Number, AxisKind::Number, Band::Ci95),
+        &lines(),
+    )
+    .unwrap();
+    let (texts, _) = inspect(&svg);
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("95 % confidence interval of the mean")),
+        "{texts:?}"
+    );
+    assert!(!texts.iter().any(|t| t.contains("min–max")));
 }
