@@ -5,6 +5,9 @@
 //! requests (per-second and per-bin counters are O(seconds)).
 
 use super::counters::{EdgeCounters, ServiceCounters};
+use hdrhistogram::Histogram;
+
+use super::definition::Window;
 use super::histogram::MicrosHistogram;
 use crate::time::{SimDuration, SimTime};
 
@@ -39,6 +42,10 @@ pub struct OutcomesByArrival {
     /// Per bin: requests that succeeded, and that failed.
     pub succeeded: Vec<u32>,
     pub failed: Vec<u32>,
+    /// Per bin, the latency of its succeeded requests in µs (HDR, 2 significant digits, sized to
+    /// the bin's longest latency; `None` for a bin without success), for the latency quantile
+    /// series.
+    pub latency: Vec<Option<Histogram<u32>>>,
 }
 
 impl OutcomesByArrival {
@@ -49,6 +56,7 @@ impl OutcomesByArrival {
             resolution,
             succeeded: Vec::new(),
             failed: Vec::new(),
+            latency: Vec::new(),
         }
     }
 
@@ -57,8 +65,17 @@ impl OutcomesByArrival {
         self.resolution
     }
 
-    fn record(&mut self, arrival: SimTime, ok: bool) {
+    fn record(&mut self, arrival: SimTime, ok: bool, latency: SimDuration) {
         let bin = (arrival.0 / self.resolution.0) as usize;
+        if ok {
+            if self.latency.len() <= bin {
+                self.latency.resize(bin + 1, None);
+            }
+            let h = self.latency[bin]
+                .get_or_insert_with(|| Histogram::new(2).expect("2 significant digits are valid"));
+            // Auto-resizing: a latency is never out of range.
+            let _ = h.record((latency.0 / 1_000).max(1));
+        }
         let v = if ok {
             &mut self.succeeded
         } else {
@@ -71,12 +88,24 @@ impl OutcomesByArrival {
     }
 }
 
+/// User requests arriving in one named measurement window (`metrics.windows`).
+#[derive(Clone, Debug)]
+pub struct WindowCounts {
+    pub window: Window,
+    pub arrivals: u64,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub success_latency: MicrosHistogram,
+}
+
 /// Everything a run counts.
 #[derive(Debug)]
 pub struct Recorder {
     pub users: UserCounters,
     pub services: Vec<ServiceCounters>,
     pub edges: Vec<EdgeCounters>,
+    /// The scenario's measurement windows (empty without `metrics.windows`: nothing to do).
+    pub windows: Vec<WindowCounts>,
 }
 
 impl Recorder {
@@ -97,6 +126,45 @@ impl Recorder {
             },
             services: (0..services).map(|_| ServiceCounters::default()).collect(),
             edges: vec![EdgeCounters::default(); edges],
+            windows: Vec::new(),
+        }
+    }
+
+    /// Also counts user requests by the named measurement windows of `metrics.windows`.
+    pub fn with_windows(mut self, windows: &[Window]) -> Self {
+        self.windows = windows
+            .iter()
+            .map(|w| WindowCounts {
+                window: w.clone(),
+                arrivals: 0,
+                succeeded: 0,
+                failed: 0,
+                success_latency: MicrosHistogram::new(),
+            })
+            .collect();
+        self
+    }
+
+    #[cold]
+    fn window_arrived(&mut self, at: SimTime) {
+        for w in self.windows.iter_mut().filter(|w| w.window.contains(at)) {
+            w.arrivals += 1;
+        }
+    }
+
+    #[cold]
+    fn window_ended(&mut self, arrival: SimTime, latency: SimDuration, ok: bool) {
+        for w in self
+            .windows
+            .iter_mut()
+            .filter(|w| w.window.contains(arrival))
+        {
+            if ok {
+                w.succeeded += 1;
+                w.success_latency.record(latency);
+            } else {
+                w.failed += 1;
+            }
         }
     }
 
@@ -116,6 +184,9 @@ impl Recorder {
             .get_mut(at.whole_secs() as usize)
         {
             *c += 1;
+        }
+        if !self.windows.is_empty() {
+            self.window_arrived(at);
         }
     }
 
@@ -139,7 +210,10 @@ impl Recorder {
             self.users.failed_latency.record(latency);
         }
         if let Some(bins) = &mut self.users.by_arrival_bin {
-            bins.record(arrival, ok);
+            bins.record(arrival, ok, latency);
+        }
+        if !self.windows.is_empty() {
+            self.window_ended(arrival, latency, ok);
         }
     }
 }

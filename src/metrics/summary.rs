@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::counters::CallMetrics;
 use super::counters::{ReplicaCounts, ServiceCounts};
+use super::definition::{RecoveryRule, quantile_name};
 use super::levels::LevelAreas;
 use super::recorder::{ArrivalWindow, Recorder};
 use crate::scenario::Scenario;
@@ -106,6 +107,35 @@ pub struct RunMetrics {
     pub success_latency_p99_s: Option<f64>,
     pub fault_start_s: Option<f64>,
     pub fault_end_s: Option<f64>,
+    /// With `metrics.quantiles` only: the latency of succeeded and of failed user requests at
+    /// each quantile, as `success_<p>_s` and `failed_<p>_s` (`p50`, `p99_9`, …), nearest-rank over
+    /// the same histograms as the fixed fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_quantiles: Option<IndexMap<String, Option<f64>>>,
+    /// With `metrics.windows` only: each named window of arrival time, in the order written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub windows: Option<IndexMap<String, WindowMetrics>>,
+}
+
+/// The user requests arriving in one named measurement window `[from_s, to_s)`
+/// (`metrics.windows`), independent of faults.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct WindowMetrics {
+    /// Where the window starts, seconds of arrival time.
+    pub from_s: f64,
+    /// Where it ends (excluded).
+    pub to_s: f64,
+    /// User requests arriving in the window.
+    pub requests: u64,
+    /// Of those, how many succeeded.
+    pub succeeded: u64,
+    /// Of those, how many failed (the rest were unfinished at the end of the run).
+    pub failed: u64,
+    /// `succeeded / requests`.
+    pub success_rate: Option<f64>,
+    /// Latency of the window's succeeded requests at each quantile of `metrics.quantiles`
+    /// (default p50 and p99), keyed `<p>_s`.
+    pub success_latency: IndexMap<String, Option<f64>>,
 }
 
 /// Per-service counters and ratios.
@@ -198,15 +228,79 @@ pub fn recovery_measurable(seconds: usize, window_end: SimTime) -> bool {
     first + 3 <= seconds
 }
 
+/// [`recovery_measurable`] for a span of `span` whole seconds (`metrics.recovery.span`).
+pub fn recovery_measurable_with(seconds: usize, window_end: SimTime, span: usize) -> bool {
+    let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
+    first + span <= seconds
+}
+
 /// R2 recovery time from per-second counters.
 pub fn recovery_seconds(arrivals: &[u32], succeeded: &[u32], window_end: SimTime) -> Option<f64> {
+    recovery_seconds_with(arrivals, succeeded, window_end, RecoveryRule::default())
+}
+
+/// R2 recovery time from per-second counters under `rule` (`metrics.recovery`): the first whole
+/// second s at or after the window's end whose `rule.span_s` seconds of arrivals meet the
+/// threshold, minus the window's end.
+pub fn recovery_seconds_with(
+    arrivals: &[u32],
+    succeeded: &[u32],
+    window_end: SimTime,
+    rule: RecoveryRule,
+) -> Option<f64> {
     let first = window_end.0.div_ceil(NANOS_PER_SEC) as usize;
     let seconds = arrivals.len();
-    (first..seconds.saturating_sub(2)).find_map(|s| {
-        let a: u64 = arrivals[s..s + 3].iter().map(|&x| x as u64).sum();
-        let ok: u64 = succeeded[s..s + 3].iter().map(|&x| x as u64).sum();
-        (a > 0 && ok * 100 >= a * 99).then(|| s as f64 - window_end.as_secs_f64())
+    let span = rule.span_s;
+    (first..(seconds + 1).saturating_sub(span)).find_map(|s| {
+        let a: u64 = arrivals[s..s + span].iter().map(|&x| x as u64).sum();
+        let ok: u64 = succeeded[s..s + span].iter().map(|&x| x as u64).sum();
+        rule.met(ok, a).then(|| s as f64 - window_end.as_secs_f64())
     })
+}
+
+/// `metrics.latency_quantiles`, when `metrics.quantiles` asks for it.
+fn latency_quantiles(
+    quantiles: Option<&[f64]>,
+    success: &hdrhistogram::Histogram<u64>,
+    failed: &hdrhistogram::Histogram<u64>,
+) -> Option<IndexMap<String, Option<f64>>> {
+    let qs = quantiles?;
+    let mut out = IndexMap::new();
+    for (what, h) in [("success", success), ("failed", failed)] {
+        for &q in qs {
+            out.insert(format!("{what}_{}_s", quantile_name(q)), quantile_s(h, q));
+        }
+    }
+    Some(out)
+}
+
+/// `metrics.windows`, when the scenario names windows.
+fn window_metrics(sc: &Scenario, rec: &Recorder) -> Option<IndexMap<String, WindowMetrics>> {
+    if rec.windows.is_empty() {
+        return None;
+    }
+    let qs = sc.metrics.series_quantiles();
+    Some(
+        rec.windows
+            .iter()
+            .map(|w| {
+                let h = w.success_latency.histogram();
+                let m = WindowMetrics {
+                    from_s: w.window.from.as_secs_f64(),
+                    to_s: w.window.to.as_secs_f64(),
+                    requests: w.arrivals,
+                    succeeded: w.succeeded,
+                    failed: w.failed,
+                    success_rate: ratio(w.succeeded, w.arrivals),
+                    success_latency: qs
+                        .iter()
+                        .map(|&q| (format!("{}_s", quantile_name(q)), quantile_s(&h, q)))
+                        .collect(),
+                };
+                (w.window.name.clone(), m)
+            })
+            .collect(),
+    )
 }
 
 /// Builds the summary of a finished run.
@@ -219,9 +313,12 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         Some(_) => (rate(ArrivalWindow::During), rate(ArrivalWindow::After)),
         None => (None, None),
     };
+    let rule = sc.metrics.recovery;
     let recovery_s = window.and_then(|(_, end)| {
-        recovery_seconds(&u.per_second_arrivals, &u.per_second_succeeded, end)
+        recovery_seconds_with(&u.per_second_arrivals, &u.per_second_succeeded, end, rule)
     });
+    let measurable =
+        |end: SimTime| recovery_measurable_with(u.per_second_arrivals.len(), end, rule.span_s);
     let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
     let (success_latency, failed_latency) =
         (u.success_latency.histogram(), u.failed_latency.histogram());
@@ -231,10 +328,9 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         success_rate_after: after,
         recovery_s,
         recovered: window
-            .filter(|&(_, end)| recovery_measurable(u.per_second_arrivals.len(), end))
+            .filter(|&(_, end)| measurable(end))
             .map(|_| recovery_s.is_some()),
-        recovery_measurable: window
-            .is_none_or(|(_, end)| recovery_measurable(u.per_second_arrivals.len(), end)),
+        recovery_measurable: window.is_none_or(|(_, end)| measurable(end)),
         requests,
         requests_during_fault,
         succeeded: u.succeeded,
@@ -247,6 +343,12 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         success_latency_p99_s: quantile_s(&success_latency, 0.99),
         fault_start_s: window.map(|w| w.0.as_secs_f64()),
         fault_end_s: window.map(|w| w.1.as_secs_f64()),
+        latency_quantiles: latency_quantiles(
+            sc.metrics.quantiles.as_deref(),
+            &success_latency,
+            &failed_latency,
+        ),
+        windows: window_metrics(sc, rec),
     };
     let worst = sc.worst_case_attempts();
     let period = sc.duration.0 as f64;

@@ -19,6 +19,7 @@
 //! | `users.succeeded`, `users.failed` | of those, how many ended in success / failure (by *arrival* bin) |
 //! | `users.success_rate` | `succeeded / arrivals` (absent where no request arrived) |
 //! | `users.client_attempts` | client attempts sent in the bin (first tries and client retries) |
+//! | `users.success_latency_<p>_s` | latency of the requests arriving in the bin that succeeded, at each quantile of `metrics.quantiles` (default `p50`, `p99`): nearest-rank over an HDR histogram of 2 significant digits (the bucket's upper edge, at most 1 % above); absent where none succeeded |
 //! | `services.<s>.<counter>` | each service counter declared `series` in [`super::counters`] (`arrivals`, `admitted`, …), counted when it happens |
 //! | `services.<s>.queue_mean`, `queue_max` | requests queued: time average over the bin, highest level in it |
 //! | `services.<s>.busy_mean`, `busy_max` | busy slots: time average over the bin, highest level in it |
@@ -86,6 +87,8 @@ pub struct SeriesRecorder {
     /// all the others, with the cumulative value of each counter at the last boundary.
     extras: Vec<(String, Extra)>,
     extra_prev: Vec<u64>,
+    /// The quantiles of the `users.success_latency_<p>_s` series.
+    quantiles: Vec<f64>,
 }
 
 /// Where a column that exists only for a configured protection reads its value.
@@ -170,6 +173,7 @@ impl SeriesRecorder {
             arrivals_end: SimTime(sc.duration.0),
             extra_prev: vec![0; extras.len()],
             extras,
+            quantiles: sc.metrics.series_quantiles().to_vec(),
         }
     }
 
@@ -320,6 +324,19 @@ impl SeriesRecorder {
             ratio(&succeeded, &arrivals),
         );
         columns.insert("users.client_attempts".to_owned(), col(1));
+        let latency = outcomes.map_or(&[][..], |o| &o.latency[..]);
+        for &q in &self.quantiles {
+            let name = crate::metrics::definition::quantile_name(q);
+            let values = (0..bins)
+                .map(|b| {
+                    latency
+                        .get(b)
+                        .and_then(Option::as_ref)
+                        .map(|h| h.value_at_quantile(q) as f64 / 1e6)
+                })
+                .collect();
+            columns.insert(format!("users.success_latency_{name}_s"), values);
+        }
         let counters = self.prev.len();
         for (s, name) in self.services.iter().enumerate() {
             let base = 2 + s * self.service_counts;
@@ -470,10 +487,10 @@ mod tests {
                 }
             }
         }
-        // users: 5; per service its counts + 4 levels + attempts_per_request; per edge its counts
+        // users: 5 and 2 latency quantiles; per service its counts + 4 levels + attempts_per_request; per edge its counts
         // + tokens.
         let service = series_counters(ServiceCounters::COUNTERS).count() + 4 + 1;
         let edge = series_counters(EdgeCounters::COUNTERS).count() + 1;
-        assert_eq!(ts.names().count(), 5 + 2 * service + edge);
+        assert_eq!(ts.names().count(), 7 + 2 * service + edge);
     }
 }

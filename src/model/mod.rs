@@ -417,7 +417,8 @@ impl<'a> Simulation<'a> {
                 .max()
                 .unwrap_or(0)
                 .max(1),
-            rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
+            rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds)
+                .with_windows(&sc.metrics.windows),
             series: None,
             client_jitter: Stream::new(seed, "client-jitter"),
             arrivals: Stream::new(seed, "arrivals"),

@@ -65,19 +65,64 @@ recovers, `recovered` where recovery is not measurable, or a column of another t
         let _ = writeln!(out, "## {heading}: `{prefix}*`\n");
         let mut t = MarkdownTable::new(["column", "type", "meaning"]);
         for (name, prop) in properties(&defs[def]) {
-            let desc = prop
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("see docs/model.md §3")
-                .replace('\n', " ")
-                .replace('|', "\\|");
-            t.row([format!("`{prefix}{name}`"), type_of(&prop), desc]);
+            rows(&mut t, defs, &format!("{prefix}{name}"), &prop, "");
         }
         let _ = writeln!(out, "{t}\n");
     }
     out.truncate(out.trim_end().len());
     out.push('\n');
     out
+}
+
+/// The rows of one property: itself, or for a map (an object with `additionalProperties`, like
+/// `metrics.windows`) one row per column it expands to, its keys written `<key>` (`<key>.<field>`
+/// for a map of objects). `within` is the description of the map holding it, if any.
+fn rows(t: &mut MarkdownTable, defs: &Value, column: &str, prop: &Value, within: &str) {
+    let desc = prop
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or(if within.is_empty() {
+            "see docs/model.md §3"
+        } else {
+            within
+        })
+        .replace('\n', " ")
+        .replace('|', "\\|");
+    let nullable_map = type_of(prop).ends_with(", or empty");
+    match prop.get("additionalProperties") {
+        Some(inner) => {
+            let mut note = desc;
+            if nullable_map {
+                note.push_str(" (absent otherwise: the columns are empty)");
+            }
+            match inner
+                .get("$ref")
+                .and_then(Value::as_str)
+                .and_then(|r| r.strip_prefix("#/definitions/"))
+            {
+                Some(def) => {
+                    for (name, p) in properties(&defs[def]) {
+                        rows(t, defs, &format!("{column}.<key>.{name}"), &p, &note);
+                    }
+                }
+                None => {
+                    let mut kind = type_of(inner);
+                    if !kind.ends_with(", or empty") {
+                        kind.push_str(", or empty");
+                    }
+                    t.row([format!("`{column}.<key>`"), kind, note]);
+                }
+            }
+        }
+        None => {
+            let mut kind = type_of(prop);
+            if !within.is_empty() && !kind.ends_with(", or empty") {
+                // Inside an optional map: empty where the map is absent.
+                kind.push_str(", or empty");
+            }
+            t.row([format!("`{column}`"), kind, desc]);
+        }
+    }
 }
 
 /// The properties of an object schema, in order, including those of flattened parts (`allOf`).

@@ -63,6 +63,8 @@ pub struct Scenario {
     pub services: Vec<Service>,
     pub edges: Vec<Edge>,
     pub faults: Vec<Fault>,
+    /// The `metrics:` section: recovery rule, reported quantiles, measurement windows.
+    pub metrics: crate::metrics::definition::MetricDefinitions,
 }
 
 /// How user request arrivals are spaced.

@@ -60,6 +60,9 @@ pub struct ScenarioRaw {
     /// `true` (or `{digits: N}`): `loadsim test` compares this scenario's metrics with
     /// `snapshots/<stem>.snap` beside the file; `run` ignores it. Not inherited by `extends`.
     pub snapshot: Option<crate::expect::raw::SnapshotRaw>,
+    /// Metric definitions: the recovery rule, the latency quantiles reported, named measurement
+    /// windows (default: today's rules, nothing added).
+    pub metrics: Option<crate::metrics::definition::MetricsRaw>,
 }
 
 /// User request arrivals.

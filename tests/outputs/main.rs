@@ -9,4 +9,5 @@
 mod cli;
 mod html;
 mod k8s;
+mod metrics;
 mod typed;

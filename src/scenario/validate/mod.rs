@@ -249,6 +249,7 @@ impl Validator<'_> {
             services,
             edges,
             faults,
+            metrics: crate::metrics::definition::validate(raw.metrics.as_ref(), duration, self),
         };
         if self.problems.is_empty() {
             self.check_acyclic(&scenario);
