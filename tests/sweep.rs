@@ -495,7 +495,7 @@ mod cli {
                 md.contains(&format!("]({name})")),
                 "results.md embeds {name}"
             );
-            let svg = read(&out, &name);
+            let svg = read(&out, name);
             let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
             assert_eq!(doc.root_element().tag_name().name(), "svg");
             assert!(
@@ -539,7 +539,7 @@ mod cli {
             .lines()
             .filter_map(|l| l.strip_prefix("!["))
             .filter_map(|l| l.rsplit_once("](").map(|(_, f)| f.trim_end_matches(')')))
-            .last()
+            .next_back()
             .unwrap();
         assert_eq!(last, "recovery_time_protected.svg");
         let last = read(&out, last);

@@ -69,22 +69,12 @@ pub struct RecoveryRaw {
 }
 
 /// Validated metric definitions.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricDefinitions {
     pub recovery: RecoveryRule,
     /// `quantiles` as given (`None`: not asked, no `latency_quantiles` field).
     pub quantiles: Option<Vec<f64>>,
     pub windows: Vec<Window>,
-}
-
-impl Default for MetricDefinitions {
-    fn default() -> Self {
-        MetricDefinitions {
-            recovery: RecoveryRule::default(),
-            quantiles: None,
-            windows: Vec::new(),
-        }
-    }
 }
 
 impl MetricDefinitions {

@@ -162,7 +162,7 @@ pub fn figure_file(title: &str, taken: &[String]) -> String {
     let slug = if slug.is_empty() { "figure" } else { slug };
     let mut name = format!("{slug}.svg");
     let mut k = 2;
-    while taken.iter().any(|t| *t == name) {
+    while taken.contains(&name) {
         name = format!("{slug}_{k}.svg");
         k += 1;
     }

@@ -431,7 +431,7 @@ fn wrap_label(label: &str, room: usize) -> Vec<String> {
         .char_indices()
         .filter(|&(i, c)| c == ' ' && label[..i].chars().count() <= room)
         .map(|(i, _)| i)
-        .last();
+        .next_back();
     match cut {
         Some(i) => vec![label[..i].to_owned(), label[i + 1..].to_owned()],
         None => vec![label.to_owned()],
