@@ -226,7 +226,10 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
         ));
     }
     t.row(vec![
-        format!("client->{}", sc.services[sc.client.entry].name),
+        format!(
+            "client->{}",
+            sc.services[sc.classes[c.class].client.entry].name
+        ),
         client,
         "the user: how long a failed request can take".into(),
         "—".into(),
@@ -306,7 +309,7 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
     let _ = writeln!(
         out,
         "\nload: {} user requests/s × attempts per user request, against capacity = slots / mean service time (≥ / ≤: bounds, the service waits on calls):",
-        show_factor(sc.rate)
+        show_factor(sc.rate())
     );
     let mut header = vec!["service".into()];
     header.extend(regime_headers(sc, l, "mean service time"));
@@ -336,7 +339,7 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
             (Some(h), Some(c)) => format!("{} (held ≤ {})", show_rate(c), show_secs(h)),
             _ => "—".into(),
         });
-        let per = |a: f64| format!("{} (×{})", show_rate(sc.rate * a), show_factor(a));
+        let per = |a: f64| format!("{} (×{})", show_rate(sc.rate() * a), show_factor(a));
         row.push(per(load.first));
         row.push(per(load.sustained));
         row.push(per(load.worst as f64));

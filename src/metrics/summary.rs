@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 pub use super::counters::CallMetrics;
 use super::counters::{ReplicaCounts, ServiceCounts};
 use super::levels::LevelAreas;
-use super::recorder::{ArrivalWindow, Recorder};
+use super::recorder::{ArrivalWindow, Recorder, UserCounters};
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, SimTime};
 
@@ -35,6 +35,8 @@ pub struct FinalState {
     /// Per service, its level integrals over the arrival period.
     pub levels: Vec<LevelAreas>,
     pub unfinished_users: u64,
+    /// Per request class (with more than one class; empty otherwise): user requests still open.
+    pub unfinished_by_class: Vec<u64>,
     /// Per service of more than one replica, its replicas' metrics (empty otherwise).
     pub replica_stats: Vec<Vec<ReplicaMetrics>>,
     pub events: u64,
@@ -51,6 +53,7 @@ impl FinalState {
             in_flight: vec![0; services],
             levels: vec![LevelAreas::default(); services],
             unfinished_users: 0,
+            unfinished_by_class: Vec::new(),
             replica_stats: vec![Vec::new(); services],
             events: 0,
             peak_pending: 0,
@@ -65,7 +68,12 @@ impl FinalState {
 pub struct RunSummary {
     pub scenario: String,
     pub seed: u64,
+    /// User-facing outcomes of every request class together.
     pub metrics: RunMetrics,
+    /// Per request class, by name, the same outcomes (only with more than one class, i.e. with
+    /// `clients:`; absent for the shorthand).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub classes: IndexMap<String, RunMetrics>,
     pub services: IndexMap<String, ServiceMetrics>,
     pub calls: IndexMap<String, CallMetrics>,
     pub engine: EngineMetrics,
@@ -209,9 +217,9 @@ pub fn recovery_seconds(arrivals: &[u32], succeeded: &[u32], window_end: SimTime
     })
 }
 
-/// Builds the summary of a finished run.
-pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
-    let u = &rec.users;
+/// The user-facing outcomes of the user requests `u` counts (of one class, or of all), of which
+/// `unfinished` were still open at the horizon.
+fn user_metrics(sc: &Scenario, u: &UserCounters, unfinished: u64) -> RunMetrics {
     let requests: u64 = u.by_window.iter().sum();
     let window = sc.fault_window();
     let rate = |w: ArrivalWindow| ratio(u.succeeded_by_window[w as usize], u.by_window[w as usize]);
@@ -225,7 +233,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
     let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
     let (success_latency, failed_latency) =
         (u.success_latency.histogram(), u.failed_latency.histogram());
-    let metrics = RunMetrics {
+    RunMetrics {
         success_rate_before: rate(ArrivalWindow::Before),
         success_rate_during: during,
         success_rate_after: after,
@@ -239,7 +247,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         requests_during_fault,
         succeeded: u.succeeded,
         failed: u.failed,
-        unfinished: fin.unfinished_users,
+        unfinished,
         success_rate: ratio(u.succeeded, requests),
         client_attempts_per_request: ratio(u.client_attempts, requests),
         failed_latency_p50_s: quantile_s(&failed_latency, 0.5),
@@ -247,6 +255,31 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         success_latency_p99_s: quantile_s(&success_latency, 0.99),
         fault_start_s: window.map(|w| w.0.as_secs_f64()),
         fault_end_s: window.map(|w| w.1.as_secs_f64()),
+    }
+}
+
+/// Builds the summary of a finished run.
+pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
+    let u = &rec.users;
+    let requests: u64 = u.by_window.iter().sum();
+    let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
+    let metrics = user_metrics(sc, u, fin.unfinished_users);
+    // Per class only with several (the recorder counts them then); an empty run (the column
+    // layout) lists every class all the same.
+    let classes = if sc.has_classes() {
+        sc.classes
+            .iter()
+            .enumerate()
+            .map(|(i, class)| {
+                let m = match rec.classes.get(i) {
+                    Some(c) => user_metrics(sc, c, fin.unfinished_by_class.get(i).copied().unwrap_or(0)),
+                    None => user_metrics(sc, &UserCounters::new(0), 0),
+                };
+                (class.name.clone(), m)
+            })
+            .collect()
+    } else {
+        IndexMap::new()
     };
     let worst = sc.worst_case_attempts();
     let period = sc.duration.0 as f64;
@@ -303,6 +336,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         scenario: sc.name.clone(),
         seed: sc.seed,
         metrics,
+        classes,
         services,
         calls,
         engine: EngineMetrics {

@@ -441,7 +441,7 @@ mod tests {
         let sc = Scenario::from_document(&doc).unwrap();
         let resolution = SimDuration::from_millis(500);
         let mut r = SeriesRecorder::new(&sc, resolution);
-        let rec = Recorder::new(2, 1, 2).with_arrival_bins(resolution);
+        let rec = Recorder::new(1, 2, 1, 2).with_arrival_bins(resolution);
         let until = SimTime(sc.duration.0);
         r.sample(
             &rec,

@@ -29,7 +29,7 @@ impl Simulation<'_> {
         };
         match a.owner {
             Owner::User(user) => {
-                self.balancer_settled(CLIENT_EDGE, a.replica);
+                self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
                 self.client_attempt_timed_out(user, a.child)
             }
             Owner::Job(job) => {
@@ -77,7 +77,7 @@ impl Simulation<'_> {
         };
         match a.owner {
             Owner::User(user) => {
-                self.balancer_settled(CLIENT_EDGE, a.replica);
+                self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
                 if outcome == Outcome::Success {
                     self.client_attempt_succeeded(user, job);
                 } else {

@@ -168,6 +168,7 @@ impl Simulation<'_> {
             call: k,
             retry,
             replica: 0,
+            class: j.class,
             child: Handle::NONE,
             next: j.attempts,
         });

@@ -159,7 +159,8 @@ impl Simulation<'_> {
         deadline: SimTime,
     ) -> Handle {
         let (balancer, latency) = if edge == CLIENT_EDGE {
-            (&mut self.client_balancer, &mut self.client_latency)
+            let c = &mut self.classes[self.attempts[attempt].class as usize];
+            (&mut c.balancer, &mut c.latency)
         } else {
             let es = &mut self.edges[edge as usize];
             (&mut es.balancer, &mut es.latency)
@@ -202,7 +203,7 @@ impl Simulation<'_> {
             return SimDuration::ZERO;
         };
         let latency = if a.edge == CLIENT_EDGE {
-            &mut self.client_latency
+            &mut self.classes[a.class as usize].latency
         } else {
             &mut self.edges[a.edge as usize].latency
         };
@@ -211,12 +212,12 @@ impl Simulation<'_> {
             .map_or(SimDuration::ZERO, |l| l.sampler.sample(&mut l.reply))
     }
 
-    /// An attempt to `replica` on `edge` (or the client's) settled: the caller's balancer counts
-    /// one outstanding request fewer there.
+    /// An attempt to `replica` on `edge` (or the client of request class `class`) settled: the
+    /// caller's balancer counts one outstanding request fewer there.
     #[inline]
-    pub(super) fn balancer_settled(&mut self, edge: u32, replica: u16) {
+    pub(super) fn balancer_settled(&mut self, edge: u32, replica: u16, class: u16) {
         let balancer = if edge == CLIENT_EDGE {
-            &mut self.client_balancer
+            &mut self.classes[class as usize].balancer
         } else {
             &mut self.edges[edge as usize].balancer
         };

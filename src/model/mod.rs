@@ -40,8 +40,7 @@ use crate::protections::quota::Quota;
 use crate::protections::rate_limit::Bucket;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
-use crate::scenario::faults::RatePlan;
-use crate::scenario::{ArrivalProcess, Scenario};
+use crate::scenario::{ArrivalProcess, QueueDiscipline, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
 use faults::ServiceFaults;
@@ -80,8 +79,8 @@ pub enum RunError {
 /// What happened: the closed set of events a run schedules.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
-    /// The next user request arrives at the client.
-    UserArrival,
+    /// The next user request of request class `class` arrives at its client.
+    UserArrival { class: u16 },
     /// The client's retry interval for a user request elapsed: send the next attempt.
     ClientRetry { user: u32 },
     /// An attempt's timeout fired; a no-op if the attempt was already settled (tombstone).
@@ -149,6 +148,8 @@ pub(crate) struct Attempt {
     retry: bool,
     /// The callee's replica it went to (0 for a service of one replica).
     replica: u16,
+    /// The request class of the user request it serves.
+    class: u16,
     /// The job admitted at the callee, `Handle::NONE` if none (rejected, or not admitted yet).
     child: Handle,
     /// Next outstanding attempt of the same owner job (intrusive list), or `Handle::NONE`.
@@ -165,6 +166,8 @@ pub(crate) struct User {
     deadline: SimTime,
     /// The previous backoff wait (decorrelated jitter).
     prev_wait: SimDuration,
+    /// Its request class.
+    class: u16,
 }
 
 /// Where a job is.
@@ -196,6 +199,8 @@ pub(crate) struct Job {
     attempts: Handle,
     /// Set once the job finished (success or error) rather than being dropped or cancelled.
     completed: bool,
+    /// The request class of the user request it serves (its priority travels with it).
+    class: u16,
 }
 
 /// Per call of a running job: its retry and hedge bookkeeping.
@@ -268,9 +273,12 @@ pub struct Simulation<'a> {
     replica_base: Vec<fleet::ReplicaBase>,
     /// Per replica (indexed like `services`): the counters reported in `replica_stats`.
     replica_rec: Vec<ReplicaCounters>,
-    /// The client's balancer toward a replicated entry service, and its network delay.
-    client_balancer: Option<Balancer>,
-    client_latency: Option<fleet::Latency>,
+    /// Per request class: its client's live state.
+    classes: Vec<client::ClassState>,
+    /// More than one request class: requests carry their class down the call tree.
+    multi_class: bool,
+    /// Per request class: its priority lane at services with lanes (0 the most important).
+    lane_of: Vec<u16>,
     /// Whether any call (or the client) has network delay.
     has_latency: bool,
     edges: Vec<EdgeState>,
@@ -285,12 +293,6 @@ pub struct Simulation<'a> {
     rec: Recorder,
     /// Time-series bins, when the run was asked for them.
     series: Option<SeriesRecorder>,
-    /// The client's backoff jitter (only drawn from with a client `backoff`).
-    client_jitter: Stream,
-    arrivals: Stream,
-    rates: RatePlan,
-    /// A load profile's or closed loop's arrival process (`None` for the one-rate shorthand).
-    shaped: Option<Box<arrivals::Shaped>>,
     arrivals_end: SimTime,
     window: Option<(SimTime, SimTime)>,
     options: RunOptions,
@@ -317,6 +319,9 @@ impl<'a> Simulation<'a> {
         let seed = sc.seed;
         let (units, replica_base) = fleet::units(sc);
         let mut fault_lists = faults::per_unit(sc, &units);
+        let priorities: Vec<i32> = sc.classes.iter().map(|c| c.priority).collect();
+        let lane_of = crate::protections::discipline::priority_lanes(&priorities);
+        let lanes = lane_of.iter().max().map_or(1, |&l| l as usize + 1);
         let services: Vec<ServiceState> = units
             .iter()
             .enumerate()
@@ -324,7 +329,16 @@ impl<'a> Simulation<'a> {
                 let s = &sc.services[i];
                 ServiceState {
                     service: i as u32,
-                    station: Station::new(SimTime(sc.duration.0)),
+                    station: Station::new(
+                        SimTime(sc.duration.0),
+                        if sc.has_classes()
+                            && (s.discipline == QueueDiscipline::Priority || s.shed_priority)
+                        {
+                            lanes
+                        } else {
+                            1
+                        },
+                    ),
                     draining: false,
                     stream: Stream::new(
                         seed,
@@ -392,17 +406,9 @@ impl<'a> Simulation<'a> {
                 .collect(),
             services,
             replica_base,
-            client_balancer: fleet::balancer(
-                sc,
-                sc.client.load_balancer,
-                sc.client.entry,
-                "client",
-            ),
-            client_latency: sc
-                .client
-                .latency
-                .as_ref()
-                .map(|d| fleet::Latency::new(seed, d, "client")),
+            classes: client::ClassState::all(sc),
+            multi_class: sc.has_classes(),
+            lane_of: lane_of.clone(),
             has_latency: sc.has_latency(),
             edges,
             users: Slab::default(),
@@ -417,12 +423,8 @@ impl<'a> Simulation<'a> {
                 .max()
                 .unwrap_or(0)
                 .max(1),
-            rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds),
+            rec: Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), seconds),
             series: None,
-            client_jitter: Stream::new(seed, "client-jitter"),
-            arrivals: Stream::new(seed, "arrivals"),
-            rates: RatePlan::new(sc),
-            shaped: arrivals::Shaped::new(sc),
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),
             options,
@@ -468,7 +470,9 @@ impl<'a> Simulation<'a> {
                 );
             }
         }
-        self.schedule_next_arrival(true);
+        for class in 0..self.sc.classes.len() {
+            self.schedule_next_arrival(class as u16, true);
+        }
         let horizon = self.arrivals_end + self.sc.drain;
         while let Some(event) = self.engine.next_before(horizon) {
             if self.engine.now() >= self.next_sample {
@@ -567,6 +571,7 @@ impl<'a> Simulation<'a> {
                 .map(|s| self.service_areas(s))
                 .collect(),
             unfinished_users: self.users.len() as u64,
+            unfinished_by_class: self.unfinished_by_class(),
             replica_stats: self.replica_stats(),
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,
@@ -578,7 +583,7 @@ impl<'a> Simulation<'a> {
     #[inline]
     fn dispatch(&mut self, event: Event) {
         match event {
-            Event::UserArrival => self.on_user_arrival(),
+            Event::UserArrival { class } => self.on_user_arrival(class),
             Event::ClientRetry { user } => self.client_send(user),
             Event::AttemptTimeout { attempt } => self.on_attempt_timeout(attempt),
             Event::WorkDone { job } => {
@@ -608,6 +613,17 @@ impl<'a> Simulation<'a> {
         }
     }
 
+    /// Per request class (with more than one): its user requests still open.
+    fn unfinished_by_class(&self) -> Vec<u64> {
+        let mut out = vec![0u64; if self.sc.has_classes() { self.sc.classes.len() } else { 0 }];
+        if !out.is_empty() {
+            for (_, u) in self.users.iter() {
+                out[u.class as usize] += 1;
+            }
+        }
+        out
+    }
+
     #[inline]
     fn now(&self) -> SimTime {
         self.engine.now()
@@ -634,39 +650,40 @@ impl<'a> Simulation<'a> {
     /// loop's ceiling: once the draw reaches the end of arrivals there is no next arrival, so a
     /// gap that overflows to the end of time (a rate of 1e-10/s) ends arrivals instead of
     /// spinning.
-    fn schedule_next_arrival(&mut self, first: bool) {
-        if self.shaped.is_some() {
-            return self.schedule_shaped_arrival(first);
+    fn schedule_next_arrival(&mut self, class: u16, first: bool) {
+        let c = class as usize;
+        if self.classes[c].shaped.is_some() {
+            return self.schedule_shaped_arrival(class, first);
         }
-        let mut t = self.now();
+        let process = self.sc.classes[c].arrivals.process;
+        let st = &mut self.classes[c];
+        let mut t = self.engine.now();
         let at = loop {
             if t >= self.arrivals_end {
                 break SimTime::NEVER;
             }
-            let rate = self.rates.rate_at(t);
+            let rate = st.rates.rate_at(t);
             let mean_gap_ns = 1e9 / rate;
-            let gap = match self.sc.process {
-                ArrivalProcess::Poisson => {
-                    SimDuration(self.arrivals.exponential(mean_gap_ns) as u64)
-                }
+            let gap = match process {
+                ArrivalProcess::Poisson => SimDuration(st.arrivals.exponential(mean_gap_ns) as u64),
                 ArrivalProcess::Constant if first => SimDuration::ZERO,
                 ArrivalProcess::Constant | ArrivalProcess::Closed => {
                     SimDuration(mean_gap_ns.round() as u64)
                 }
             };
-            let next_break = self.rates.next_break(t);
+            let next_break = st.rates.next_break(t);
             // Past the last rate change the draw stands (`t + gap` saturates at NEVER, so an
             // enormous gap ends the arrivals instead of redrawing at NEVER forever).
             if t + gap < next_break
                 || next_break >= self.arrivals_end
-                || self.sc.process == ArrivalProcess::Constant
+                || process == ArrivalProcess::Constant
             {
                 break t + gap;
             }
             t = next_break;
         };
         if at < self.arrivals_end {
-            self.engine.schedule_at(at, Event::UserArrival);
+            self.engine.schedule_at(at, Event::UserArrival { class });
         }
     }
 }

@@ -31,7 +31,7 @@ use crate::rng::Stream;
 pub const DEFAULT_CHOICE_COUNT: u32 = 2;
 
 /// How a caller picks a replica of a replicated callee.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadBalancerRaw {
     /// `round_robin` (default), `random` or `least_request`.

@@ -39,7 +39,7 @@ pub const DECORRELATED_FACTOR: u64 = 3;
 
 /// Exponential backoff before each retry: with v = min(cap, base·multiplierⁿ) before retry n
 /// (n = 0, 1, …), wait U[0, v] (`full` jitter, the default) or another `jitter` shape.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffRaw {
     /// The first retry waits up to this long. Required.

@@ -119,6 +119,22 @@ impl Lint {
     }
 }
 
+/// The worst case of one client: `attempts × timeout + retries × interval`.
+fn client_budget(class: usize, c: &crate::scenario::ClientPolicy) -> ClientBudget {
+    ClientBudget {
+        class,
+        attempts: c.retries.saturating_add(1),
+        timeout: c.attempt_timeout,
+        interval: c.retry_interval,
+        total: SimDuration(
+            c.attempt_timeout
+                .0
+                .saturating_mul(c.retries as u64 + 1)
+                .saturating_add(c.retry_interval.0.saturating_mul(c.retries as u64)),
+        ),
+    }
+}
+
 /// Runs every check on `sc`.
 pub fn lint(sc: &Scenario) -> Lint {
     let under = serves_under(sc);
@@ -129,23 +145,14 @@ pub fn lint(sc: &Scenario) -> Lint {
         .collect();
     let regimes = regimes(sc);
     let mean: Vec<Vec<f64>> = regimes.iter().map(|&r| mean_service_time(sc, r)).collect();
-    let client = ClientBudget {
-        attempts: sc.client.retries.saturating_add(1),
-        timeout: sc.client.attempt_timeout,
-        interval: sc.client.retry_interval,
-        total: SimDuration(
-            sc.client
-                .attempt_timeout
-                .0
-                .saturating_mul(sc.client.retries as u64 + 1)
-                .saturating_add(
-                    sc.client
-                        .retry_interval
-                        .0
-                        .saturating_mul(sc.client.retries as u64),
-                ),
-        ),
-    };
+    // With several request classes, the most patient client's budget (the longest it waits).
+    let client = sc
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(i, class)| client_budget(i, &class.client))
+        .max_by_key(|b| b.total)
+        .expect("a scenario has a class");
     let mut findings = Vec::new();
 
     let mut calls = Vec::new();
@@ -191,8 +198,8 @@ pub fn lint(sc: &Scenario) -> Lint {
         });
     }
 
-    let first = amplification(sc, 1.0, |_| 1.0);
-    let sustained = amplification(sc, sc.client.retries as f64 + 1.0, sustained_factor);
+    let first = amplification(sc, |_| 1.0, |_| 1.0);
+    let sustained = amplification(sc, |c| c.retries as f64 + 1.0, sustained_factor);
     let worst = sc.worst_case_attempts();
     let mut loads = Vec::new();
     for &s in &reachable {
