@@ -139,8 +139,9 @@ pub fn check_resolution(
             .into());
         }
         // The series a run records, counted from the recorder itself (no bins yet).
-        let empty = crate::metrics::Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0)
-            .with_arrival_bins(resolution);
+        let empty =
+            crate::metrics::Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0)
+                .with_arrival_bins(resolution);
         let series = SeriesRecorder::new(sc, resolution)
             .finish(&empty)
             .names()

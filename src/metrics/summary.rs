@@ -272,7 +272,9 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
             .enumerate()
             .map(|(i, class)| {
                 let m = match rec.classes.get(i) {
-                    Some(c) => user_metrics(sc, c, fin.unfinished_by_class.get(i).copied().unwrap_or(0)),
+                    Some(c) => {
+                        user_metrics(sc, c, fin.unfinished_by_class.get(i).copied().unwrap_or(0))
+                    }
                     None => user_metrics(sc, &UserCounters::new(0), 0),
                 };
                 (class.name.clone(), m)

@@ -156,7 +156,12 @@ impl Simulation<'_> {
         let mut wait = match &client.backoff {
             None => client.retry_interval,
             Some(b) => {
-                let w = backoff_wait(b, u.attempts - 1, u.prev_wait, &mut self.classes[u.class as usize].jitter);
+                let w = backoff_wait(
+                    b,
+                    u.attempts - 1,
+                    u.prev_wait,
+                    &mut self.classes[u.class as usize].jitter,
+                );
                 self.users[user].prev_wait = w;
                 w
             }
@@ -172,7 +177,8 @@ impl Simulation<'_> {
     fn client_gives_up(&mut self, user: u32) {
         let u = self.users.remove(user);
         let now = self.now();
-        self.rec.user_ended(u.class, u.arrival, now, u.window, false);
+        self.rec
+            .user_ended(u.class, u.arrival, now, u.window, false);
         self.user_request_ended(u.class);
     }
 

@@ -615,7 +615,14 @@ impl<'a> Simulation<'a> {
 
     /// Per request class (with more than one): its user requests still open.
     fn unfinished_by_class(&self) -> Vec<u64> {
-        let mut out = vec![0u64; if self.sc.has_classes() { self.sc.classes.len() } else { 0 }];
+        let mut out = vec![
+            0u64;
+            if self.sc.has_classes() {
+                self.sc.classes.len()
+            } else {
+                0
+            }
+        ];
         if !out.is_empty() {
             for (_, u) in self.users.iter() {
                 out[u.class as usize] += 1;

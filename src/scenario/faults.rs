@@ -17,10 +17,10 @@
 //! another, capacities take the smallest, surge factors multiply — but only where the windows
 //! overlap in time ([`RatePlan`] integrates the rate over time).
 
-use super::raw::FaultKindRaw;
-use super::{Arrivals, Dist, ServiceId};
 #[cfg(test)]
 use super::Scenario;
+use super::raw::FaultKindRaw;
+use super::{Arrivals, Dist, ServiceId};
 use crate::time::{SimDuration, SimTime};
 
 /// A fault in force during `[from, to)`.

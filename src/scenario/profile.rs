@@ -393,7 +393,8 @@ mod tests {
         assert_eq!(c.rate_at(SimTime(45 * NANOS_PER_SEC)), 300.0);
         assert_eq!(c.rate_at(SimTime(55 * NANOS_PER_SEC)), 0.0);
         assert_eq!(
-            sc.rate(), 300.0,
+            sc.rate(),
+            300.0,
             "a profiled scenario's rate is the profile's peak"
         );
         assert!(

@@ -5,6 +5,7 @@
 mod analysis;
 mod article;
 mod bad_input;
+mod classes;
 mod cli;
 mod common;
 mod determinism;

@@ -302,7 +302,7 @@ prop_compose! {
         drain_ms in prop_oneof![Just(0u32), 1u32..3000],
         seed in any::<u64>(),
         fault in prop::option::of((0u8..5, 0usize..6, 0u32..1000, 1u32..1500, 1u32..300)),
-        shape in (0u8..4, 0u32..3000, 0u32..60, 0u32..40),
+        shape in (0u8..5, 0u32..3000, 0u32..60, 0u32..40),
     ) -> Spec {
         Spec { services, edges, client_timeout_ms, client_retries, client_interval_ms,
                client_propagate, client_cancel, rate, duration_ms, drain_ms, seed, fault, shape }
@@ -314,7 +314,7 @@ impl Spec {
         let n = self.services.len();
         let mut y = String::new();
         // Issue 14's arrival shapes: the shorthand, a profile (a step then a ramp, Poisson or
-        // constant), or closed-loop users.
+        // constant), closed-loop users, or two request classes (`clients:`) with priorities.
         let (shape, at, to_rate, users) = self.shape;
         let at = 1 + at % (self.duration_ms - 1);
         let arrivals = match shape {
@@ -327,27 +327,43 @@ impl Spec {
                 self.duration_ms,
                 self.rate,
             ),
-            _ => format!(
+            3 => format!(
                 "{{process: closed, users: {}, think_time: {{dist: exponential, mean: {}ms}}}}",
                 users + 1,
                 to_rate + 1
             ),
+            _ => String::new(),
         };
-        let _ = writeln!(
-            y,
-            "duration: {}ms\ndrain: {}ms\nseed: {}\narrivals: {arrivals}",
-            self.duration_ms, self.drain_ms, self.seed
-        );
-        let _ = writeln!(
-            y,
-            "client: {{entry: s0, attempt_timeout: {}ms, retries: {}, retry_interval: {}ms, \
-             propagate_deadline: {}, cancel_on_abandon: {}}}",
+        let client = format!(
+            "attempt_timeout: {}ms, retries: {}, retry_interval: {}ms, propagate_deadline: {}, \
+             cancel_on_abandon: {}",
             self.client_timeout_ms,
             self.client_retries,
             self.client_interval_ms,
             self.client_propagate,
             self.client_cancel
         );
+        let _ = writeln!(
+            y,
+            "duration: {}ms\ndrain: {}ms\nseed: {}",
+            self.duration_ms, self.drain_ms, self.seed
+        );
+        if shape == 4 {
+            // Two classes: `hi` at s0, `lo` at a service of its own choice, each its own rate.
+            let _ = writeln!(
+                y,
+                "clients:\n  hi: {{priority: {}, arrivals: {{rate: {}}}, entry: s0, {client}}}\n  \
+                 lo: {{priority: sheddable, arrivals: {{rate: {}}}, entry: s{}, attempt_timeout: \
+                 {}ms, retries: 1}}",
+                users % 3 + 1,
+                self.rate,
+                to_rate + 1,
+                users as usize % n,
+                self.client_timeout_ms / 2 + 1,
+            );
+        } else {
+            let _ = writeln!(y, "arrivals: {arrivals}\nclient: {{entry: s0, {client}}}");
+        }
         y.push_str("services:\n");
         for (i, s) in self.services.iter().enumerate() {
             let _ = writeln!(y, "  s{i}:\n    slots: {}", s.slots);
@@ -360,6 +376,7 @@ impl Spec {
                 "    queue_discipline: {}\n    drop_expired: {}\n    reject_delay: {}us",
                 match (adaptive, s.lifo) {
                     (true, _) => "adaptive_lifo",
+                    (false, true) if shape == 4 => "priority",
                     (false, true) => "lifo",
                     (false, false) => "fifo",
                 },
@@ -368,6 +385,9 @@ impl Spec {
             );
             for line in &s.extra {
                 let _ = writeln!(y, "    {line}");
+            }
+            if s.cap.is_some() && s.drop_expired == (shape == 4) {
+                y.push_str("    shed: priority\n");
             }
             match s.work {
                 Work::None => {}
@@ -475,7 +495,9 @@ fn deterministic_part(mut r: RunSummary) -> RunSummary {
 fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
     let mut svc = vec![false; sc.services.len()];
     let mut edge = vec![false; sc.edges.len()];
-    svc[sc.client.entry] = true;
+    for entry in sc.entries() {
+        svc[entry] = true;
+    }
     for s in sc.topological_order() {
         if !svc[s] {
             continue;
@@ -508,11 +530,44 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     }
     let client_attempts =
         (m.client_attempts_per_request.unwrap_or(0.0) * m.requests as f64).round();
-    if client_attempts > (m.requests * (sc.client.retries as u64 + 1)) as f64 {
+    let retries = sc
+        .classes
+        .iter()
+        .map(|c| c.client.retries)
+        .max()
+        .unwrap_or(0);
+    if client_attempts > (m.requests * (retries as u64 + 1)) as f64 {
         return fail(format!(
-            "{client_attempts} client attempts for {} requests with {} retries",
-            m.requests, sc.client.retries
+            "{client_attempts} client attempts for {} requests with {retries} retries",
+            m.requests
         ));
+    }
+    // Request classes: one entry per class with several, and their counts add up to the totals.
+    if sc.has_classes() {
+        if r.classes.len() != sc.classes.len() {
+            return fail(format!(
+                "{} classes reported for {}",
+                r.classes.len(),
+                sc.classes.len()
+            ));
+        }
+        let sum = |f: fn(&loadsim::metrics::RunMetrics) -> u64| -> u64 {
+            r.classes.values().map(f).sum()
+        };
+        for (what, total, parts) in [
+            ("requests", m.requests, sum(|c| c.requests)),
+            ("succeeded", m.succeeded, sum(|c| c.succeeded)),
+            ("failed", m.failed, sum(|c| c.failed)),
+            ("unfinished", m.unfinished, sum(|c| c.unfinished)),
+        ] {
+            if total != parts {
+                return fail(format!(
+                    "{what}: classes sum to {parts}, the total is {total}"
+                ));
+            }
+        }
+    } else if !r.classes.is_empty() {
+        return fail("per-class metrics for a scenario of one class".into());
     }
     let worst = sc.worst_case_attempts();
     let (on_path, edge_on_path) = reachable(sc);
@@ -522,6 +577,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         // Admission control reports its counters exactly where it is configured.
         if x.counts.rate_limited.is_some() != s.rate_limit.is_some()
             || x.counts.limited.is_some() != s.concurrency_limit.is_some()
+            || x.counts.shed.is_some() != s.shed_priority
         {
             return fail(at(
                 "a limiter counter where no limiter is configured, or none where one is",
@@ -543,10 +599,12 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                 x.counts.failed_by_fault
             )));
         }
-        // Left without completing: dropped at dequeue (three reasons) or cancelled.
+        // Left without completing: dropped at dequeue (three reasons), shed for a more
+        // important arrival, or cancelled.
         let gone = x.counts.dropped_expired
             + x.counts.dropped_queue_time
             + x.counts.dropped_codel
+            + x.counts.shed.unwrap_or(0)
             + x.counts.cancelled;
         if x.counts.admitted != x.counts.completed + gone + x.in_flight_at_end {
             return fail(at(&format!(

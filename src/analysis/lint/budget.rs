@@ -168,8 +168,7 @@ pub fn describe_serves_under(sc: &Scenario, u: &ServesUnder) -> String {
     let by = match u.set_by {
         Waiter::Client(c) if sc.has_classes() => format!(
             "client->{} attempt timeout of class {}",
-            sc.services[sc.classes[c].client.entry].name,
-            sc.classes[c].name
+            sc.services[sc.classes[c].client.entry].name, sc.classes[c].name
         ),
         Waiter::Client(c) => format!(
             "client->{} attempt timeout",

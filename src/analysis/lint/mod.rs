@@ -119,6 +119,48 @@ impl Lint {
     }
 }
 
+/// Priority at a service (`queue_discipline: priority`, `shed: priority`) orders and sheds by the
+/// request classes' priorities: with one class, or classes of one priority, it does nothing.
+fn priority_findings(sc: &Scenario, out: &mut Vec<Finding>) {
+    let distinct = sc
+        .classes
+        .iter()
+        .map(|c| c.priority)
+        .collect::<std::collections::BTreeSet<i32>>()
+        .len();
+    if distinct > 1 {
+        return;
+    }
+    for svc in &sc.services {
+        let keys: Vec<&str> = [
+            (svc.discipline == crate::scenario::QueueDiscipline::Priority)
+                .then_some("queue_discipline: priority"),
+            svc.shed_priority.then_some("shed: priority"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if keys.is_empty() {
+            continue;
+        }
+        out.push(Finding {
+            level: Level::Warning,
+            check: Check::Queue,
+            subject: svc.name.clone(),
+            message: format!(
+                "`{}` acts on request-class priorities, and every request here has the same \
+                 priority: it changes nothing",
+                keys.join("` and `")
+            ),
+            fix: Some(
+                "declare request classes of different `priority` under `clients:` (docs/model.md \
+                 §2.3.4), or remove the key"
+                    .into(),
+            ),
+        });
+    }
+}
+
 /// The worst case of one client: `attempts × timeout + retries × interval`.
 fn client_budget(class: usize, c: &crate::scenario::ClientPolicy) -> ClientBudget {
     ClientBudget {
@@ -243,6 +285,7 @@ pub fn lint(sc: &Scenario) -> Lint {
 
     limiter::limiter_findings(sc, &mut findings);
     capacity_fault_findings(sc, &mut findings);
+    priority_findings(sc, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,

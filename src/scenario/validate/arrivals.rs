@@ -92,6 +92,7 @@ impl Validator<'_> {
         key: &str,
         a: &ArrivalsRaw,
         duration: SimDuration,
+        filter: Option<trace::ClassFilter<'_>>,
     ) -> Option<Arc<[SimTime]>> {
         let file = a.trace.as_ref()?;
         for (sub, given) in [
@@ -113,7 +114,7 @@ impl Validator<'_> {
             return None;
         }
         let path = self.doc.path().parent().unwrap_or(Path::new("")).join(file);
-        match trace::read(&path, duration) {
+        match trace::read(&path, duration, filter) {
             Ok(times) => Some(times.into()),
             Err(e) => {
                 self.problem(&format!("{key}.trace"), e);

@@ -10,6 +10,7 @@ use super::arrivals::closed_rate;
 use super::{MAX_RATE, Validator, valid_service_name};
 use crate::protections::{load_balancer, retry, retry_on, timeout};
 use crate::scenario::raw::{ArrivalProcessRaw, ArrivalsRaw, ClientRaw, ScenarioRaw};
+use crate::scenario::trace::ClassFilter;
 use crate::scenario::{ArrivalProcess, Arrivals, ClientPolicy, DEFAULT_CLASS, RequestClass};
 use crate::time::SimDuration;
 
@@ -77,6 +78,7 @@ impl Validator<'_> {
                         format!("names {} classes; at most {MAX_CLASSES}", classes.len()),
                     );
                 }
+                let known: Vec<String> = classes.keys().cloned().collect();
                 for (name, c) in classes {
                     let key = format!("clients.{name}");
                     if !valid_service_name(name) {
@@ -89,7 +91,16 @@ impl Validator<'_> {
                             ),
                         );
                     }
-                    let arrivals = self.arrivals(&format!("{key}.arrivals"), &c.arrivals, duration);
+                    let filter = ClassFilter {
+                        class: name,
+                        known: &known,
+                    };
+                    let arrivals = self.arrivals(
+                        &format!("{key}.arrivals"),
+                        &c.arrivals,
+                        duration,
+                        Some(filter),
+                    );
                     let client = self.client(&key, &c.client(), names);
                     out.push(RequestClass {
                         name: name.clone(),
@@ -118,7 +129,7 @@ impl Validator<'_> {
                     }
                     return out;
                 };
-                let arrivals = self.arrivals("arrivals", a, duration);
+                let arrivals = self.arrivals("arrivals", a, duration, None);
                 let client = self.client("client", c, names);
                 out.push(RequestClass {
                     name: DEFAULT_CLASS.to_owned(),
@@ -132,7 +143,13 @@ impl Validator<'_> {
     }
 
     /// One class's arrivals at `key` (`arrivals` or `clients.<name>.arrivals`).
-    fn arrivals(&mut self, key: &str, a: &ArrivalsRaw, duration: SimDuration) -> Arrivals {
+    fn arrivals(
+        &mut self,
+        key: &str,
+        a: &ArrivalsRaw,
+        duration: SimDuration,
+        filter: Option<ClassFilter<'_>>,
+    ) -> Arrivals {
         let profile = self.profile(key, a, duration);
         let rate = match &profile {
             Some(p) => p.peak_rate(),
@@ -140,7 +157,7 @@ impl Validator<'_> {
         };
         let closed = self.closed(key, a);
         let rate = closed.map_or(rate, |c| closed_rate(&c));
-        let trace = self.trace(key, a, duration);
+        let trace = self.trace(key, a, duration, filter);
         let rate = trace
             .as_ref()
             .map_or(rate, |t| t.len() as f64 / duration.as_secs_f64());
@@ -214,10 +231,7 @@ impl Validator<'_> {
                 c.load_balancer.as_ref(),
                 self,
             ),
-            latency: c
-                .latency
-                .as_ref()
-                .and_then(|d| self.dist(&k("latency"), d)),
+            latency: c.latency.as_ref().and_then(|d| self.dist(&k("latency"), d)),
         }
     }
 }
