@@ -140,7 +140,7 @@ impl Simulation<'_> {
         }
         let permit = match &mut es.limiter {
             None => None,
-            Some(limiter) => match limiter.acquire(now) {
+            Some(limiter) => match limiter.acquire(now, self.jobs[job].class) {
                 Some(permit) => Some(permit),
                 None => {
                     self.rec.edges[e].limited += 1;

@@ -322,6 +322,7 @@ impl<'a> Simulation<'a> {
         let priorities: Vec<i32> = sc.classes.iter().map(|c| c.priority).collect();
         let lane_of = crate::protections::discipline::priority_lanes(&priorities);
         let lanes = lane_of.iter().max().map_or(1, |&l| l as usize + 1);
+        let class_names: Vec<&str> = sc.classes.iter().map(|c| c.name.as_str()).collect();
         let services: Vec<ServiceState> = units
             .iter()
             .enumerate()
@@ -356,6 +357,7 @@ impl<'a> Simulation<'a> {
                                 &fleet::replica_label(&format!("limiter/{}", s.name), r),
                             ),
                         )
+                        .partitioned(&s.limit_partitions, &class_names)
                     }),
                     retryable: (s.retryable_fraction < 1.0).then(|| {
                         Stream::new(
@@ -382,9 +384,10 @@ impl<'a> Simulation<'a> {
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
                 rate: e.rate_limit.map(Bucket::new),
-                limiter: e
-                    .concurrency_limit
-                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
+                limiter: e.concurrency_limit.map(|c| {
+                    Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))
+                        .partitioned(&e.limit_partitions, &class_names)
+                }),
                 quota: e.retry_quota.map(|_| Quota::default()),
                 ratio_budget: match e.retry_budget {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),

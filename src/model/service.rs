@@ -37,6 +37,12 @@ impl Simulation<'_> {
         if during {
             c.arrivals_during_fault += 1;
         }
+        // The request's class (its priority) travels with it from the client down.
+        let class = if self.multi_class {
+            self.attempts.get(parent).map_or(0, |a| a.class)
+        } else {
+            0
+        };
         let st = &mut self.services[u];
         if !st.faults.is_empty() {
             if st.faults.outage(now) {
@@ -63,7 +69,7 @@ impl Simulation<'_> {
         }
         let permit = match &mut st.limiter {
             None => None,
-            Some(limiter) => match limiter.acquire(now) {
+            Some(limiter) => match limiter.acquire(now, class) {
                 Some(permit) => Some(permit),
                 None => {
                     c.limited += 1;
@@ -73,12 +79,6 @@ impl Simulation<'_> {
         };
         let slots = st.faults.slots(now, spec.slots);
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
-        // The request's class (its priority) travels with it from the client down.
-        let class = if self.multi_class {
-            self.attempts.get(parent).map_or(0, |a| a.class)
-        } else {
-            0
-        };
         let lane = if st.station.lanes() > 1 {
             self.lane_of[class as usize] as usize
         } else {

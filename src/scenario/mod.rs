@@ -19,7 +19,7 @@ pub use crate::protections::adaptive::AdaptiveThrottle;
 pub use crate::protections::breaker::CircuitBreaker;
 pub use crate::protections::budget::RetryBudget;
 pub use crate::protections::codel::Codel;
-pub use crate::protections::concurrency_limit::ConcurrencyLimit;
+pub use crate::protections::concurrency_limit::{ConcurrencyLimit, Partition as LimitPartition};
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
 pub use crate::protections::load_balancer::LoadBalancer;
@@ -60,7 +60,7 @@ pub struct Scenario {
 /// The name of the one class of a scenario written with the shorthand `arrivals` + `client`.
 pub const DEFAULT_CLASS: &str = "default";
 
-/// A request class (docs/model.md §2.3.3): its own arrivals and client policy, and a priority
+/// A request class (docs/model.md §2.3.4): its own arrivals and client policy, and a priority
 /// that travels down the call tree with every request it sends.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestClass {
@@ -161,6 +161,8 @@ pub struct Service {
     pub rate_limit: Option<RateLimit>,
     /// Server-side concurrency limiter.
     pub concurrency_limit: Option<ConcurrencyLimit>,
+    /// Its partitions by request class (`concurrency_limit.partitions`; empty: none).
+    pub limit_partitions: Vec<LimitPartition>,
     /// Start all calls at once (fan-out) instead of in order.
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
@@ -195,6 +197,8 @@ pub struct Edge {
     pub rate_limit: Option<RateLimit>,
     /// Client-side concurrency limiter.
     pub concurrency_limit: Option<ConcurrencyLimit>,
+    /// Its partitions by request class (`concurrency_limit.partitions`; empty: none).
+    pub limit_partitions: Vec<LimitPartition>,
     /// Which failures this caller retries (default all).
     pub retry_on: RetryOn,
     /// Bound on all attempts and backoffs of one call, from its first attempt.

@@ -142,6 +142,7 @@ impl Validator<'_> {
 
         let classes = self.classes(&raw, duration, &names);
         self.check_fleet(&raw, &services, &edges, &classes);
+        self.check_partitions(&services, &edges, &classes);
         let replicas: Vec<u32> = services.iter().map(|s| s.replicas).collect();
 
         let mut faults = Vec::new();
@@ -227,6 +228,9 @@ impl Validator<'_> {
                 s.concurrency_limit.as_ref(),
                 concurrency_limit::validate,
             ),
+            limit_partitions: s.concurrency_limit.as_ref().map_or(Vec::new(), |c| {
+                concurrency_limit::validate_partitions(&format!("{key}.concurrency_limit"), c, self)
+            }),
             parallel: s.parallel.unwrap_or(false),
             calls,
             retryable_fraction: retry_on::validate_fraction(
@@ -235,6 +239,39 @@ impl Validator<'_> {
                 self,
             ),
             replicas: self.replicas(&key, s.replicas),
+        }
+    }
+
+    /// Every limiter partition names a request class of the scenario.
+    fn check_partitions(&mut self, services: &[Service], edges: &[Edge], classes: &[RequestClass]) {
+        let known: Vec<&str> = classes.iter().map(|c| c.name.as_str()).collect();
+        let at_services = services
+            .iter()
+            .map(|s| (format!("services.{}", s.name), &s.limit_partitions));
+        let at_edges = edges.iter().map(|e| {
+            (
+                format!(
+                    "services.{}.calls.{}",
+                    services[e.caller].name, services[e.callee].name
+                ),
+                &e.limit_partitions,
+            )
+        });
+        let all: Vec<(String, &Vec<crate::scenario::LimitPartition>)> =
+            at_services.chain(at_edges).collect();
+        for (key, parts) in all {
+            for p in parts {
+                if !known.contains(&p.class.as_str()) {
+                    self.problem(
+                        &format!("{key}.concurrency_limit.partitions.{}", p.class),
+                        format!(
+                            "`{}` is not a request class of this scenario{}",
+                            crate::config::suggest::shorten(&p.class),
+                            did_you_mean(&p.class, known.iter().copied())
+                        ),
+                    );
+                }
+            }
         }
     }
 
@@ -426,6 +463,9 @@ impl Validator<'_> {
                 c.concurrency_limit.as_ref(),
                 concurrency_limit::validate,
             ),
+            limit_partitions: c.concurrency_limit.as_ref().map_or(Vec::new(), |l| {
+                concurrency_limit::validate_partitions(&format!("{key}.concurrency_limit"), l, self)
+            }),
             retry_on: retry_on::validate(&format!("{key}.retry_on"), c.retry_on.as_ref(), self),
             call_timeout: timeout::validate_call_timeout(
                 &format!("{key}.call_timeout"),
