@@ -897,12 +897,12 @@ mod tests {
     #[test]
     fn admits_below_the_limit_and_records_inflight_with_itself() {
         let mut l = Limiter::new(ConcurrencyLimit::Fixed { limit: 2 }, Stream::new(1, "t"));
-        let a = l.acquire(SimTime(0)).unwrap();
-        let b = l.acquire(SimTime(1)).unwrap();
+        let a = l.acquire(SimTime(0), 0).unwrap();
+        let b = l.acquire(SimTime(1), 0).unwrap();
         assert_eq!((a.inflight, b.inflight), (1, 2));
-        assert!(l.acquire(SimTime(2)).is_none(), "2 in flight of 2");
+        assert!(l.acquire(SimTime(2), 0).is_none(), "2 in flight of 2");
         l.release(SimTime(3), a, Release::Ignored, false);
-        assert!(l.acquire(SimTime(4)).is_some());
+        assert!(l.acquire(SimTime(4), 0).is_some());
     }
 
     #[test]
@@ -915,10 +915,10 @@ mod tests {
             timeout: SimDuration::from_secs(5),
         });
         let mut l = Limiter::new(c, Stream::new(1, "t"));
-        let p = l.acquire(SimTime(0)).unwrap();
+        let p = l.acquire(SimTime(0), 0).unwrap();
         l.release(SimTime(10), p, Release::Dropped, true);
         assert_eq!(l.limit(SimTime(10)), 9);
-        let p = l.acquire(SimTime(20)).unwrap();
+        let p = l.acquire(SimTime(20), 0).unwrap();
         l.release(SimTime(30), p, Release::Ignored, true);
         assert_eq!(l.limit(SimTime(30)), 9, "ignored: no sample");
     }
