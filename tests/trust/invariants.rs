@@ -357,7 +357,7 @@ impl Spec {
                  {}ms, retries: 1}}",
                 users % 3 + 1,
                 self.rate,
-                to_rate + 1,
+                to_rate + 5,
                 users as usize % n,
                 self.client_timeout_ms / 2 + 1,
             );
