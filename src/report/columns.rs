@@ -74,6 +74,16 @@ recovers, `recovered` where recovery is not measurable, or a column of another t
             t.row([format!("`{prefix}{name}`"), type_of(&prop), desc]);
         }
         let _ = writeln!(out, "{t}\n");
+        if def == "RunMetrics" {
+            let _ = writeln!(
+                out,
+                "## Per request class: `classes.<class>.*`\n\nWith `clients:` of more than one \
+                 class (docs/model.md §2.3.4): every `metrics.*` column above again as \
+                 `classes.<class>.<name>`, over that class's user requests only; the classes' \
+                 counts add up to `metrics.*`. Cells of scenarios without these classes leave \
+                 them empty.\n"
+            );
+        }
     }
     out.truncate(out.trim_end().len());
     out.push('\n');
