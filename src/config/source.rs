@@ -59,6 +59,9 @@ pub struct Document {
     /// Notes for stderr from reading the files: the unsupported fields of each
     /// `calls.<callee>.import` (see [`crate::import`]).
     pub notes: Vec<String>,
+    /// The files named by `calls.<callee>.import`, with their text (inputs of the document
+    /// beside `files`, which holds only the `extends` chain).
+    pub imported: Vec<(PathBuf, String)>,
 }
 
 impl Document {
@@ -68,13 +71,21 @@ impl Document {
         let mut chain: Vec<PathBuf> = Vec::new();
         let mut removals = Vec::new();
         let mut notes = Vec::new();
-        let value = load_with_extends(path, &mut files, &mut chain, &mut removals, &mut notes)?;
+        let mut imported = Vec::new();
+        let value = load_with_extends(
+            path,
+            &mut files,
+            &mut chain,
+            &mut removals,
+            &mut (&mut notes, &mut imported),
+        )?;
         Ok(Document {
             value,
             files,
             sets: Vec::new(),
             removals,
             notes,
+            imported,
         })
     }
 
@@ -87,6 +98,7 @@ impl Document {
             sets: Vec::new(),
             removals: Vec::new(),
             notes: Vec::new(),
+            imported: Vec::new(),
         })
     }
 
@@ -356,7 +368,7 @@ fn load_with_extends(
     files: &mut Vec<SourceFile>,
     chain: &mut Vec<PathBuf>,
     removals: &mut Vec<Removal>,
-    notes: &mut Vec<String>,
+    imports: &mut (&mut Vec<String>, &mut Vec<(PathBuf, String)>),
 ) -> Result<Value, ConfigError> {
     let canonical = path
         .canonicalize()
@@ -381,12 +393,9 @@ fn load_with_extends(
     chain.push(canonical);
     let text = read_text(path)?;
     let (mut value, mut file) = parse_file(path, &text)?;
-    notes.extend(crate::import::resolve_imports(
-        path,
-        &mut value,
-        &mut file.keys,
-        &text,
-    )?);
+    let (notes, read) = crate::import::resolve_imports(path, &mut value, &mut file.keys, &text)?;
+    imports.0.extend(notes);
+    imports.1.extend(read);
     files.push(file);
     let index = files.len() - 1;
 
@@ -397,7 +406,7 @@ fn load_with_extends(
         None => value,
         Some(Value::String(base)) => {
             let base_path = path.parent().unwrap_or(Path::new(".")).join(&base);
-            let mut base_value = load_with_extends(&base_path, files, chain, removals, notes)
+            let mut base_value = load_with_extends(&base_path, files, chain, removals, imports)
                 .map_err(|mut e| {
                     for d in &mut e.diagnostics {
                         if d.key.is_empty()

@@ -722,6 +722,11 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
             }
         }
     }
+    out.unsupported(
+        format!("{at}.circuit_breakers max_requests"),
+        "approximated: Envoy never retries an attempt refused by its circuit breaker (an \
+         overflow); loadsim's limiter refusal is a `reject`, which `retry_on` may retry",
+    );
     out.push(
         "concurrency_limit",
         map_of(vec![

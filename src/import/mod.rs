@@ -366,18 +366,20 @@ pub struct ImportRaw {
 
 /// Replaces each `services.<s>.calls.<c>.import` in `value` (one file's own document, read from
 /// `path`) by the imported edge keys, with the keys written beside `import` merged over them as
-/// a file is merged over the one it `extends`. Problems name `path` and the key; the unsupported
-/// fields of each import are returned as notes for stderr.
+/// a file is merged over the one it `extends`. Problems name `path` and the key. Returns the
+/// unsupported fields of each import as notes for stderr, and each imported file with its text.
+#[allow(clippy::type_complexity)]
 pub(crate) fn resolve_imports(
     path: &Path,
     value: &mut Value,
     keys: &mut std::collections::HashMap<String, crate::config::source::Pos>,
     text: &str,
-) -> Result<Vec<String>, ConfigError> {
+) -> Result<(Vec<String>, Vec<(std::path::PathBuf, String)>), ConfigError> {
     let mut notes = Vec::new();
+    let mut read_files = Vec::new();
     let mut problems: Vec<Diagnostic> = Vec::new();
     let Some(services) = value.get_mut("services").and_then(Value::as_mapping_mut) else {
-        return Ok(notes);
+        return Ok((notes, read_files));
     };
     let diag = |key: &str, message: String, keys: &std::collections::HashMap<_, _>| {
         let pos: Option<&crate::config::source::Pos> = keys.get(key);
@@ -482,6 +484,9 @@ pub(crate) fn resolve_imports(
                     for line in imported.unsupported_lines(&file) {
                         notes.push(format!("{key}: {line}"));
                     }
+                    if let Ok(text) = read_text(&file) {
+                        read_files.push((file.clone(), text));
+                    }
                     // The keys written beside `import` over the imported ones, as over a
                     // file named by `extends`; a `null` stays, so that it also removes the key
                     // from what this file extends.
@@ -521,7 +526,7 @@ pub(crate) fn resolve_imports(
         }
     }
     if problems.is_empty() {
-        Ok(notes)
+        Ok((notes, read_files))
     } else {
         Err(ConfigError {
             diagnostics: problems,

@@ -383,6 +383,23 @@ mod tests {
                     "backoff.jitter_fraction",
                     "must be a share in [0, 1]",
                 ),
+                (
+                    "backoff: {base: 10ms, jitter: envoy, multiplier: 3}",
+                    "backoff.multiplier",
+                    "does not apply to `envoy` jitter, which doubles (Envoy's \
+                     JitteredBackOffStrategy); remove it",
+                ),
+                (
+                    "backoff: {base: 1500us, jitter: envoy}",
+                    "backoff.base",
+                    "must be whole milliseconds, at least 1ms, with `jitter: envoy` (Envoy counts \
+                     milliseconds)",
+                ),
+                (
+                    "backoff: {base: 10ms, cap: 20500us, jitter: envoy}",
+                    "backoff.cap",
+                    "must be whole milliseconds with `jitter: envoy` (Envoy counts milliseconds)",
+                ),
             ],
         );
         check(
@@ -503,6 +520,56 @@ mod tests {
     /// Hand-computed (Brooker): base 100 ms, cap 1 s. The first wait is U[100, 300] ms (prev =
     /// base); after a wait of 250 ms the next is U[100, 750] ms; after 900 ms, U[100, 2700] cut to
     /// the cap, so at most 1000 ms and often exactly 1000 ms.
+    /// Envoy's intervals, worked by hand from backoff_strategy.cc: the interval starts at the
+    /// base and doubles while below ⌊max/2⌋, else becomes max; the wait is U{0 … interval−1} ms.
+    #[test]
+    fn envoy_jitter_follows_jittered_backoff_strategy() {
+        let envoy = |base: u64, cap: u64| Backoff {
+            base: SimDuration::from_millis(base),
+            cap: Some(SimDuration::from_millis(cap)),
+            jitter: Jitter::Envoy,
+            multiplier: 2.0,
+        };
+        // Defaults 25 ms / 250 ms: 25, 50, 100, 200, then 200 ≥ 125 → 250.
+        let b = envoy(25, 250);
+        let got: Vec<u64> = (0..7).map(|n| envoy_interval_ms(&b, n)).collect();
+        assert_eq!(got, [25, 50, 100, 200, 250, 250, 250]);
+        // An odd max: 3 ≥ ⌊7/2⌋ = 3 → 7 at once (min(cap, base·2ⁿ) would give 6 first).
+        let odd = envoy(3, 7);
+        let got: Vec<u64> = (0..3).map(|n| envoy_interval_ms(&odd, n)).collect();
+        assert_eq!(got, [3, 7, 7]);
+        // base = max stays there.
+        assert_eq!(envoy_interval_ms(&envoy(10, 10), 5), 10);
+        // The draws: whole milliseconds in [0, interval − 1], both ends reached.
+        let mut s = Stream::new(9, "j");
+        for (n, interval) in [(0u32, 25u64), (2, 100), (4, 250)] {
+            let draws: Vec<u64> = (0..3000)
+                .map(|_| backoff_wait(&b, n, SimDuration::ZERO, &mut s).0)
+                .collect();
+            assert!(draws.iter().all(|d| d % MS == 0), "whole ms");
+            assert!(draws.iter().all(|&d| d <= (interval - 1) * MS), "retry {n}");
+            assert!(draws.contains(&0) && draws.contains(&((interval - 1) * MS)));
+            assert_eq!(max_backoff(&b, n), SimDuration((interval - 1) * MS));
+        }
+    }
+
+    #[test]
+    fn envoy_jitter_defaults_its_cap_to_ten_bases() {
+        let raw: BackoffRaw =
+            yaml_serde::from_str("{base: 25ms, jitter: envoy}").expect("valid backoff");
+        struct Found(Vec<String>);
+        impl Problems for Found {
+            fn problem(&mut self, key: &str, message: String) {
+                self.0.push(format!("{key}: {message}"));
+            }
+        }
+        let mut p = Found(Vec::new());
+        let b = validate_backoff("backoff", Some(&raw), &mut p);
+        assert!(p.0.is_empty(), "{:?}", p.0);
+        assert_eq!(b.cap, Some(SimDuration::from_millis(250)));
+        assert_eq!(b.jitter, Jitter::Envoy);
+    }
+
     #[test]
     fn decorrelated_jitter_bounds() {
         let b = shaped(Jitter::Decorrelated);

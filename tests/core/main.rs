@@ -10,6 +10,7 @@ mod common;
 mod determinism;
 mod docs;
 mod fleet;
+mod import;
 mod mechanics;
 mod production;
 mod protections;

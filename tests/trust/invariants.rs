@@ -422,6 +422,7 @@ impl Spec {
                         2 => write!(y, ", jitter: decorrelated"),
                         3 => write!(y, ", jitter: none"),
                         4 => write!(y, ", jitter: proportional, jitter_fraction: 0.3"),
+                        _ if base % 10 == 0 && base > 0 => write!(y, ", jitter: envoy"),
                         _ => Ok(()),
                     };
                     y.push('}');
