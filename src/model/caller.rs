@@ -43,6 +43,7 @@ impl Simulation<'_> {
                 }
                 let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
                 self.feed_policies(e, false, counts);
+                self.rate_limiter_response(e, false);
                 self.attempt_failed(job, a.call, 0, Failure::Timeout);
             }
         }
@@ -107,6 +108,7 @@ impl Simulation<'_> {
                 let counts = edge.retry_on.retries(failure)
                     || (edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY);
                 self.feed_policies(e, outcome == Outcome::Success, counts);
+                self.rate_limiter_response(e, outcome == Outcome::Reject);
                 if outcome == Outcome::Success {
                     self.call_succeeded(parent, a.call);
                 } else {
