@@ -212,10 +212,8 @@ impl Source {
         if text.trim().is_empty() {
             return Err(ConfigError::file(path, "is empty"));
         }
-        if json {
-            if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
-                return Err(at(e.line(), e.column(), format!("is not valid JSON: {e}")));
-            }
+        if json && let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+            return Err(at(e.line(), e.column(), format!("is not valid JSON: {e}")));
         }
         let doc = Document::from_text(path, &text)?;
         Ok(Source {

@@ -10,7 +10,7 @@ use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RET
 use crate::protections::budget::RetryBudget;
 use crate::protections::concurrency_limit::Permit;
 use crate::protections::pushback::honored_wait;
-use crate::protections::quota::Quota;
+use crate::protections::quota::{Quota, RetryQuota};
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, call_deadline, propagated_deadline};
@@ -97,10 +97,11 @@ impl Simulation<'_> {
         let now = self.now();
         let sc = self.sc;
         let e = self.edge_of(job, k);
-        if self.edges[e].rate_limiter.is_some() && self.hold_for_rate(job, k, e, retry) {
+        let edge = &sc.edges[e];
+        if edge.retry_quota == Some(RetryQuota::AwsAdaptive) && self.hold_for_rate(job, k, e, retry)
+        {
             return;
         }
-        let edge = &sc.edges[e];
         let j = self.jobs[job];
         // Every try counts toward the call's hedges, even one refused below, so a call whose
         // hedges keep being refused locally cannot loop.
@@ -232,16 +233,6 @@ impl Simulation<'_> {
     pub(super) fn on_rate_limited_send(&mut self, job: Handle, k: u16, retry: bool) {
         if self.running(job) && !self.call_state(job, k).done {
             self.send_attempt(job, k, retry, false);
-        }
-    }
-
-    /// Every response on edge `e` (a reply or a timeout) updates the AWS adaptive mode's rate
-    /// limiter; `throttled` for a reject, the model's throttling error.
-    #[inline]
-    pub(super) fn rate_limiter_response(&mut self, e: usize, throttled: bool) {
-        let now = self.now();
-        if let Some(l) = &mut self.edges[e].rate_limiter {
-            l.on_response(now, throttled);
         }
     }
 

@@ -259,8 +259,9 @@ pub(crate) struct EdgeState {
     latency: Option<fleet::Latency>,
     /// The AWS standard mode's retry quota.
     quota: Option<Quota>,
-    /// The AWS adaptive mode's client-side rate limiter.
-    rate_limiter: Option<RateLimiter>,
+    /// The AWS adaptive mode's client-side rate limiter (boxed: most edges have none, and the
+    /// edge state stays small).
+    rate_limiter: Option<Box<RateLimiter>>,
 }
 
 /// One run of a scenario.
@@ -379,7 +380,7 @@ impl<'a> Simulation<'a> {
                     .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
                 quota: e.retry_quota.map(|_| Quota::default()),
                 rate_limiter: (e.retry_quota == Some(RetryQuota::AwsAdaptive))
-                    .then(|| RateLimiter::new(SimTime::ZERO)),
+                    .then(|| Box::new(RateLimiter::new(SimTime::ZERO))),
                 ratio_budget: match e.retry_budget {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,

@@ -169,7 +169,7 @@ pub(crate) fn validate_backoff(
                     .into(),
             );
         }
-        let whole_ms = |d: SimDuration| d.0 % MS == 0;
+        let whole_ms = |d: SimDuration| d.0.is_multiple_of(MS);
         if b.base.0.0 < MS || !whole_ms(b.base.0) {
             p.problem(
                 &format!("{key}.base"),
