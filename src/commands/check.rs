@@ -101,7 +101,12 @@ fn check_inner(
             warnings,
         });
     }
-    Ok(Output::stdout(out))
+    let mut output = Output::stdout(out);
+    output.notes = loaded
+        .iter()
+        .flat_map(|(s, _)| s.doc.notes.iter().cloned())
+        .collect();
+    Ok(output)
 }
 
 /// A linter finding as a CI annotation: the file, the service or edge as its key, no line (the

@@ -183,7 +183,10 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     if let Some(path) = &outputs.html {
         plan.file("--html", path)?;
     }
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = loaded
+        .iter()
+        .flat_map(|(s, _)| s.doc.notes.iter().cloned())
+        .collect();
     let summaries = if series {
         let runs = run_each(&loaded, |sc| {
             run_with_series(sc, req.options, outputs.resolution)

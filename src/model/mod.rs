@@ -30,13 +30,14 @@ use crate::metrics::recorder::ArrivalWindow;
 use crate::metrics::timeseries::Extra;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
+use crate::protections::aws_adaptive::RateLimiter;
 use crate::protections::breaker::Breaker;
 use crate::protections::budget::{RatioBalance, RetryBudget};
 use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit};
 use crate::protections::load_balancer::Balancer;
 use crate::protections::pushback;
-use crate::protections::quota::Quota;
+use crate::protections::quota::{Quota, RetryQuota};
 use crate::protections::rate_limit::Bucket;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
@@ -91,6 +92,9 @@ pub(crate) enum Event {
     EdgeRetry { job: Handle, call: u16 },
     /// The hedge delay of call `call` elapsed: send another attempt if it is still open.
     HedgeFire { job: Handle, call: u16 },
+    /// The AWS adaptive rate limiter's wait for a token elapsed: send the held attempt of call
+    /// `call` (a retry when `retry`).
+    RateLimitedSend { job: Handle, call: u16, retry: bool },
     /// A reply reaches the caller of `attempt`; `job` is the replying job (freed here), or
     /// `Handle::NONE` for a reply sent before admission. `pushback_us` is the callee's
     /// retry-after hint in microseconds (0 none, `u32::MAX` "do not retry").
@@ -260,6 +264,9 @@ pub(crate) struct EdgeState {
     latency: Option<fleet::Latency>,
     /// The AWS standard mode's retry quota.
     quota: Option<Quota>,
+    /// The AWS adaptive mode's client-side rate limiter (boxed: most edges have none, and the
+    /// edge state stays small).
+    rate_limiter: Option<Box<RateLimiter>>,
 }
 
 /// One run of a scenario.
@@ -389,6 +396,8 @@ impl<'a> Simulation<'a> {
                         .partitioned(&e.limit_partitions, &class_names)
                 }),
                 quota: e.retry_quota.map(|_| Quota::default()),
+                rate_limiter: (e.retry_quota == Some(RetryQuota::AwsAdaptive))
+                    .then(|| Box::new(RateLimiter::new(SimTime::ZERO))),
                 ratio_budget: match e.retry_budget {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,
@@ -596,6 +605,9 @@ impl<'a> Simulation<'a> {
             }
             Event::EdgeRetry { job, call } => self.on_edge_retry(job, call),
             Event::HedgeFire { job, call } => self.on_hedge_fire(job, call),
+            Event::RateLimitedSend { job, call, retry } => {
+                self.on_rate_limited_send(job, call, retry)
+            }
             Event::Reply {
                 attempt,
                 outcome,

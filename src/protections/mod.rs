@@ -40,6 +40,7 @@
 
 pub mod adaptive;
 pub mod admission;
+pub mod aws_adaptive;
 pub mod breaker;
 pub mod budget;
 pub mod codel;

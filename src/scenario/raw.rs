@@ -329,6 +329,11 @@ pub struct CallRaw {
     /// after a timeout), refunds on success; `retries` 2 and backoff U[0, min(20s, 2ⁿ s)] unless
     /// given (default none).
     pub retry_quota: Option<RetryQuotaRaw>,
+    /// The edge's policy from a production config, `{grpc: FILE, service: S, method: M}` or
+    /// `{envoy: FILE, route: R, cluster: C}` (the path relative to this file), read as `loadsim
+    /// import` reads it; keys written beside it override the imported ones, as over a file named
+    /// by `extends`.
+    pub import: Option<crate::import::ImportRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

@@ -148,11 +148,15 @@ impl Sources {
         }
     }
 
-    /// Every input byte: for each scenario, each file of its `extends` chain.
+    /// Every input byte: for each scenario, each file of its `extends` chain, then each file its
+    /// edges `import`.
     pub fn texts(&self) -> impl Iterator<Item = &str> {
-        self.docs
-            .iter()
-            .flat_map(|d| d.files.iter().map(|f| f.text.as_str()))
+        self.docs.iter().flat_map(|d| {
+            d.files
+                .iter()
+                .map(|f| f.text.as_str())
+                .chain(d.imported.iter().map(|(_, t)| t.as_str()))
+        })
     }
 }
 

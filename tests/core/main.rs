@@ -11,6 +11,7 @@ mod common;
 mod determinism;
 mod docs;
 mod fleet;
+mod import;
 mod mechanics;
 mod production;
 mod protections;

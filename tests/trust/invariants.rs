@@ -249,10 +249,24 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                 Just("load_balancer: {policy: least_request, choice_count: all}".to_owned()),
             ],
         ),
-        prop::option::weighted(
-            0.2,
-            (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
-        ),
+        // The call timeout and, in the same slot (a tuple holds 12 strategies at most), the AWS
+        // SDK retry modes; a hedged edge drops the quota when the YAML is written.
+        (
+            prop::option::weighted(
+                0.2,
+                (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
+            ),
+            prop::option::weighted(
+                0.15,
+                prop_oneof![Just(QUOTA_STANDARD), Just(QUOTA_ADAPTIVE)],
+            ),
+        )
+            .prop_map(|(t, q)| match (t, q) {
+                (None, None) => None,
+                (Some(t), None) => Some(t),
+                (None, Some(q)) => Some(q.to_owned()),
+                (Some(t), Some(q)) => Some(format!("{t}, {q}")),
+            }),
         prop::option::weighted(
             0.2,
             (0u32..30).prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
@@ -265,6 +279,10 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                 .collect()
         })
 }
+
+/// The AWS SDK retry modes the generator draws (not on a hedged edge).
+const QUOTA_STANDARD: &str = "retry_quota: {kind: aws_standard}";
+const QUOTA_ADAPTIVE: &str = "retry_quota: {kind: aws_adaptive}";
 
 fn call() -> impl Strategy<Value = Call> {
     (
@@ -429,6 +447,15 @@ impl Spec {
                     c.propagate
                 );
                 for e in &c.extra {
+                    if hedged && (e == QUOTA_STANDARD || e == QUOTA_ADAPTIVE) {
+                        continue;
+                    }
+                    let e = if hedged {
+                        e.replace(&format!(", {QUOTA_STANDARD}"), "")
+                            .replace(&format!(", {QUOTA_ADAPTIVE}"), "")
+                    } else {
+                        e.clone()
+                    };
                     let _ = write!(y, ", {e}");
                 }
                 if let Some((base, cap)) = c.backoff {
@@ -442,6 +469,7 @@ impl Spec {
                         2 => write!(y, ", jitter: decorrelated"),
                         3 => write!(y, ", jitter: none"),
                         4 => write!(y, ", jitter: proportional, jitter_fraction: 0.3"),
+                        _ if base % 10 == 0 && base > 0 => write!(y, ", jitter: envoy"),
                         _ => Ok(()),
                     };
                     y.push('}');

@@ -395,6 +395,12 @@ impl Validator<'_> {
         callee_name: &str,
         c: &CallRaw,
     ) -> Edge {
+        if c.import.is_some() {
+            self.problem(
+                &format!("{key}.import"),
+                "is read when the scenario file is loaded; write it in the file, not with --set",
+            );
+        }
         let retry_quota = self.nested(key, "retry_quota", c.retry_quota.as_ref(), |k, q, v| {
             quota::validate(k, q, c.hedge.is_some(), v)
         });
