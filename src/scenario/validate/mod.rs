@@ -221,7 +221,7 @@ impl Validator<'_> {
                 .and_then(|d| self.dist("client.latency", d)),
         };
         self.check_fleet(&raw, &services, &edges, &client);
-        let replicas: Vec<u32> = services.iter().map(|s| s.replicas).collect();
+        let replicas: Vec<u32> = services.iter().map(|s| s.max_units()).collect();
 
         let mut faults = Vec::new();
         for (fname, f) in &raw.faults {
@@ -320,6 +320,9 @@ impl Validator<'_> {
                 self,
             ),
             replicas: self.replicas(&key, s.replicas),
+            autoscale: self.nested(&key, "autoscale", s.autoscale.as_ref(), |k, a, p| {
+                crate::protections::autoscale::validate(k, a, MAX_TOTAL_REPLICAS, p)
+            }),
         }
     }
 
@@ -352,7 +355,7 @@ impl Validator<'_> {
         edges: &[Edge],
         client: &ClientPolicy,
     ) {
-        let total: u64 = services.iter().map(|s| s.replicas as u64).sum();
+        let total: u64 = services.iter().map(|s| s.max_units() as u64).sum();
         if total > MAX_TOTAL_REPLICAS {
             self.problem(
                 "services",
@@ -369,7 +372,7 @@ impl Validator<'_> {
                 "client.load_balancer",
                 client.load_balancer,
                 explicit(raw.client.load_balancer.as_ref()),
-                entry.replicas,
+                entry.max_units(),
                 self,
             );
         }
@@ -385,7 +388,7 @@ impl Validator<'_> {
                 &format!("services.{caller}.calls.{callee}.load_balancer"),
                 e.load_balancer,
                 explicit(lb),
-                services[e.callee].replicas,
+                services[e.callee].max_units(),
                 self,
             );
         }
