@@ -121,6 +121,7 @@ impl Scaler {
         }
     }
 
+    /// Notes the counts at `now` in the timeline, if they changed.
     fn record(&mut self, now: SimTime) {
         self.peak = self.peak.max(self.started);
         let change = ReplicaChange {
@@ -129,6 +130,7 @@ impl Scaler {
             ready: self.ready,
         };
         match self.timeline.last_mut() {
+            Some(last) if (last.replicas, last.ready) == (change.replicas, change.ready) => {}
             Some(last) if last.at_s == change.at_s => *last = change,
             _ => self.timeline.push(change),
         }
