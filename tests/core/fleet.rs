@@ -2,7 +2,7 @@
 //! tests on seeds 7, 11 and 13 against the shipped `scenarios/fleet/` files, and exact mechanics
 //! on tiny scenarios.
 
-use super::common::{SEEDS, run, run_text};
+use super::common::{SEEDS, load, run, run_text};
 
 #[test]
 fn least_request_beats_round_robin_with_one_slow_replica() {
@@ -164,4 +164,48 @@ fn autoscaling_whose_replicas_serve_only_after_the_arrivals_changes_nothing_user
         assert!(m.scale_ups >= 1, "seed {seed}: {m:?}");
         assert!(m.timeline.iter().all(|c| c.at_s >= 60.0 || c.ready == 2));
     }
+}
+
+#[test]
+fn check_warns_on_autoscale_bounds_the_controller_cannot_honour() {
+    let messages = |sets: &[&str]| -> Vec<String> {
+        loadsim::analysis::lint::lint(&load("fleet/autoscale_storm", sets, 7))
+            .findings
+            .into_iter()
+            .filter(|f| f.subject == "svc_b")
+            .map(|f| f.message)
+            .filter(|m| {
+                m.contains("autoscaler")
+                    || m.contains("_replicas")
+                    || m.contains("first evaluation")
+            })
+            .collect()
+    };
+    // 60 s warmup after a 15 s interval: nothing it starts serves within the 60 s of arrivals.
+    let shipped = messages(&[]);
+    assert!(
+        shipped
+            .iter()
+            .any(|m| m.contains("no replica the autoscaler starts can serve")),
+        "{shipped:?}"
+    );
+    // 400/s × 20 ms = 8 busy slots; at 70 % of 8 slots a replica carries 5.6: 2 replicas needed.
+    let capped = messages(&[
+        "services.svc_b.autoscale.max_replicas=1",
+        "services.svc_b.autoscale.min_replicas=1",
+        "services.svc_b.replicas=1",
+        "services.svc_b.autoscale.warmup=5s",
+    ]);
+    assert!(
+        capped
+            .iter()
+            .any(|m| m.contains("needs 2 replicas of 8 slots")),
+        "{capped:?}"
+    );
+    assert!(
+        capped.iter().any(|m| m.contains("can never change")),
+        "{capped:?}"
+    );
+    let fine = messages(&["services.svc_b.autoscale.warmup=5s"]);
+    assert!(fine.is_empty(), "{fine:?}");
 }
