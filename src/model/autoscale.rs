@@ -157,6 +157,8 @@ impl Scaler {
 
 impl Simulation<'_> {
     /// Schedules every autoscaler's first evaluation, one `interval` after 0.
+    #[cold]
+    #[inline(never)]
     pub(super) fn start_autoscalers(&mut self) {
         for (s, sc) in self.scalers.iter().enumerate() {
             if let Some(sc) = sc
@@ -173,6 +175,8 @@ impl Simulation<'_> {
     /// Service `s`'s autoscaler evaluates: reads the utilization of its ready replicas since the
     /// previous evaluation, applies the HPA rule, starts or removes replicas, and comes back one
     /// `interval` later if that is before the end of arrivals.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_autoscale_tick(&mut self, s: usize) {
         let now = self.now();
         let end = self.arrivals_end;
@@ -277,6 +281,8 @@ impl Simulation<'_> {
     }
 
     /// Replica `k` of `s` finished warming up, unless it was removed (or restarted) meanwhile.
+    #[cold]
+    #[inline(never)]
     pub(super) fn on_replica_ready(&mut self, s: usize, k: u32) {
         let now = self.now();
         let Some(mut sc) = self.scalers[s].take() else {
