@@ -162,8 +162,9 @@ pub struct ServiceMetrics {
 pub struct AutoscaleMetrics {
     /// Evaluations of the controller (every `interval` before `duration`).
     pub evaluations: u64,
-    /// Evaluations that added replicas, and that removed some.
+    /// Evaluations that added replicas.
     pub scale_ups: u64,
+    /// Evaluations that removed replicas (they drain).
     pub scale_downs: u64,
     /// Most replicas started at once (warming up or ready; draining ones not counted).
     pub replicas_peak: u32,
