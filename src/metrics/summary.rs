@@ -39,6 +39,8 @@ pub struct FinalState {
     pub unfinished_by_class: Vec<u64>,
     /// Per service of more than one replica, its replicas' metrics (empty otherwise).
     pub replica_stats: Vec<Vec<ReplicaMetrics>>,
+    /// Per service, what its autoscaler did (`None` without `autoscale`).
+    pub autoscale: Vec<Option<AutoscaleMetrics>>,
     pub events: u64,
     pub peak_pending: u64,
     pub peak_jobs: u64,
@@ -55,6 +57,7 @@ impl FinalState {
             unfinished_users: 0,
             unfinished_by_class: Vec::new(),
             replica_stats: vec![Vec::new(); services],
+            autoscale: vec![None; services],
             events: 0,
             peak_pending: 0,
             peak_jobs: 0,
@@ -157,6 +160,36 @@ pub struct ServiceMetrics {
     /// Per replica, for a service of more than one replica (absent otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replica_stats: Vec<ReplicaMetrics>,
+    /// What the autoscaler did, for a service with `autoscale` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<AutoscaleMetrics>,
+}
+
+/// What a service's autoscaler did (docs/model.md §2.13.1).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct AutoscaleMetrics {
+    /// Evaluations of the controller (every `interval` before `duration`).
+    pub evaluations: u64,
+    /// Evaluations that added replicas.
+    pub scale_ups: u64,
+    /// Evaluations that removed replicas (they drain).
+    pub scale_downs: u64,
+    /// Most replicas started at once (warming up or ready; draining ones not counted).
+    pub replicas_peak: u32,
+    /// Replicas started, time average over the arrival period.
+    pub replicas_mean: f64,
+    /// ∫ replicas started dt over the arrival period, in replica-seconds.
+    pub replica_seconds: f64,
+    /// Every change: from `at_s` on, `replicas` started, of which `ready` take traffic.
+    pub timeline: Vec<ReplicaChange>,
+}
+
+/// One change of an autoscaled service's replicas.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct ReplicaChange {
+    pub at_s: f64,
+    pub replicas: u32,
+    pub ready: u32,
 }
 
 /// One replica of a replicated service: its counters and levels.
@@ -308,7 +341,12 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 queue_wait_p50_s: quantile_s(&queue_wait, 0.5),
                 queue_wait_p99_s: quantile_s(&queue_wait, 0.99),
                 waited_fraction: ratio(c.enqueued, c.admitted),
-                utilization: levels.busy as f64 / (period * (s.slots as f64 * s.replicas as f64)),
+                utilization: levels.busy as f64
+                    / (period
+                        * (s.slots as f64
+                            * fin.autoscale[i]
+                                .as_ref()
+                                .map_or(s.replicas as f64, |a| a.replicas_mean))),
                 mean_in_system: (levels.busy + levels.queue) as f64 / period,
                 mean_queue_len: levels.queue as f64 / period,
                 sojourn_mean_s: (c.departed > 0)
@@ -320,6 +358,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                         / 1e9
                 }),
                 replica_stats: fin.replica_stats[i].clone(),
+                autoscale: fin.autoscale[i].clone(),
             };
             (s.name.clone(), m)
         })

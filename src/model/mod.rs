@@ -10,6 +10,7 @@
 //! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
 
 mod arrivals;
+mod autoscale;
 mod caller;
 mod calls;
 mod client;
@@ -113,6 +114,10 @@ pub(crate) enum Event {
         unit: u32,
         deadline: SimTime,
     },
+    /// The autoscaler of `service` evaluates (every `interval` before `duration`).
+    AutoscaleTick { service: u32 },
+    /// Replica `replica` of `service` finished warming up; a no-op if it was removed meanwhile.
+    ReplicaReady { service: u32, replica: u32 },
 }
 
 /// "Do not retry" in a reply's pushback field.
@@ -309,6 +314,10 @@ pub struct Simulation<'a> {
     /// read only where a limiter is configured).
     job_permits: Vec<Permit>,
     attempt_permits: Vec<Permit>,
+    /// Per service, its autoscaler (empty when no service has `autoscale`).
+    scalers: Vec<Option<autoscale::Scaler>>,
+    /// Whether `scalers` is not empty: balancers then pick among serving replicas.
+    autoscaling: bool,
 }
 
 /// A finished run: its summary and, when asked for, its time series.
@@ -443,6 +452,8 @@ impl<'a> Simulation<'a> {
             next_sample: SimTime::NEVER,
             job_permits: Vec::new(),
             attempt_permits: Vec::new(),
+            scalers: autoscale::scalers(sc),
+            autoscaling: sc.services.iter().any(|s| s.autoscale.is_some()),
         }
     }
 
@@ -482,6 +493,9 @@ impl<'a> Simulation<'a> {
                 );
             }
         }
+        if self.autoscaling {
+            self.start_autoscalers();
+        }
         for class in 0..self.sc.classes.len() {
             self.schedule_next_arrival(class as u16, true);
         }
@@ -517,8 +531,8 @@ impl<'a> Simulation<'a> {
             }
         }
         let wall = started.elapsed();
-        let summary =
-            crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
+        let fin = self.final_state(end, wall);
+        let summary = crate::metrics::summary::summarize(self.sc, &self.rec, &fin);
         let series = self.series.take().map(|s| s.finish(&self.rec));
         let queue_ops = self.engine.take_queue_ops();
         Ok(RunOutput {
@@ -546,10 +560,17 @@ impl<'a> Simulation<'a> {
         let tokens: Vec<Option<f64>> = edges.iter().map(|e| e.bucket.map(|b| b.tokens())).collect();
         let mut edge_limiters: Vec<&mut Option<Limiter>> =
             edges.iter_mut().map(|e| &mut e.limiter).collect();
+        let scalers = &self.scalers;
         let mut limit = |x: Extra, at: SimTime| -> f64 {
             let l = match x {
                 Extra::ServiceLimit(s) => service_limiters[s].as_mut(),
                 Extra::EdgeLimit(e) => edge_limiters[e].as_mut(),
+                Extra::ServiceReplicas(s) => {
+                    return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.0 as f64);
+                }
+                Extra::ServiceReplicasReady(s) => {
+                    return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.1 as f64);
+                }
                 Extra::ServiceCount(..) | Extra::EdgeCount(..) => None,
             };
             l.map_or(f64::NAN, |l| l.limit(at) as f64)
@@ -567,7 +588,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn final_state(
-        &self,
+        &mut self,
         end: SimTime,
         wall: std::time::Duration,
     ) -> crate::metrics::summary::FinalState {
@@ -585,6 +606,7 @@ impl<'a> Simulation<'a> {
             unfinished_users: self.users.len() as u64,
             unfinished_by_class: self.unfinished_by_class(),
             replica_stats: self.replica_stats(),
+            autoscale: self.autoscale_metrics(),
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,
             peak_jobs: self.jobs.peak() as u64,
@@ -615,7 +637,7 @@ impl<'a> Simulation<'a> {
                 pushback_us,
             } => self.on_reply(attempt, outcome, job, pushback_us),
             Event::CapacityRestored { service } => {
-                for r in 0..self.sc.services[service as usize].replicas {
+                for r in 0..self.sc.services[service as usize].max_units() {
                     let u = self.unit_of(service as usize, r);
                     self.pull_next(u);
                 }
@@ -625,6 +647,10 @@ impl<'a> Simulation<'a> {
                 unit,
                 deadline,
             } => self.on_deliver(attempt, unit, deadline),
+            Event::AutoscaleTick { service } => self.on_autoscale_tick(service as usize),
+            Event::ReplicaReady { service, replica } => {
+                self.on_replica_ready(service as usize, replica)
+            }
         }
     }
 

@@ -171,6 +171,11 @@ impl Station {
         self.meter.sample(at, self.busy, self.queued())
     }
 
+    /// ∫ busy slots dt from 0 to `now` (the autoscaler's reading).
+    pub fn busy_area(&self, now: SimTime) -> u128 {
+        self.meter.busy_area_at(now, self.busy)
+    }
+
     /// The levels' integrals over the arrival period.
     pub fn period_areas(&self) -> LevelAreas {
         self.meter.period_areas(self.busy, self.queued())

@@ -65,6 +65,19 @@ recovers, `recovered` where recovery is not measurable, or a column of another t
         let _ = writeln!(out, "## {heading}: `{prefix}*`\n");
         let mut t = MarkdownTable::new(["column", "type", "meaning"]);
         for (name, prop) in properties(&defs[def]) {
+            // An object (like an autoscaled service's `autoscale`) is flattened one level deeper.
+            if let Some(inner) = object_def(defs, &prop) {
+                for (sub, p) in properties(inner) {
+                    let desc = p
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("see docs/model.md §3")
+                        .replace('\n', " ")
+                        .replace('|', "\\|");
+                    t.row([format!("`{prefix}{name}.{sub}`"), type_of(&p), desc]);
+                }
+                continue;
+            }
             let desc = prop
                 .get("description")
                 .and_then(Value::as_str)
@@ -102,6 +115,18 @@ fn properties(def: &Value) -> Vec<(String, Value)> {
         }
     }
     out
+}
+
+/// The definition of an object-valued property (`$ref`, possibly nullable), if it is one.
+fn object_def<'a>(defs: &'a Value, prop: &Value) -> Option<&'a Value> {
+    let reference = prop.get("$ref").or_else(|| {
+        prop.get("anyOf")?
+            .as_array()?
+            .iter()
+            .find_map(|v| v.get("$ref"))
+    })?;
+    let name = reference.as_str()?.rsplit('/').next()?;
+    defs.get(name).filter(|d| d.get("properties").is_some())
 }
 
 /// The CSV type of a property: its JSON type, `null` left out (an empty cell).

@@ -169,8 +169,19 @@ pub struct Service {
     pub calls: Vec<EdgeId>,
     /// Share of the errors it replies that callers may retry (default 1).
     pub retryable_fraction: f64,
-    /// Identical replicas (default 1); `slots` and the queue are per replica.
+    /// Identical replicas (default 1); `slots` and the queue are per replica. With `autoscale`,
+    /// the count at time 0.
     pub replicas: u32,
+    /// Horizontal autoscaling of the replicas (Kubernetes HPA).
+    pub autoscale: Option<crate::protections::autoscale::Autoscale>,
+}
+
+impl Service {
+    /// Replicas the service may ever have: `replicas`, or up to `autoscale.max_replicas`.
+    pub fn max_units(&self) -> u32 {
+        self.autoscale
+            .map_or(self.replicas, |a| a.max_replicas.max(self.replicas))
+    }
 }
 
 /// A caller's policy on one call edge.
@@ -313,7 +324,7 @@ impl Scenario {
 
     /// Replicas of all services together.
     pub fn total_replicas(&self) -> u64 {
-        self.services.iter().map(|s| s.replicas as u64).sum()
+        self.services.iter().map(|s| s.max_units() as u64).sum()
     }
 
     /// Index of the service called `name`.

@@ -280,6 +280,8 @@ pub struct ServiceRaw {
     /// Identical replicas, each with its own `slots`, queue and service-time stream (default 1);
     /// the other keys describe one replica.
     pub replicas: Option<u32>,
+    /// Kubernetes HPA over the replicas (default none); `replicas` is then the count at 0 s.
+    pub autoscale: Option<crate::protections::autoscale::AutoscaleRaw>,
 }
 
 /// A caller's policy on one call edge.

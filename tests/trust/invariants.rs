@@ -1,7 +1,7 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
-//! (every algorithm) at services and on edges, replicas, load balancers, network delay, a slow
+//! (every algorithm) at services and on edges, replicas, autoscaling, load balancers, network delay, a slow
 //! fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
@@ -143,10 +143,31 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
         rate_limit(),
         concurrency_limit(),
         prop::option::weighted(0.3, (2u32..5).prop_map(|n| format!("replicas: {n}"))),
+        autoscale(),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i)| {
-            [a, b, c, d, e, f, g, h, i].into_iter().flatten().collect()
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
+            [a, b, c, d, e, f, g, h, i, j]
+                .into_iter()
+                .flatten()
+                .collect()
         })
+}
+
+/// An optional Kubernetes HPA, fast enough to act within a few simulated seconds.
+fn autoscale() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.2,
+        (1u32..4, 0u32..4, 1u32..101, 50u32..1000, 0u32..600, 0u32..2000).prop_map(
+            |(min, extra, pct, interval, warmup, cooldown)| {
+                format!(
+                    "autoscale: {{min_replicas: {min}, max_replicas: {}, target_utilization: {}, \
+                     interval: {interval}ms, warmup: {warmup}ms, scale_down_cooldown: {cooldown}ms}}",
+                    min + extra,
+                    pct as f64 / 100.0
+                )
+            },
+        ),
+    )
 }
 
 /// An optional Envoy local rate limit (service or edge).
@@ -679,17 +700,19 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.counts.max_queue
                 )));
             }
-            if x.in_flight_at_end > (s.slots + cap) as u64 * s.replicas as u64 {
+            if x.in_flight_at_end > (s.slots + cap) as u64 * s.max_units() as u64 {
                 return fail(at(&format!(
                     "{} in flight > (slots {} + cap {cap}) × replicas {}",
-                    x.in_flight_at_end, s.slots, s.replicas
+                    x.in_flight_at_end,
+                    s.slots,
+                    s.max_units()
                 )));
             }
         } else if x.counts.rejected_full != 0 {
             return fail(at("rejections without a queue cap"));
         }
         // A replicated service's totals are the sums of its replicas'.
-        if s.replicas > 1 {
+        if s.max_units() > 1 {
             let rs = &x.replica_stats;
             let sum = |f: &dyn Fn(&loadsim::metrics::summary::ReplicaMetrics) -> u64| {
                 rs.iter().map(f).sum::<u64>()
@@ -713,11 +736,11 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.counts.cancelled,
                 ),
             ];
-            if rs.len() != s.replicas as usize {
+            if rs.len() != s.max_units() as usize {
                 return fail(at(&format!(
                     "{} replica_stats for {} replicas",
                     rs.len(),
-                    s.replicas
+                    s.max_units()
                 )));
             }
             for (name, replicas, total) in pairs {
@@ -726,6 +749,32 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                         "replicas' {name} {replicas} != service's {total}"
                     )));
                 }
+            }
+        }
+        // An autoscaled service reports its controller, and its counts stay within the bounds
+        // (or the starting count, until the first evaluation).
+        match (s.autoscale, &x.autoscale) {
+            (None, None) => {}
+            (Some(a), Some(m)) => {
+                let (lo, hi) = (
+                    a.min_replicas.min(s.replicas),
+                    a.max_replicas.max(s.replicas),
+                );
+                if let Some(c) = m
+                    .timeline
+                    .iter()
+                    .find(|c| c.replicas < lo || c.replicas > hi || c.ready > c.replicas)
+                {
+                    return fail(at(&format!("replica change {c:?} outside [{lo}, {hi}]")));
+                }
+                if m.scale_ups + m.scale_downs > m.evaluations || m.replicas_peak > hi {
+                    return fail(at(&format!("autoscale metrics {m:?}")));
+                }
+            }
+            _ => {
+                return fail(at(
+                    "autoscale metrics present without autoscale, or missing",
+                ));
             }
         }
         if drained && x.in_flight_at_end != 0 {

@@ -26,6 +26,7 @@
 //!   succeeds without queueing). So the capacity shown for such a service is an upper bound and
 //!   its queue wait a lower bound.
 
+mod autoscale;
 pub mod budget;
 pub mod limiter;
 pub mod load;
@@ -284,6 +285,7 @@ pub fn lint(sc: &Scenario) -> Lint {
     }
 
     limiter::limiter_findings(sc, &mut findings);
+    autoscale::autoscale_findings(sc, &loads, &mean[0], &mut findings);
     capacity_fault_findings(sc, &mut findings);
     priority_findings(sc, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));

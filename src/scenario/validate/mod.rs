@@ -143,7 +143,7 @@ impl Validator<'_> {
         let classes = self.classes(&raw, duration, &names);
         self.check_fleet(&raw, &services, &edges, &classes);
         self.check_partitions(&services, &edges, &classes);
-        let replicas: Vec<u32> = services.iter().map(|s| s.replicas).collect();
+        let replicas: Vec<u32> = services.iter().map(|s| s.max_units()).collect();
 
         let mut faults = Vec::new();
         for (fname, f) in &raw.faults {
@@ -239,6 +239,9 @@ impl Validator<'_> {
                 self,
             ),
             replicas: self.replicas(&key, s.replicas),
+            autoscale: self.nested(&key, "autoscale", s.autoscale.as_ref(), |k, a, p| {
+                crate::protections::autoscale::validate(k, a, MAX_TOTAL_REPLICAS, p)
+            }),
         }
     }
 
@@ -304,7 +307,7 @@ impl Validator<'_> {
         edges: &[Edge],
         classes: &[RequestClass],
     ) {
-        let total: u64 = services.iter().map(|s| s.replicas as u64).sum();
+        let total: u64 = services.iter().map(|s| s.max_units() as u64).sum();
         if total > MAX_TOTAL_REPLICAS {
             self.problem(
                 "services",
@@ -322,7 +325,7 @@ impl Validator<'_> {
                     &format!("{prefix}.load_balancer"),
                     class.client.load_balancer,
                     explicit(raw_client.load_balancer.as_ref()),
-                    entry.replicas,
+                    entry.max_units(),
                     self,
                 );
             }
@@ -339,7 +342,7 @@ impl Validator<'_> {
                 &format!("services.{caller}.calls.{callee}.load_balancer"),
                 e.load_balancer,
                 explicit(lb),
-                services[e.callee].replicas,
+                services[e.callee].max_units(),
                 self,
             );
         }
