@@ -146,6 +146,21 @@ yaml-language-server (VS Code YAML, Neovim, Helix, Zed) at the scenario schema, 
 checking as you type: the project's schema/scenario.schema.json if the folder or one above it has
 one, else a scenario.schema.json written next to the new file.";
 
+const IMPORT_EXAMPLES: &str = "\
+Examples:
+  # The retry policy of one gRPC method, with the server's retryThrottling
+  loadsim import grpc service_config.json --service helloworld.Greeter --method SayHello
+
+  # An Envoy route's timeouts and retry policy, and its cluster's circuit breakers
+  loadsim import envoy envoy.yaml --route checkout --cluster svc_b
+
+  # Fail (exit 2) when the source has a field loadsim cannot model
+  loadsim import envoy envoy.yaml --route checkout --strict
+
+Or in a scenario, resolved like `extends` (the path relative to the scenario file; keys written
+beside `import` override the imported ones):
+  services: {svc_a: {calls: {svc_b: {import: {grpc: sc.json, method: SayHello}}}}}";
+
 const SCHEMA_EXAMPLES: &str = "\
 Examples:
   # Save the schema where your editor can find it
@@ -246,6 +261,14 @@ pub enum Command {
     /// Write a commented starter scenario that runs as is.
     #[command(after_help = NEW_EXAMPLES)]
     New(NewArgs),
+    /// Translate a gRPC service config or an Envoy route/cluster into loadsim edge keys.
+    ///
+    /// Prints the equivalent edge policy as commented YAML to paste under
+    /// `services.<caller>.calls.<callee>`; every field with no exact loadsim meaning is named on
+    /// stderr (--strict: exit 2). A scenario can also import the file directly with
+    /// `calls.<callee>.import`. The mapping is docs/production.md, "loadsim import".
+    #[command(after_help = IMPORT_EXAMPLES)]
+    Import(ImportArgs),
     /// Print the JSON Schema of a file format, for editors and other tools.
     #[command(after_help = SCHEMA_EXAMPLES)]
     Schema(SchemaArgs),
@@ -698,6 +721,82 @@ impl SweepArgs {
             command,
             run: RunOptions {
                 max_events: self.max_events,
+            },
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(subcommand)]
+    pub source: ImportSource,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ImportSource {
+    /// A gRPC service config (JSON): a methodConfig's timeout and retryPolicy or hedgingPolicy,
+    /// and retryThrottling (gRFC A6).
+    Grpc(GrpcImportArgs),
+    /// An Envoy configuration (YAML): a route's timeout and retry_policy, a cluster's
+    /// circuit_breakers.
+    Envoy(EnvoyImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct GrpcImportArgs {
+    /// The service config, JSON.
+    #[arg(value_hint = ValueHint::FilePath)]
+    pub file: PathBuf,
+    /// The service of the methodConfig to read, `package.Service` (needed when the file has more
+    /// than one).
+    #[arg(long, value_name = "NAME")]
+    pub service: Option<String>,
+    /// The method of the methodConfig to read (gRPC's lookup: the exact name, then the service's
+    /// default, then the default for all).
+    #[arg(long, value_name = "NAME")]
+    pub method: Option<String>,
+    /// Exit 2 when a field has no exact loadsim meaning.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).multiple(true).args(["route", "cluster"])))]
+pub struct EnvoyImportArgs {
+    /// The Envoy configuration, YAML (a bootstrap, a route configuration or clusters; routes and
+    /// clusters are found by name anywhere in it).
+    #[arg(value_hint = ValueHint::FilePath)]
+    pub file: PathBuf,
+    /// The route whose timeout and retry_policy to read.
+    #[arg(long, value_name = "NAME")]
+    pub route: Option<String>,
+    /// The cluster whose circuit_breakers to read.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+    /// Exit 2 when a field has no exact loadsim meaning.
+    #[arg(long)]
+    pub strict: bool,
+}
+
+impl ImportArgs {
+    pub fn request(self) -> loadsim::commands::import::ImportRequest {
+        use loadsim::commands::import::ImportRequest;
+        match self.source {
+            ImportSource::Grpc(a) => ImportRequest::Grpc {
+                file: a.file,
+                select: loadsim::import::grpc::Select {
+                    service: a.service,
+                    method: a.method,
+                },
+                strict: a.strict,
+            },
+            ImportSource::Envoy(a) => ImportRequest::Envoy {
+                file: a.file,
+                select: loadsim::import::envoy::Select {
+                    route: a.route,
+                    cluster: a.cluster,
+                },
+                strict: a.strict,
             },
         }
     }

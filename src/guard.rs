@@ -43,7 +43,10 @@ pub fn events_per_user_bound(sc: &Scenario) -> f64 {
 /// The expected number of user requests of a run of `sc`: the arrival rate integrated over the
 /// arrival period, each surge counted only inside its window.
 pub fn expected_requests(sc: &Scenario) -> f64 {
-    RatePlan::new(sc).expected_arrivals(sc.duration)
+    sc.classes
+        .iter()
+        .map(|c| RatePlan::new(&c.arrivals, &sc.faults).expected_arrivals(sc.duration))
+        .sum()
 }
 
 /// Most events a run of `sc` can cause with its expected number of user requests.
@@ -75,7 +78,7 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
     } else {
         format!(
             "{rate} requests/s × {secs} s",
-            rate = sc.rate,
+            rate = sc.rate(),
             secs = sc.duration.as_secs_f64()
         )
     };

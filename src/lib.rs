@@ -55,6 +55,7 @@ pub mod engine;
 pub mod error;
 pub mod expect;
 pub mod guard;
+pub mod import;
 pub mod metrics;
 pub mod model;
 pub mod plot;

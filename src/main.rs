@@ -51,6 +51,7 @@ fn run(command: Command) -> Result<Output, Error> {
         Command::Boundary(a) => commands::boundary::boundary(&a.request()),
         Command::Tune(a) => commands::tune::tune(&a.request()),
         Command::New(a) => commands::new::new(&a.request()),
+        Command::Import(a) => commands::import::import(&a.request()),
         Command::Schema(a) => commands::schema::schema(a.kind),
         Command::Completions(a) => Ok(completions(a.shell)),
         Command::Man(a) => match a.out {

@@ -101,7 +101,12 @@ fn check_inner(
             warnings,
         });
     }
-    Ok(Output::stdout(out))
+    let mut output = Output::stdout(out);
+    output.notes = loaded
+        .iter()
+        .flat_map(|(s, _)| s.doc.notes.iter().cloned())
+        .collect();
+    Ok(output)
 }
 
 /// A linter finding as a CI annotation: the file, the service or edge as its key, no line (the
@@ -226,7 +231,10 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
         ));
     }
     t.row(vec![
-        format!("client->{}", sc.services[sc.client.entry].name),
+        format!(
+            "client->{}",
+            sc.services[sc.classes[c.class].client.entry].name
+        ),
         client,
         "the user: how long a failed request can take".into(),
         "—".into(),
@@ -306,7 +314,7 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
     let _ = writeln!(
         out,
         "\nload: {} user requests/s × attempts per user request, against capacity = slots / mean service time (≥ / ≤: bounds, the service waits on calls):",
-        show_factor(sc.rate)
+        show_factor(sc.rate())
     );
     let mut header = vec!["service".into()];
     header.extend(regime_headers(sc, l, "mean service time"));
@@ -336,7 +344,7 @@ fn loads(out: &mut String, sc: &Scenario, l: &Lint) {
             (Some(h), Some(c)) => format!("{} (held ≤ {})", show_rate(c), show_secs(h)),
             _ => "—".into(),
         });
-        let per = |a: f64| format!("{} (×{})", show_rate(sc.rate * a), show_factor(a));
+        let per = |a: f64| format!("{} (×{})", show_rate(sc.rate() * a), show_factor(a));
         row.push(per(load.first));
         row.push(per(load.sustained));
         row.push(per(load.worst as f64));

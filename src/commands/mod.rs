@@ -5,6 +5,7 @@
 
 pub mod boundary;
 pub mod check;
+pub mod import;
 pub mod man;
 pub mod new;
 pub mod run;

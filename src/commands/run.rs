@@ -139,8 +139,9 @@ pub fn check_resolution(
             .into());
         }
         // The series a run records, counted from the recorder itself (no bins yet).
-        let empty = crate::metrics::Recorder::new(sc.services.len(), sc.edges.len(), 0)
-            .with_arrival_bins(resolution);
+        let empty =
+            crate::metrics::Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0)
+                .with_arrival_bins(resolution);
         let series = SeriesRecorder::new(sc, resolution)
             .finish(&empty)
             .names()
@@ -182,7 +183,10 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     if let Some(path) = &outputs.html {
         plan.file("--html", path)?;
     }
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = loaded
+        .iter()
+        .flat_map(|(s, _)| s.doc.notes.iter().cloned())
+        .collect();
     let summaries = if series {
         let runs = run_each(&loaded, |sc| {
             run_with_series(sc, req.options, outputs.resolution)

@@ -56,6 +56,12 @@ pub struct Document {
     pub sets: Vec<SetOverride>,
     /// What `null` removed while merging and setting.
     pub removals: Vec<Removal>,
+    /// Notes for stderr from reading the files: the unsupported fields of each
+    /// `calls.<callee>.import` (see [`crate::import`]).
+    pub notes: Vec<String>,
+    /// The files named by `calls.<callee>.import`, with their text (inputs of the document
+    /// beside `files`, which holds only the `extends` chain).
+    pub imported: Vec<(PathBuf, String)>,
 }
 
 impl Document {
@@ -64,12 +70,22 @@ impl Document {
         let mut files = Vec::new();
         let mut chain: Vec<PathBuf> = Vec::new();
         let mut removals = Vec::new();
-        let value = load_with_extends(path, &mut files, &mut chain, &mut removals)?;
+        let mut notes = Vec::new();
+        let mut imported = Vec::new();
+        let value = load_with_extends(
+            path,
+            &mut files,
+            &mut chain,
+            &mut removals,
+            &mut (&mut notes, &mut imported),
+        )?;
         Ok(Document {
             value,
             files,
             sets: Vec::new(),
             removals,
+            notes,
+            imported,
         })
     }
 
@@ -81,6 +97,8 @@ impl Document {
             files: vec![file],
             sets: Vec::new(),
             removals: Vec::new(),
+            notes: Vec::new(),
+            imported: Vec::new(),
         })
     }
 
@@ -350,6 +368,7 @@ fn load_with_extends(
     files: &mut Vec<SourceFile>,
     chain: &mut Vec<PathBuf>,
     removals: &mut Vec<Removal>,
+    imports: &mut (&mut Vec<String>, &mut Vec<(PathBuf, String)>),
 ) -> Result<Value, ConfigError> {
     let canonical = path
         .canonicalize()
@@ -373,7 +392,10 @@ fn load_with_extends(
     }
     chain.push(canonical);
     let text = read_text(path)?;
-    let (mut value, file) = parse_file(path, &text)?;
+    let (mut value, mut file) = parse_file(path, &text)?;
+    let (notes, read) = crate::import::resolve_imports(path, &mut value, &mut file.keys, &text)?;
+    imports.0.extend(notes);
+    imports.1.extend(read);
     files.push(file);
     let index = files.len() - 1;
 
@@ -384,8 +406,8 @@ fn load_with_extends(
         None => value,
         Some(Value::String(base)) => {
             let base_path = path.parent().unwrap_or(Path::new(".")).join(&base);
-            let mut base_value =
-                load_with_extends(&base_path, files, chain, removals).map_err(|mut e| {
+            let mut base_value = load_with_extends(&base_path, files, chain, removals, imports)
+                .map_err(|mut e| {
                     for d in &mut e.diagnostics {
                         if d.key.is_empty()
                             && matches!(&d.origin, Origin::File { path: p, .. } if p == &base_path)

@@ -32,6 +32,7 @@ pub fn service_shows(s: &crate::scenario::Service, name: &str) -> bool {
     match name {
         "rate_limited" => s.rate_limit.is_some(),
         "limited" => s.concurrency_limit.is_some(),
+        "shed" => s.shed_priority,
         _ => true,
     }
 }
@@ -269,6 +270,9 @@ counters! {
         /// Arrivals refused by the service's concurrency limiter (services with
         /// `concurrency_limit` only).
         limited: gated,
+        /// Queued requests evicted for a more important arrival and rejected (services with
+        /// `shed: priority` only).
+        shed: gated,
     }
     also {
         /// Admitted requests that had to queue.

@@ -93,6 +93,12 @@ impl LevelMeter {
         sample
     }
 
+    /// ∫ busy dt from 0 to `now` (no earlier than the last change), `busy` being the level now;
+    /// reads without starting a bin (the autoscaler's reading).
+    pub fn busy_area_at(&self, now: SimTime, busy: u32) -> u128 {
+        self.areas.busy + busy as u128 * now.saturating_since(self.last).0 as u128
+    }
+
     /// The areas over the arrival period `[0, until)`, the levels being `busy` and `queued` now.
     pub fn period_areas(&self, busy: u32, queued: usize) -> LevelAreas {
         self.at_until.unwrap_or_else(|| {

@@ -101,29 +101,74 @@ pub struct WindowCounts {
 /// Everything a run counts.
 #[derive(Debug)]
 pub struct Recorder {
+    /// User requests of every class together.
     pub users: UserCounters,
+    /// Per request class, with more than one class (empty otherwise: the total is the class).
+    pub classes: Vec<UserCounters>,
     pub services: Vec<ServiceCounters>,
     pub edges: Vec<EdgeCounters>,
     /// The scenario's measurement windows (empty without `metrics.windows`: nothing to do).
     pub windows: Vec<WindowCounts>,
 }
 
+impl UserCounters {
+    /// Counters over `seconds` arrival seconds.
+    pub fn new(seconds: usize) -> Self {
+        UserCounters {
+            by_window: [0; 3],
+            succeeded_by_window: [0; 3],
+            per_second_arrivals: vec![0; seconds],
+            per_second_succeeded: vec![0; seconds],
+            succeeded: 0,
+            failed: 0,
+            client_attempts: 0,
+            success_latency: MicrosHistogram::new(),
+            failed_latency: MicrosHistogram::new(),
+            by_arrival_bin: None,
+        }
+    }
+
+    /// A user request arrived at `at` in `window`.
+    #[inline]
+    fn arrived(&mut self, at: SimTime, window: ArrivalWindow) {
+        self.by_window[window as usize] += 1;
+        if let Some(c) = self.per_second_arrivals.get_mut(at.whole_secs() as usize) {
+            *c += 1;
+        }
+    }
+
+    /// A user request that arrived at `arrival` ended at `now`.
+    #[inline]
+    fn ended(&mut self, arrival: SimTime, now: SimTime, window: ArrivalWindow, ok: bool) {
+        let latency = now - arrival;
+        if ok {
+            self.succeeded += 1;
+            self.succeeded_by_window[window as usize] += 1;
+            if let Some(c) = self
+                .per_second_succeeded
+                .get_mut(arrival.whole_secs() as usize)
+            {
+                *c += 1;
+            }
+            self.success_latency.record(latency);
+        } else {
+            self.failed += 1;
+            self.failed_latency.record(latency);
+        }
+        if let Some(bins) = &mut self.by_arrival_bin {
+            bins.record(arrival, ok, latency);
+        }
+    }
+}
+
 impl Recorder {
-    /// Counters for a run with `services` services, `edges` edges and `seconds` arrival seconds.
-    pub fn new(services: usize, edges: usize, seconds: usize) -> Self {
+    /// Counters for a run with `classes` request classes, `services` services, `edges` edges and
+    /// `seconds` arrival seconds.
+    pub fn new(classes: usize, services: usize, edges: usize, seconds: usize) -> Self {
+        let per_class = if classes > 1 { classes } else { 0 };
         Recorder {
-            users: UserCounters {
-                by_window: [0; 3],
-                succeeded_by_window: [0; 3],
-                per_second_arrivals: vec![0; seconds],
-                per_second_succeeded: vec![0; seconds],
-                succeeded: 0,
-                failed: 0,
-                client_attempts: 0,
-                success_latency: MicrosHistogram::new(),
-                failed_latency: MicrosHistogram::new(),
-                by_arrival_bin: None,
-            },
+            users: UserCounters::new(seconds),
+            classes: (0..per_class).map(|_| UserCounters::new(seconds)).collect(),
             services: (0..services).map(|_| ServiceCounters::default()).collect(),
             edges: vec![EdgeCounters::default(); edges],
             windows: Vec::new(),
@@ -174,46 +219,43 @@ impl Recorder {
         self
     }
 
-    /// A user request arrived at `at` in `window`.
+    /// A user request of `class` arrived at `at` in `window`.
     #[inline]
-    pub fn user_arrived(&mut self, at: SimTime, window: ArrivalWindow) {
-        self.users.by_window[window as usize] += 1;
-        if let Some(c) = self
-            .users
-            .per_second_arrivals
-            .get_mut(at.whole_secs() as usize)
-        {
-            *c += 1;
+    pub fn user_arrived(&mut self, class: u16, at: SimTime, window: ArrivalWindow) {
+        self.users.arrived(at, window);
+        if let Some(c) = self.classes.get_mut(class as usize) {
+            c.arrived(at, window);
         }
         if !self.windows.is_empty() {
             self.window_arrived(at);
         }
     }
 
-    /// A user request that arrived at `arrival` ended at `now`.
+    /// A user request of `class` sent an attempt (its first or a client retry).
     #[inline]
-    pub fn user_ended(&mut self, arrival: SimTime, now: SimTime, window: ArrivalWindow, ok: bool) {
-        let latency = now - arrival;
-        if ok {
-            self.users.succeeded += 1;
-            self.users.succeeded_by_window[window as usize] += 1;
-            if let Some(c) = self
-                .users
-                .per_second_succeeded
-                .get_mut(arrival.whole_secs() as usize)
-            {
-                *c += 1;
-            }
-            self.users.success_latency.record(latency);
-        } else {
-            self.users.failed += 1;
-            self.users.failed_latency.record(latency);
+    pub fn client_attempt(&mut self, class: u16) {
+        self.users.client_attempts += 1;
+        if let Some(c) = self.classes.get_mut(class as usize) {
+            c.client_attempts += 1;
         }
-        if let Some(bins) = &mut self.users.by_arrival_bin {
-            bins.record(arrival, ok, latency);
+    }
+
+    /// A user request of `class` that arrived at `arrival` ended at `now`.
+    #[inline]
+    pub fn user_ended(
+        &mut self,
+        class: u16,
+        arrival: SimTime,
+        now: SimTime,
+        window: ArrivalWindow,
+        ok: bool,
+    ) {
+        self.users.ended(arrival, now, window, ok);
+        if let Some(c) = self.classes.get_mut(class as usize) {
+            c.ended(arrival, now, window, ok);
         }
         if !self.windows.is_empty() {
-            self.window_ended(arrival, latency, ok);
+            self.window_ended(arrival, now - arrival, ok);
         }
     }
 }

@@ -24,7 +24,7 @@ pub use super::counters::CallMetrics;
 use super::counters::{ReplicaCounts, ServiceCounts};
 use super::definition::{RecoveryRule, quantile_name};
 use super::levels::LevelAreas;
-use super::recorder::{ArrivalWindow, Recorder};
+use super::recorder::{ArrivalWindow, Recorder, UserCounters};
 use crate::scenario::Scenario;
 use crate::time::{NANOS_PER_SEC, SimTime};
 
@@ -36,8 +36,12 @@ pub struct FinalState {
     /// Per service, its level integrals over the arrival period.
     pub levels: Vec<LevelAreas>,
     pub unfinished_users: u64,
+    /// Per request class (with more than one class; empty otherwise): user requests still open.
+    pub unfinished_by_class: Vec<u64>,
     /// Per service of more than one replica, its replicas' metrics (empty otherwise).
     pub replica_stats: Vec<Vec<ReplicaMetrics>>,
+    /// Per service, what its autoscaler did (`None` without `autoscale`).
+    pub autoscale: Vec<Option<AutoscaleMetrics>>,
     pub events: u64,
     pub peak_pending: u64,
     pub peak_jobs: u64,
@@ -52,7 +56,9 @@ impl FinalState {
             in_flight: vec![0; services],
             levels: vec![LevelAreas::default(); services],
             unfinished_users: 0,
+            unfinished_by_class: Vec::new(),
             replica_stats: vec![Vec::new(); services],
+            autoscale: vec![None; services],
             events: 0,
             peak_pending: 0,
             peak_jobs: 0,
@@ -66,7 +72,12 @@ impl FinalState {
 pub struct RunSummary {
     pub scenario: String,
     pub seed: u64,
+    /// User-facing outcomes of every request class together.
     pub metrics: RunMetrics,
+    /// Per request class, by name, the same outcomes (only with more than one class, i.e. with
+    /// `clients:`; absent for the shorthand).
+    #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
+    pub classes: IndexMap<String, RunMetrics>,
     pub services: IndexMap<String, ServiceMetrics>,
     pub calls: IndexMap<String, CallMetrics>,
     pub engine: EngineMetrics,
@@ -179,6 +190,36 @@ pub struct ServiceMetrics {
     /// Per replica, for a service of more than one replica (absent otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replica_stats: Vec<ReplicaMetrics>,
+    /// What the autoscaler did, for a service with `autoscale` (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<AutoscaleMetrics>,
+}
+
+/// What a service's autoscaler did (docs/model.md §2.13.1).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct AutoscaleMetrics {
+    /// Evaluations of the controller (every `interval` before `duration`).
+    pub evaluations: u64,
+    /// Evaluations that added replicas.
+    pub scale_ups: u64,
+    /// Evaluations that removed replicas (they drain).
+    pub scale_downs: u64,
+    /// Most replicas started at once (warming up or ready; draining ones not counted).
+    pub replicas_peak: u32,
+    /// Replicas started, time average over the arrival period.
+    pub replicas_mean: f64,
+    /// ∫ replicas started dt over the arrival period, in replica-seconds.
+    pub replica_seconds: f64,
+    /// Every change: from `at_s` on, `replicas` started, of which `ready` take traffic.
+    pub timeline: Vec<ReplicaChange>,
+}
+
+/// One change of an autoscaled service's replicas.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+pub struct ReplicaChange {
+    pub at_s: f64,
+    pub replicas: u32,
+    pub ready: u32,
 }
 
 /// One replica of a replicated service: its counters and levels.
@@ -303,9 +344,9 @@ fn window_metrics(sc: &Scenario, rec: &Recorder) -> Option<IndexMap<String, Wind
     )
 }
 
-/// Builds the summary of a finished run.
-pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
-    let u = &rec.users;
+/// The user-facing outcomes of the user requests `u` counts (of one class, or of all), of which
+/// `unfinished` were still open at the horizon.
+fn user_metrics(sc: &Scenario, u: &UserCounters, unfinished: u64) -> RunMetrics {
     let requests: u64 = u.by_window.iter().sum();
     let window = sc.fault_window();
     let rate = |w: ArrivalWindow| ratio(u.succeeded_by_window[w as usize], u.by_window[w as usize]);
@@ -322,7 +363,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
     let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
     let (success_latency, failed_latency) =
         (u.success_latency.histogram(), u.failed_latency.histogram());
-    let metrics = RunMetrics {
+    RunMetrics {
         success_rate_before: rate(ArrivalWindow::Before),
         success_rate_during: during,
         success_rate_after: after,
@@ -335,7 +376,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         requests_during_fault,
         succeeded: u.succeeded,
         failed: u.failed,
-        unfinished: fin.unfinished_users,
+        unfinished,
         success_rate: ratio(u.succeeded, requests),
         client_attempts_per_request: ratio(u.client_attempts, requests),
         failed_latency_p50_s: quantile_s(&failed_latency, 0.5),
@@ -348,7 +389,36 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
             &success_latency,
             &failed_latency,
         ),
-        windows: window_metrics(sc, rec),
+        // The named windows are the run's, not a class's: set by `summarize`.
+        windows: None,
+    }
+}
+
+/// Builds the summary of a finished run.
+pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
+    let u = &rec.users;
+    let requests: u64 = u.by_window.iter().sum();
+    let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
+    let mut metrics = user_metrics(sc, u, fin.unfinished_users);
+    metrics.windows = window_metrics(sc, rec);
+    // Per class only with several (the recorder counts them then); an empty run (the column
+    // layout) lists every class all the same.
+    let classes = if sc.has_classes() {
+        sc.classes
+            .iter()
+            .enumerate()
+            .map(|(i, class)| {
+                let m = match rec.classes.get(i) {
+                    Some(c) => {
+                        user_metrics(sc, c, fin.unfinished_by_class.get(i).copied().unwrap_or(0))
+                    }
+                    None => user_metrics(sc, &UserCounters::new(0), 0),
+                };
+                (class.name.clone(), m)
+            })
+            .collect()
+    } else {
+        IndexMap::new()
     };
     let worst = sc.worst_case_attempts();
     let period = sc.duration.0 as f64;
@@ -375,7 +445,12 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 queue_wait_p50_s: quantile_s(&queue_wait, 0.5),
                 queue_wait_p99_s: quantile_s(&queue_wait, 0.99),
                 waited_fraction: ratio(c.enqueued, c.admitted),
-                utilization: levels.busy as f64 / (period * (s.slots as f64 * s.replicas as f64)),
+                utilization: levels.busy as f64
+                    / (period
+                        * (s.slots as f64
+                            * fin.autoscale[i]
+                                .as_ref()
+                                .map_or(s.replicas as f64, |a| a.replicas_mean))),
                 mean_in_system: (levels.busy + levels.queue) as f64 / period,
                 mean_queue_len: levels.queue as f64 / period,
                 sojourn_mean_s: (c.departed > 0)
@@ -387,6 +462,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                         / 1e9
                 }),
                 replica_stats: fin.replica_stats[i].clone(),
+                autoscale: fin.autoscale[i].clone(),
             };
             (s.name.clone(), m)
         })
@@ -405,6 +481,7 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         scenario: sc.name.clone(),
         seed: sc.seed,
         metrics,
+        classes,
         services,
         calls,
         engine: EngineMetrics {

@@ -28,6 +28,7 @@
 //! | `calls.<a>-><b>.tokens` | gRFC A6 tokens at the end of the bin (edges with a retry throttle only) |
 //! | `services.<s>.rate_limited`, `calls.<a>-><b>.rate_limited` | requests refused by a `rate_limit` in the bin (where one is configured; after every column above) |
 //! | `services.<s>.limited`, `services.<s>.limit`, and the same under `calls.<a>-><b>.` | requests refused by a `concurrency_limit` in the bin, and its limit at the end of the bin (where one is configured; last) |
+//! | `services.<s>.replicas`, `services.<s>.replicas_ready` | an autoscaled service's replicas started (warming up or ready) and ready at the end of the bin (with `autoscale` only; after its `limit`) |
 //!
 //! Bins cover `[0, max(duration, end of run))`, rounded up to whole bins; after the run ends the
 //! levels it ended with are carried to the end of the last bin.
@@ -102,6 +103,10 @@ pub enum Extra {
     ServiceLimit(usize),
     /// The concurrency limit of edge `e` at the end of the bin.
     EdgeLimit(usize),
+    /// Replicas started (warming up or ready) of autoscaled service `s` at the end of the bin.
+    ServiceReplicas(usize),
+    /// Of those, replicas ready (taking traffic).
+    ServiceReplicasReady(usize),
 }
 
 /// The extra columns of a run of `sc`, in order.
@@ -119,6 +124,16 @@ fn extras_of(sc: &Scenario) -> Vec<(String, Extra)> {
         }
         if s.concurrency_limit.is_some() {
             out.push((format!("services.{}.limit", s.name), Extra::ServiceLimit(i)));
+        }
+        if s.autoscale.is_some() {
+            out.push((
+                format!("services.{}.replicas", s.name),
+                Extra::ServiceReplicas(i),
+            ));
+            out.push((
+                format!("services.{}.replicas_ready", s.name),
+                Extra::ServiceReplicasReady(i),
+            ));
         }
     }
     for (i, e) in sc.edges.iter().enumerate() {
@@ -218,7 +233,10 @@ impl SeriesRecorder {
             let v = match *x {
                 Extra::ServiceCount(s, k) => Some(rec.services[s].values()[k]),
                 Extra::EdgeCount(e, k) => Some(rec.edges[e].values()[k]),
-                Extra::ServiceLimit(_) | Extra::EdgeLimit(_) => None,
+                Extra::ServiceLimit(_)
+                | Extra::EdgeLimit(_)
+                | Extra::ServiceReplicas(_)
+                | Extra::ServiceReplicasReady(_) => None,
             };
             match v {
                 Some(cum) => {
@@ -458,7 +476,7 @@ mod tests {
         let sc = Scenario::from_document(&doc).unwrap();
         let resolution = SimDuration::from_millis(500);
         let mut r = SeriesRecorder::new(&sc, resolution);
-        let rec = Recorder::new(2, 1, 2).with_arrival_bins(resolution);
+        let rec = Recorder::new(1, 2, 1, 2).with_arrival_bins(resolution);
         let until = SimTime(sc.duration.0);
         r.sample(
             &rec,

@@ -10,13 +10,14 @@
 //!   arrivals stop. The first request of each user also follows a think time;
 //! - a replayed trace: one arrival at each of its instants, in order.
 
+use super::client::class_label;
 use super::dist::Sampler;
 use super::{Event, Simulation};
 use std::sync::Arc;
 
 use crate::rng::Stream;
 use crate::scenario::profile::RateCurve;
-use crate::scenario::{ArrivalProcess, Scenario};
+use crate::scenario::{ArrivalProcess, Fault, RequestClass};
 use crate::time::SimTime;
 
 /// The live arrival process of a shaped scenario.
@@ -39,24 +40,25 @@ pub(crate) enum Shaped {
 }
 
 impl Shaped {
-    /// The process of `sc`, `None` for the one-rate shorthand.
-    pub(crate) fn new(sc: &Scenario) -> Option<Box<Shaped>> {
-        if let Some(times) = &sc.trace {
+    /// The process of `class`'s arrivals, `None` for the one-rate shorthand.
+    pub(crate) fn new(seed: u64, class: &RequestClass, faults: &[Fault]) -> Option<Box<Shaped>> {
+        let a = &class.arrivals;
+        if let Some(times) = &a.trace {
             return Some(Box::new(Shaped::Trace {
                 times: times.clone(),
                 next: 0,
             }));
         }
-        if let Some(c) = sc.closed {
+        if let Some(c) = a.closed {
             return Some(Box::new(Shaped::Closed {
                 users: c.users,
                 think: Sampler::new(&c.think_time),
-                stream: Stream::new(sc.seed, "arrivals/think"),
+                stream: Stream::new(seed, &class_label(class, "arrivals/think")),
             }));
         }
         Some(Box::new(Shaped::Profile {
-            curve: RateCurve::new(sc)?,
-            stream: Stream::new(sc.seed, "arrivals/profile"),
+            curve: RateCurve::new(a, faults)?,
+            stream: Stream::new(seed, &class_label(class, "arrivals/profile")),
         }))
     }
 }
@@ -64,15 +66,17 @@ impl Shaped {
 impl Simulation<'_> {
     /// Schedules the next arrival of a profile (if one comes before arrivals end), or, at the
     /// start of a closed loop, every user's first request.
-    pub(super) fn schedule_shaped_arrival(&mut self, first: bool) {
+    pub(super) fn schedule_shaped_arrival(&mut self, class: u16, first: bool) {
         let now = self.now();
         let end = self.arrivals_end;
-        let Some(shaped) = self.shaped.as_deref_mut() else {
+        let process = self.sc.classes[class as usize].arrivals.process;
+        let Some(shaped) = self.classes[class as usize].shaped.as_deref_mut() else {
             return;
         };
+        let arrival = Event::UserArrival { class };
         match shaped {
             Shaped::Profile { curve, stream } => {
-                let mass = match self.sc.process {
+                let mass = match process {
                     ArrivalProcess::Constant if first => 0.0,
                     ArrivalProcess::Constant => 1.0,
                     _ => stream.exponential(1.0),
@@ -80,7 +84,7 @@ impl Simulation<'_> {
                 if let Some(at) = curve.advance(now, mass)
                     && at < end
                 {
-                    self.engine.schedule_at(at, Event::UserArrival);
+                    self.engine.schedule_at(at, arrival);
                 }
             }
             Shaped::Closed {
@@ -91,7 +95,7 @@ impl Simulation<'_> {
                 for _ in 0..*users {
                     let at = now + think.sample(stream);
                     if at < end {
-                        self.engine.schedule_at(at, Event::UserArrival);
+                        self.engine.schedule_at(at, arrival);
                     }
                 }
             }
@@ -99,21 +103,23 @@ impl Simulation<'_> {
             Shaped::Trace { times, next } => {
                 if let Some(&at) = times.get(*next) {
                     *next += 1;
-                    self.engine.schedule_at(at, Event::UserArrival);
+                    self.engine.schedule_at(at, arrival);
                 }
             }
         }
     }
 
-    /// A user request ended: in a closed loop, its user thinks and sends the next one.
+    /// A user request of `class` ended: in a closed loop, its user thinks and sends the next one.
     #[inline]
-    pub(super) fn user_request_ended(&mut self) {
-        let Some(Shaped::Closed { think, stream, .. }) = self.shaped.as_deref_mut() else {
+    pub(super) fn user_request_ended(&mut self, class: u16) {
+        let Some(Shaped::Closed { think, stream, .. }) =
+            self.classes[class as usize].shaped.as_deref_mut()
+        else {
             return;
         };
         let at = self.engine.now() + think.sample(stream);
         if at < self.arrivals_end {
-            self.engine.schedule_at(at, Event::UserArrival);
+            self.engine.schedule_at(at, Event::UserArrival { class });
         }
     }
 }

@@ -29,7 +29,7 @@ impl Simulation<'_> {
         };
         match a.owner {
             Owner::User(user) => {
-                self.balancer_settled(CLIENT_EDGE, a.replica);
+                self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
                 self.client_attempt_timed_out(user, a.child)
             }
             Owner::Job(job) => {
@@ -42,7 +42,7 @@ impl Simulation<'_> {
                     self.cancel_job(a.child);
                 }
                 let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
-                self.feed_policies(e, false, counts);
+                self.feed_policies(e, false, counts, false);
                 self.attempt_failed(job, a.call, 0, Failure::Timeout);
             }
         }
@@ -77,7 +77,7 @@ impl Simulation<'_> {
         };
         match a.owner {
             Owner::User(user) => {
-                self.balancer_settled(CLIENT_EDGE, a.replica);
+                self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
                 if outcome == Outcome::Success {
                     self.client_attempt_succeeded(user, job);
                 } else {
@@ -106,7 +106,12 @@ impl Simulation<'_> {
                 // gRFC A6: only retryable failures, and pushback saying not to retry, take a token.
                 let counts = edge.retry_on.retries(failure)
                     || (edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY);
-                self.feed_policies(e, outcome == Outcome::Success, counts);
+                self.feed_policies(
+                    e,
+                    outcome == Outcome::Success,
+                    counts,
+                    outcome == Outcome::Reject,
+                );
                 if outcome == Outcome::Success {
                     self.call_succeeded(parent, a.call);
                 } else {
@@ -163,8 +168,9 @@ impl Simulation<'_> {
     }
 
     /// Every settled attempt's result feeds the edge's A6 bucket (a failure only when it
-    /// `counts`: retryable, or pushback saying not to retry), breaker and adaptive throttle.
-    fn feed_policies(&mut self, e: usize, ok: bool, counts: bool) {
+    /// `counts`: retryable, or pushback saying not to retry), breaker and adaptive throttle, and
+    /// the AWS adaptive mode's rate limiter (`throttled` for a reject, its throttling error).
+    fn feed_policies(&mut self, e: usize, ok: bool, counts: bool, throttled: bool) {
         let now = self.now();
         let es = &mut self.edges[e];
         if let Some(b) = &mut es.bucket {
@@ -179,6 +185,9 @@ impl Simulation<'_> {
         }
         if ok && let Some((a, _)) = &mut es.adaptive {
             a.on_accept(now);
+        }
+        if let Some(l) = &mut es.rate_limiter {
+            l.on_response(now, throttled);
         }
     }
 

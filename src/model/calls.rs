@@ -10,7 +10,7 @@ use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RET
 use crate::protections::budget::RetryBudget;
 use crate::protections::concurrency_limit::Permit;
 use crate::protections::pushback::honored_wait;
-use crate::protections::quota::Quota;
+use crate::protections::quota::{Quota, RetryQuota};
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, call_deadline, propagated_deadline};
@@ -98,6 +98,10 @@ impl Simulation<'_> {
         let sc = self.sc;
         let e = self.edge_of(job, k);
         let edge = &sc.edges[e];
+        if edge.retry_quota == Some(RetryQuota::AwsAdaptive) && self.hold_for_rate(job, k, e, retry)
+        {
+            return;
+        }
         let j = self.jobs[job];
         // Every try counts toward the call's hedges, even one refused below, so a call whose
         // hedges keep being refused locally cannot loop.
@@ -140,7 +144,7 @@ impl Simulation<'_> {
         }
         let permit = match &mut es.limiter {
             None => None,
-            Some(limiter) => match limiter.acquire(now) {
+            Some(limiter) => match limiter.acquire(now, self.jobs[job].class) {
                 Some(permit) => Some(permit),
                 None => {
                     self.rec.edges[e].limited += 1;
@@ -168,6 +172,7 @@ impl Simulation<'_> {
             call: k,
             retry,
             replica: 0,
+            class: j.class,
             child: Handle::NONE,
             next: j.attempts,
         });
@@ -192,6 +197,43 @@ impl Simulation<'_> {
         let child = self.send_to(e as u32, edge.callee, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
+        }
+    }
+
+    /// The AWS adaptive mode's send-rate limiter (`super::super::protections::aws_adaptive`): once
+    /// on, every send on the edge, the first attempt too, takes a token; without one the send is
+    /// held for the time the bucket needs at its current rate (at most until the call's
+    /// deadline, where the send finds no time), then asked again. True when the send was held.
+    fn hold_for_rate(&mut self, job: Handle, k: u16, e: usize, retry: bool) -> bool {
+        let now = self.now();
+        let deadline = self.deadline_of(job, k, e);
+        if now >= deadline {
+            return false;
+        }
+        let Some(l) = &mut self.edges[e].rate_limiter else {
+            return false;
+        };
+        match l.before_send(now) {
+            Ok(()) => false,
+            Err(wait) => {
+                let wait = wait.min(deadline - now);
+                self.engine.schedule_in(
+                    wait,
+                    Event::RateLimitedSend {
+                        job,
+                        call: k,
+                        retry,
+                    },
+                );
+                true
+            }
+        }
+    }
+
+    /// A held send's wait elapsed: send it if the job still wants the call.
+    pub(super) fn on_rate_limited_send(&mut self, job: Handle, k: u16, retry: bool) {
+        if self.running(job) && !self.call_state(job, k).done {
+            self.send_attempt(job, k, retry, false);
         }
     }
 

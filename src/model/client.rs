@@ -2,23 +2,88 @@
 //! client retries after a timeout, error or reject (as `retry_on` allows; a fixed
 //! `retry_interval` or a `backoff`), bounded together by `call_timeout`, optional cancellation of the
 //! entry service's work when an attempt times out, and the success or failure that the windows,
-//! latency histograms and goodput credit record.
+//! latency histograms and goodput credit record. Each request class (`clients:`) has its own
+//! client policy and its own live state ([`ClassState`]: arrival streams, backoff jitter, balancer,
+//! network delay); a user request remembers its class.
 
+use super::arrivals::Shaped;
+use super::fleet;
 use super::slab::Handle;
 use super::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
+use crate::protections::load_balancer::Balancer;
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, propagated_deadline};
+use crate::rng::Stream;
+use crate::scenario::faults::RatePlan;
+use crate::scenario::{DEFAULT_CLASS, RequestClass, Scenario};
 use crate::time::{SimDuration, SimTime};
 
+/// The label of one of `class`'s random streams: `legacy` itself for the class `default` (so the
+/// shorthand, and `clients: {default: …}`, draw exactly what a scenario of one class always drew),
+/// `class/<name>/<legacy>` for any other class.
+pub(super) fn class_label(class: &RequestClass, legacy: &str) -> String {
+    if class.name == DEFAULT_CLASS {
+        legacy.to_owned()
+    } else {
+        format!("class/{}/{legacy}", class.name)
+    }
+}
+
+/// Live state of one request class's client.
+#[derive(Debug)]
+pub(crate) struct ClassState {
+    /// The one-rate shorthand's exponential gaps (`arrivals`).
+    pub(super) arrivals: Stream,
+    /// The rate in force over time (surges).
+    pub(super) rates: RatePlan,
+    /// A load profile's, closed loop's or trace's arrival process (`None` for one rate).
+    pub(super) shaped: Option<Box<Shaped>>,
+    /// Backoff jitter (only drawn from with a client `backoff`).
+    pub(super) jitter: Stream,
+    /// The balancer toward a replicated entry service, and the network delay.
+    pub(super) balancer: Option<Balancer>,
+    pub(super) latency: Option<fleet::Latency>,
+}
+
+impl ClassState {
+    /// The state of every class of `sc`, in class order.
+    pub(super) fn all(sc: &Scenario) -> Vec<ClassState> {
+        let seed = sc.seed;
+        sc.classes
+            .iter()
+            .map(|class| {
+                let client = &class.client;
+                let label = |legacy: &str| class_label(class, legacy);
+                ClassState {
+                    arrivals: Stream::new(seed, &label("arrivals")),
+                    rates: RatePlan::new(&class.arrivals, &sc.faults),
+                    shaped: Shaped::new(seed, class, &sc.faults),
+                    jitter: Stream::new(seed, &label("client-jitter")),
+                    balancer: fleet::balancer(
+                        sc,
+                        client.load_balancer,
+                        client.entry,
+                        &label("client"),
+                    ),
+                    latency: client
+                        .latency
+                        .as_ref()
+                        .map(|d| fleet::Latency::new(seed, d, &label("client"))),
+                }
+            })
+            .collect()
+    }
+}
+
 impl Simulation<'_> {
-    /// A user request arrives: record it, send its first attempt, and draw the next arrival.
-    pub(super) fn on_user_arrival(&mut self) {
+    /// A user request of `class` arrives: record it, send its first attempt, and draw the class's
+    /// next arrival.
+    pub(super) fn on_user_arrival(&mut self, class: u16) {
         let now = self.now();
         let window = self.window_of(now);
-        self.rec.user_arrived(now, window);
-        let deadline = self
-            .sc
+        self.rec.user_arrived(class, now, window);
+        let deadline = self.sc.classes[class as usize]
             .client
             .call_timeout
             .map_or(SimTime::NEVER, |ct| now + ct);
@@ -28,15 +93,17 @@ impl Simulation<'_> {
             window,
             deadline,
             prev_wait: SimDuration::ZERO,
+            class,
         });
         self.client_send(user);
-        self.schedule_next_arrival(false);
+        self.schedule_next_arrival(class, false);
     }
 
     /// Sends the user request's next attempt to the entry service.
     pub(super) fn client_send(&mut self, user: u32) {
         let now = self.now();
-        let client = &self.sc.client;
+        let class = self.users[user].class;
+        let client = &self.sc.classes[class as usize].client;
         let Some(timeout) = attempt_timeout(client.attempt_timeout, self.users[user].deadline, now)
         else {
             // The call timeout passed while the client waited to retry: the request fails now.
@@ -46,7 +113,7 @@ impl Simulation<'_> {
         let u = &mut self.users[user];
         u.attempts += 1;
         let retry = u.attempts > 1;
-        self.rec.users.client_attempts += 1;
+        self.rec.client_attempt(class);
         let deadline = propagated_deadline(client.propagate_deadline, now, timeout);
         let attempt = self.attempts.insert(Attempt {
             owner: Owner::User(user),
@@ -54,6 +121,7 @@ impl Simulation<'_> {
             call: 0,
             retry,
             replica: 0,
+            class,
             child: Handle::NONE,
             next: Handle::NONE,
         });
@@ -67,7 +135,8 @@ impl Simulation<'_> {
 
     /// The client's attempt timed out; `child` is the entry job it abandons.
     pub(super) fn client_attempt_timed_out(&mut self, user: u32, child: Handle) {
-        if self.sc.client.cancel_on_abandon && !child.is_none() {
+        let class = self.users[user].class as usize;
+        if self.sc.classes[class].client.cancel_on_abandon && !child.is_none() {
             self.cancel_job(child);
         }
         self.client_attempt_failed(user, Failure::Timeout);
@@ -77,9 +146,9 @@ impl Simulation<'_> {
     /// backoff, or give up (no retries left, a failure `retry_on` does not retry, or the call
     /// timeout gone).
     pub(super) fn client_attempt_failed(&mut self, user: u32, failure: Failure) {
-        let client = &self.sc.client;
         let now = self.now();
         let u = self.users[user];
+        let client = &self.sc.classes[u.class as usize].client;
         if u.attempts > client.retries || !client.retry_on.retries(failure) || now >= u.deadline {
             self.client_gives_up(user);
             return;
@@ -87,7 +156,12 @@ impl Simulation<'_> {
         let mut wait = match &client.backoff {
             None => client.retry_interval,
             Some(b) => {
-                let w = backoff_wait(b, u.attempts - 1, u.prev_wait, &mut self.client_jitter);
+                let w = backoff_wait(
+                    b,
+                    u.attempts - 1,
+                    u.prev_wait,
+                    &mut self.classes[u.class as usize].jitter,
+                );
                 self.users[user].prev_wait = w;
                 w
             }
@@ -103,8 +177,9 @@ impl Simulation<'_> {
     fn client_gives_up(&mut self, user: u32) {
         let u = self.users.remove(user);
         let now = self.now();
-        self.rec.user_ended(u.arrival, now, u.window, false);
-        self.user_request_ended();
+        self.rec
+            .user_ended(u.class, u.arrival, now, u.window, false);
+        self.user_request_ended(u.class);
     }
 
     /// The user's attempt succeeded; `job` is the entry service's job that answered, whose
@@ -120,7 +195,7 @@ impl Simulation<'_> {
         }
         let u = self.users.remove(user);
         let now = self.now();
-        self.rec.user_ended(u.arrival, now, u.window, true);
-        self.user_request_ended();
+        self.rec.user_ended(u.class, u.arrival, now, u.window, true);
+        self.user_request_ended(u.class);
     }
 }

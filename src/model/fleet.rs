@@ -27,8 +27,8 @@ pub(super) fn units(sc: &Scenario) -> (Vec<(usize, u32)>, Vec<ReplicaBase>) {
     let mut units: Vec<(usize, u32)> = (0..n).map(|s| (s, 0)).collect();
     let mut base = Vec::with_capacity(n);
     for (s, svc) in sc.services.iter().enumerate() {
-        base.push((units.len() as u32, svc.replicas));
-        units.extend((1..svc.replicas).map(|r| (s, r)));
+        base.push((units.len() as u32, svc.max_units()));
+        units.extend((1..svc.max_units()).map(|r| (s, r)));
     }
     (units, base)
 }
@@ -51,7 +51,7 @@ pub(super) fn balancer(
     callee: ServiceId,
     name: &str,
 ) -> Option<Balancer> {
-    let replicas = sc.services[callee].replicas;
+    let replicas = sc.services[callee].max_units();
     (replicas > 1).then(|| {
         Balancer::new(
             policy,
@@ -129,10 +129,10 @@ impl Simulation<'_> {
             .iter()
             .enumerate()
             .map(|(s, svc)| {
-                if svc.replicas == 1 {
+                if svc.max_units() == 1 {
                     return Vec::new();
                 }
-                (0..svc.replicas)
+                (0..svc.max_units())
                     .map(|r| {
                         let u = self.unit_of(s, r);
                         let areas = self.services[u].station.period_areas();
@@ -159,12 +159,20 @@ impl Simulation<'_> {
         deadline: SimTime,
     ) -> Handle {
         let (balancer, latency) = if edge == CLIENT_EDGE {
-            (&mut self.client_balancer, &mut self.client_latency)
+            let c = &mut self.classes[self.attempts[attempt].class as usize];
+            (&mut c.balancer, &mut c.latency)
         } else {
             let es = &mut self.edges[edge as usize];
             (&mut es.balancer, &mut es.latency)
         };
-        let replica = balancer.as_mut().map_or(0, |b| b.pick());
+        let replica = match balancer {
+            None => 0,
+            Some(b) if self.autoscaling => match super::autoscale::serving(&self.scalers, callee) {
+                Some(hosts) => b.pick_among(hosts),
+                None => b.pick(),
+            },
+            Some(b) => b.pick(),
+        };
         let delay = latency.as_mut().map(|l| l.sampler.sample(&mut l.request));
         if replica != 0 {
             self.attempts[attempt].replica = replica as u16;
@@ -202,7 +210,7 @@ impl Simulation<'_> {
             return SimDuration::ZERO;
         };
         let latency = if a.edge == CLIENT_EDGE {
-            &mut self.client_latency
+            &mut self.classes[a.class as usize].latency
         } else {
             &mut self.edges[a.edge as usize].latency
         };
@@ -211,12 +219,12 @@ impl Simulation<'_> {
             .map_or(SimDuration::ZERO, |l| l.sampler.sample(&mut l.reply))
     }
 
-    /// An attempt to `replica` on `edge` (or the client's) settled: the caller's balancer counts
-    /// one outstanding request fewer there.
+    /// An attempt to `replica` on `edge` (or the client of request class `class`) settled: the
+    /// caller's balancer counts one outstanding request fewer there.
     #[inline]
-    pub(super) fn balancer_settled(&mut self, edge: u32, replica: u16) {
+    pub(super) fn balancer_settled(&mut self, edge: u32, replica: u16, class: u16) {
         let balancer = if edge == CLIENT_EDGE {
-            &mut self.client_balancer
+            &mut self.classes[class as usize].balancer
         } else {
             &mut self.edges[edge as usize].balancer
         };

@@ -10,6 +10,7 @@
 //! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
 
 mod arrivals;
+mod autoscale;
 mod caller;
 mod calls;
 mod client;
@@ -30,18 +31,18 @@ use crate::metrics::recorder::ArrivalWindow;
 use crate::metrics::timeseries::Extra;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
 use crate::protections::adaptive::Adaptive;
+use crate::protections::aws_adaptive::RateLimiter;
 use crate::protections::breaker::Breaker;
 use crate::protections::budget::{RatioBalance, RetryBudget};
 use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit};
 use crate::protections::load_balancer::Balancer;
 use crate::protections::pushback;
-use crate::protections::quota::Quota;
+use crate::protections::quota::{Quota, RetryQuota};
 use crate::protections::rate_limit::Bucket;
 use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
-use crate::scenario::faults::RatePlan;
-use crate::scenario::{ArrivalProcess, Scenario};
+use crate::scenario::{ArrivalProcess, QueueDiscipline, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
 use faults::ServiceFaults;
@@ -80,8 +81,8 @@ pub enum RunError {
 /// What happened: the closed set of events a run schedules.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
-    /// The next user request arrives at the client.
-    UserArrival,
+    /// The next user request of request class `class` arrives at its client.
+    UserArrival { class: u16 },
     /// The client's retry interval for a user request elapsed: send the next attempt.
     ClientRetry { user: u32 },
     /// An attempt's timeout fired; a no-op if the attempt was already settled (tombstone).
@@ -92,6 +93,9 @@ pub(crate) enum Event {
     EdgeRetry { job: Handle, call: u16 },
     /// The hedge delay of call `call` elapsed: send another attempt if it is still open.
     HedgeFire { job: Handle, call: u16 },
+    /// The AWS adaptive rate limiter's wait for a token elapsed: send the held attempt of call
+    /// `call` (a retry when `retry`).
+    RateLimitedSend { job: Handle, call: u16, retry: bool },
     /// A reply reaches the caller of `attempt`; `job` is the replying job (freed here), or
     /// `Handle::NONE` for a reply sent before admission. `pushback_us` is the callee's
     /// retry-after hint in microseconds (0 none, `u32::MAX` "do not retry").
@@ -110,6 +114,10 @@ pub(crate) enum Event {
         unit: u32,
         deadline: SimTime,
     },
+    /// The autoscaler of `service` evaluates (every `interval` before `duration`).
+    AutoscaleTick { service: u32 },
+    /// Replica `replica` of `service` finished warming up; a no-op if it was removed meanwhile.
+    ReplicaReady { service: u32, replica: u32 },
 }
 
 /// "Do not retry" in a reply's pushback field.
@@ -149,6 +157,8 @@ pub(crate) struct Attempt {
     retry: bool,
     /// The callee's replica it went to (0 for a service of one replica).
     replica: u16,
+    /// The request class of the user request it serves.
+    class: u16,
     /// The job admitted at the callee, `Handle::NONE` if none (rejected, or not admitted yet).
     child: Handle,
     /// Next outstanding attempt of the same owner job (intrusive list), or `Handle::NONE`.
@@ -165,6 +175,8 @@ pub(crate) struct User {
     deadline: SimTime,
     /// The previous backoff wait (decorrelated jitter).
     prev_wait: SimDuration,
+    /// Its request class.
+    class: u16,
 }
 
 /// Where a job is.
@@ -196,6 +208,8 @@ pub(crate) struct Job {
     attempts: Handle,
     /// Set once the job finished (success or error) rather than being dropped or cancelled.
     completed: bool,
+    /// The request class of the user request it serves (its priority travels with it).
+    class: u16,
 }
 
 /// Per call of a running job: its retry and hedge bookkeeping.
@@ -255,6 +269,9 @@ pub(crate) struct EdgeState {
     latency: Option<fleet::Latency>,
     /// The AWS standard mode's retry quota.
     quota: Option<Quota>,
+    /// The AWS adaptive mode's client-side rate limiter (boxed: most edges have none, and the
+    /// edge state stays small).
+    rate_limiter: Option<Box<RateLimiter>>,
 }
 
 /// One run of a scenario.
@@ -268,9 +285,12 @@ pub struct Simulation<'a> {
     replica_base: Vec<fleet::ReplicaBase>,
     /// Per replica (indexed like `services`): the counters reported in `replica_stats`.
     replica_rec: Vec<ReplicaCounters>,
-    /// The client's balancer toward a replicated entry service, and its network delay.
-    client_balancer: Option<Balancer>,
-    client_latency: Option<fleet::Latency>,
+    /// Per request class: its client's live state.
+    classes: Vec<client::ClassState>,
+    /// More than one request class: requests carry their class down the call tree.
+    multi_class: bool,
+    /// Per request class: its priority lane at services with lanes (0 the most important).
+    lane_of: Vec<u16>,
     /// Whether any call (or the client) has network delay.
     has_latency: bool,
     edges: Vec<EdgeState>,
@@ -285,12 +305,6 @@ pub struct Simulation<'a> {
     rec: Recorder,
     /// Time-series bins, when the run was asked for them.
     series: Option<SeriesRecorder>,
-    /// The client's backoff jitter (only drawn from with a client `backoff`).
-    client_jitter: Stream,
-    arrivals: Stream,
-    rates: RatePlan,
-    /// A load profile's or closed loop's arrival process (`None` for the one-rate shorthand).
-    shaped: Option<Box<arrivals::Shaped>>,
     arrivals_end: SimTime,
     window: Option<(SimTime, SimTime)>,
     options: RunOptions,
@@ -300,6 +314,10 @@ pub struct Simulation<'a> {
     /// read only where a limiter is configured).
     job_permits: Vec<Permit>,
     attempt_permits: Vec<Permit>,
+    /// Per service, its autoscaler (empty when no service has `autoscale`).
+    scalers: Vec<Option<autoscale::Scaler>>,
+    /// Whether `scalers` is not empty: balancers then pick among serving replicas.
+    autoscaling: bool,
 }
 
 /// A finished run: its summary and, when asked for, its time series.
@@ -317,6 +335,10 @@ impl<'a> Simulation<'a> {
         let seed = sc.seed;
         let (units, replica_base) = fleet::units(sc);
         let mut fault_lists = faults::per_unit(sc, &units);
+        let priorities: Vec<i32> = sc.classes.iter().map(|c| c.priority).collect();
+        let lane_of = crate::protections::discipline::priority_lanes(&priorities);
+        let lanes = lane_of.iter().max().map_or(1, |&l| l as usize + 1);
+        let class_names: Vec<&str> = sc.classes.iter().map(|c| c.name.as_str()).collect();
         let services: Vec<ServiceState> = units
             .iter()
             .enumerate()
@@ -324,7 +346,16 @@ impl<'a> Simulation<'a> {
                 let s = &sc.services[i];
                 ServiceState {
                     service: i as u32,
-                    station: Station::new(SimTime(sc.duration.0)),
+                    station: Station::new(
+                        SimTime(sc.duration.0),
+                        if sc.has_classes()
+                            && (s.discipline == QueueDiscipline::Priority || s.shed_priority)
+                        {
+                            lanes
+                        } else {
+                            1
+                        },
+                    ),
                     draining: false,
                     stream: Stream::new(
                         seed,
@@ -342,6 +373,7 @@ impl<'a> Simulation<'a> {
                                 &fleet::replica_label(&format!("limiter/{}", s.name), r),
                             ),
                         )
+                        .partitioned(&s.limit_partitions, &class_names)
                     }),
                     retryable: (s.retryable_fraction < 1.0).then(|| {
                         Stream::new(
@@ -368,10 +400,13 @@ impl<'a> Simulation<'a> {
                 }),
                 breaker: e.circuit_breaker.map(Breaker::new),
                 rate: e.rate_limit.map(Bucket::new),
-                limiter: e
-                    .concurrency_limit
-                    .map(|c| Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))),
+                limiter: e.concurrency_limit.map(|c| {
+                    Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))
+                        .partitioned(&e.limit_partitions, &class_names)
+                }),
                 quota: e.retry_quota.map(|_| Quota::default()),
+                rate_limiter: (e.retry_quota == Some(RetryQuota::AwsAdaptive))
+                    .then(|| Box::new(RateLimiter::new(SimTime::ZERO))),
                 ratio_budget: match e.retry_budget {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,
@@ -392,17 +427,9 @@ impl<'a> Simulation<'a> {
                 .collect(),
             services,
             replica_base,
-            client_balancer: fleet::balancer(
-                sc,
-                sc.client.load_balancer,
-                sc.client.entry,
-                "client",
-            ),
-            client_latency: sc
-                .client
-                .latency
-                .as_ref()
-                .map(|d| fleet::Latency::new(seed, d, "client")),
+            classes: client::ClassState::all(sc),
+            multi_class: sc.has_classes(),
+            lane_of: lane_of.clone(),
             has_latency: sc.has_latency(),
             edges,
             users: Slab::default(),
@@ -417,19 +444,17 @@ impl<'a> Simulation<'a> {
                 .max()
                 .unwrap_or(0)
                 .max(1),
-            rec: Recorder::new(sc.services.len(), sc.edges.len(), seconds)
+            rec: Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), seconds)
                 .with_windows(&sc.metrics.windows),
             series: None,
-            client_jitter: Stream::new(seed, "client-jitter"),
-            arrivals: Stream::new(seed, "arrivals"),
-            rates: RatePlan::new(sc),
-            shaped: arrivals::Shaped::new(sc),
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),
             options,
             next_sample: SimTime::NEVER,
             job_permits: Vec::new(),
             attempt_permits: Vec::new(),
+            scalers: autoscale::scalers(sc),
+            autoscaling: sc.services.iter().any(|s| s.autoscale.is_some()),
         }
     }
 
@@ -469,7 +494,12 @@ impl<'a> Simulation<'a> {
                 );
             }
         }
-        self.schedule_next_arrival(true);
+        if self.autoscaling {
+            self.start_autoscalers();
+        }
+        for class in 0..self.sc.classes.len() {
+            self.schedule_next_arrival(class as u16, true);
+        }
         let horizon = self.arrivals_end + self.sc.drain;
         while let Some(event) = self.engine.next_before(horizon) {
             if self.engine.now() >= self.next_sample {
@@ -502,8 +532,8 @@ impl<'a> Simulation<'a> {
             }
         }
         let wall = started.elapsed();
-        let summary =
-            crate::metrics::summary::summarize(self.sc, &self.rec, &self.final_state(end, wall));
+        let fin = self.final_state(end, wall);
+        let summary = crate::metrics::summary::summarize(self.sc, &self.rec, &fin);
         let series = self.series.take().map(|s| s.finish(&self.rec));
         let queue_ops = self.engine.take_queue_ops();
         Ok(RunOutput {
@@ -531,10 +561,17 @@ impl<'a> Simulation<'a> {
         let tokens: Vec<Option<f64>> = edges.iter().map(|e| e.bucket.map(|b| b.tokens())).collect();
         let mut edge_limiters: Vec<&mut Option<Limiter>> =
             edges.iter_mut().map(|e| &mut e.limiter).collect();
+        let scalers = &self.scalers;
         let mut limit = |x: Extra, at: SimTime| -> f64 {
             let l = match x {
                 Extra::ServiceLimit(s) => service_limiters[s].as_mut(),
                 Extra::EdgeLimit(e) => edge_limiters[e].as_mut(),
+                Extra::ServiceReplicas(s) => {
+                    return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.0 as f64);
+                }
+                Extra::ServiceReplicasReady(s) => {
+                    return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.1 as f64);
+                }
                 Extra::ServiceCount(..) | Extra::EdgeCount(..) => None,
             };
             l.map_or(f64::NAN, |l| l.limit(at) as f64)
@@ -552,7 +589,7 @@ impl<'a> Simulation<'a> {
     }
 
     fn final_state(
-        &self,
+        &mut self,
         end: SimTime,
         wall: std::time::Duration,
     ) -> crate::metrics::summary::FinalState {
@@ -568,7 +605,9 @@ impl<'a> Simulation<'a> {
                 .map(|s| self.service_areas(s))
                 .collect(),
             unfinished_users: self.users.len() as u64,
+            unfinished_by_class: self.unfinished_by_class(),
             replica_stats: self.replica_stats(),
+            autoscale: self.autoscale_metrics(),
             events: self.engine.processed(),
             peak_pending: self.engine.peak_pending() as u64,
             peak_jobs: self.jobs.peak() as u64,
@@ -579,7 +618,7 @@ impl<'a> Simulation<'a> {
     #[inline]
     fn dispatch(&mut self, event: Event) {
         match event {
-            Event::UserArrival => self.on_user_arrival(),
+            Event::UserArrival { class } => self.on_user_arrival(class),
             Event::ClientRetry { user } => self.client_send(user),
             Event::AttemptTimeout { attempt } => self.on_attempt_timeout(attempt),
             Event::WorkDone { job } => {
@@ -589,6 +628,9 @@ impl<'a> Simulation<'a> {
             }
             Event::EdgeRetry { job, call } => self.on_edge_retry(job, call),
             Event::HedgeFire { job, call } => self.on_hedge_fire(job, call),
+            Event::RateLimitedSend { job, call, retry } => {
+                self.on_rate_limited_send(job, call, retry)
+            }
             Event::Reply {
                 attempt,
                 outcome,
@@ -596,7 +638,7 @@ impl<'a> Simulation<'a> {
                 pushback_us,
             } => self.on_reply(attempt, outcome, job, pushback_us),
             Event::CapacityRestored { service } => {
-                for r in 0..self.sc.services[service as usize].replicas {
+                for r in 0..self.sc.services[service as usize].max_units() {
                     let u = self.unit_of(service as usize, r);
                     self.pull_next(u);
                 }
@@ -606,7 +648,29 @@ impl<'a> Simulation<'a> {
                 unit,
                 deadline,
             } => self.on_deliver(attempt, unit, deadline),
+            Event::AutoscaleTick { service } => self.on_autoscale_tick(service as usize),
+            Event::ReplicaReady { service, replica } => {
+                self.on_replica_ready(service as usize, replica)
+            }
         }
+    }
+
+    /// Per request class (with more than one): its user requests still open.
+    fn unfinished_by_class(&self) -> Vec<u64> {
+        let mut out = vec![
+            0u64;
+            if self.sc.has_classes() {
+                self.sc.classes.len()
+            } else {
+                0
+            }
+        ];
+        if !out.is_empty() {
+            for (_, u) in self.users.iter() {
+                out[u.class as usize] += 1;
+            }
+        }
+        out
     }
 
     #[inline]
@@ -635,39 +699,40 @@ impl<'a> Simulation<'a> {
     /// loop's ceiling: once the draw reaches the end of arrivals there is no next arrival, so a
     /// gap that overflows to the end of time (a rate of 1e-10/s) ends arrivals instead of
     /// spinning.
-    fn schedule_next_arrival(&mut self, first: bool) {
-        if self.shaped.is_some() {
-            return self.schedule_shaped_arrival(first);
+    fn schedule_next_arrival(&mut self, class: u16, first: bool) {
+        let c = class as usize;
+        if self.classes[c].shaped.is_some() {
+            return self.schedule_shaped_arrival(class, first);
         }
-        let mut t = self.now();
+        let process = self.sc.classes[c].arrivals.process;
+        let st = &mut self.classes[c];
+        let mut t = self.engine.now();
         let at = loop {
             if t >= self.arrivals_end {
                 break SimTime::NEVER;
             }
-            let rate = self.rates.rate_at(t);
+            let rate = st.rates.rate_at(t);
             let mean_gap_ns = 1e9 / rate;
-            let gap = match self.sc.process {
-                ArrivalProcess::Poisson => {
-                    SimDuration(self.arrivals.exponential(mean_gap_ns) as u64)
-                }
+            let gap = match process {
+                ArrivalProcess::Poisson => SimDuration(st.arrivals.exponential(mean_gap_ns) as u64),
                 ArrivalProcess::Constant if first => SimDuration::ZERO,
                 ArrivalProcess::Constant | ArrivalProcess::Closed => {
                     SimDuration(mean_gap_ns.round() as u64)
                 }
             };
-            let next_break = self.rates.next_break(t);
+            let next_break = st.rates.next_break(t);
             // Past the last rate change the draw stands (`t + gap` saturates at NEVER, so an
             // enormous gap ends the arrivals instead of redrawing at NEVER forever).
             if t + gap < next_break
                 || next_break >= self.arrivals_end
-                || self.sc.process == ArrivalProcess::Constant
+                || process == ArrivalProcess::Constant
             {
                 break t + gap;
             }
             t = next_break;
         };
         if at < self.arrivals_end {
-            self.engine.schedule_at(at, Event::UserArrival);
+            self.engine.schedule_at(at, Event::UserArrival { class });
         }
     }
 }

@@ -4,7 +4,9 @@
 //! integrals behind utilisation and queue length cannot miss a change. Also owns the queue's order
 //! (which end is served) and lazy removal: a job cancelled while queued stays in the deque as a
 //! stale handle, skipped when it reaches the end being served, and not counted in the queue's
-//! length.
+//! length. A service that orders or sheds by request-class priority keeps one FIFO lane per
+//! priority (lane 0 the most important); which lane to serve is the service's choice, the lanes
+//! are here.
 
 use std::collections::VecDeque;
 
@@ -23,20 +25,51 @@ pub enum End {
 #[derive(Debug)]
 pub struct Station {
     busy: u32,
-    /// Queued jobs, stale (cancelled) entries included.
+    /// Queued jobs, stale (cancelled) entries included: lane 0.
     entries: VecDeque<Handle>,
+    /// Lanes 1.. of a station with priority lanes (empty otherwise).
+    more: Vec<VecDeque<Handle>>,
+    /// Entries in all lanes, stale ones included.
+    len: usize,
     stale: usize,
     meter: LevelMeter,
 }
 
 impl Station {
-    /// An idle station; `arrivals_end` bounds the period the summary averages over.
-    pub fn new(arrivals_end: SimTime) -> Self {
+    /// An idle station with `lanes` priority lanes (1 for a plain queue); `arrivals_end` bounds
+    /// the period the summary averages over.
+    pub fn new(arrivals_end: SimTime, lanes: usize) -> Self {
         Station {
             busy: 0,
             entries: VecDeque::new(),
+            more: (1..lanes).map(|_| VecDeque::new()).collect(),
+            len: 0,
             stale: 0,
             meter: LevelMeter::new(arrivals_end),
+        }
+    }
+
+    /// Number of priority lanes.
+    #[inline]
+    pub fn lanes(&self) -> usize {
+        1 + self.more.len()
+    }
+
+    #[inline]
+    fn lane(&self, lane: usize) -> &VecDeque<Handle> {
+        if lane == 0 {
+            &self.entries
+        } else {
+            &self.more[lane - 1]
+        }
+    }
+
+    #[inline]
+    fn lane_mut(&mut self, lane: usize) -> &mut VecDeque<Handle> {
+        if lane == 0 {
+            &mut self.entries
+        } else {
+            &mut self.more[lane - 1]
         }
     }
 
@@ -49,7 +82,7 @@ impl Station {
     /// Live queued jobs.
     #[inline]
     pub fn queued(&self) -> usize {
-        self.entries.len() - self.stale
+        self.len - self.stale
     }
 
     /// Whether no live job waits.
@@ -78,20 +111,21 @@ impl Station {
         self.busy -= 1;
     }
 
-    /// A job joins the queue at the newest end at `now`; returns the queue's new length.
+    /// A job joins lane `lane` at the newest end at `now`; returns the queue's new length.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, job: Handle) -> usize {
+    pub fn enqueue(&mut self, now: SimTime, job: Handle, lane: usize) -> usize {
         self.advance(now);
-        self.entries.push_back(job);
+        self.lane_mut(lane).push_back(job);
+        self.len += 1;
         self.queued()
     }
 
-    /// The live job at `end` leaves the queue at `now` (the caller checked it is live with
-    /// [`Station::peek`]).
+    /// The live job at `end` of `lane` leaves the queue at `now` (the caller checked it is live
+    /// with [`Station::peek`]): served, or evicted.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime, end: End) -> Option<Handle> {
+    pub fn dequeue(&mut self, now: SimTime, lane: usize, end: End) -> Option<Handle> {
         self.advance(now);
-        self.pop(end)
+        self.pop(lane, end)
     }
 
     /// A queued job was cancelled at `now`: it no longer counts, its entry is now stale.
@@ -101,34 +135,45 @@ impl Station {
         self.stale += 1;
     }
 
-    /// Removes the stale entry at `end` (no level changes).
+    /// Removes the stale entry at `end` of `lane` (no level changes).
     #[inline]
-    pub fn discard_stale(&mut self, end: End) {
-        if self.pop(end).is_some() {
+    pub fn discard_stale(&mut self, lane: usize, end: End) {
+        if self.pop(lane, end).is_some() {
             self.stale -= 1;
         }
     }
 
-    /// The entry at `end` without removing it (it may be stale).
+    /// The entry at `end` of `lane` without removing it (it may be stale).
     #[inline]
-    pub fn peek(&self, end: End) -> Option<Handle> {
+    pub fn peek(&self, lane: usize, end: End) -> Option<Handle> {
+        let q = self.lane(lane);
         match end {
-            End::Oldest => self.entries.front().copied(),
-            End::Newest => self.entries.back().copied(),
+            End::Oldest => q.front().copied(),
+            End::Newest => q.back().copied(),
         }
     }
 
     #[inline]
-    fn pop(&mut self, end: End) -> Option<Handle> {
-        match end {
-            End::Oldest => self.entries.pop_front(),
-            End::Newest => self.entries.pop_back(),
+    fn pop(&mut self, lane: usize, end: End) -> Option<Handle> {
+        let q = self.lane_mut(lane);
+        let h = match end {
+            End::Oldest => q.pop_front(),
+            End::Newest => q.pop_back(),
+        };
+        if h.is_some() {
+            self.len -= 1;
         }
+        h
     }
 
     /// The levels' integrals and peaks at a time-series bin boundary `at`.
     pub fn sample(&mut self, at: SimTime) -> LevelSample {
         self.meter.sample(at, self.busy, self.queued())
+    }
+
+    /// ∫ busy slots dt from 0 to `now` (the autoscaler's reading).
+    pub fn busy_area(&self, now: SimTime) -> u128 {
+        self.meter.busy_area_at(now, self.busy)
     }
 
     /// The levels' integrals over the arrival period.
@@ -147,16 +192,16 @@ mod tests {
 
     #[test]
     fn every_level_change_is_integrated_and_stale_entries_do_not_count() {
-        let mut st = Station::new(t(100));
+        let mut st = Station::new(t(100), 1);
         st.occupy(t(10)); // busy 1 from 10
-        assert_eq!(st.enqueue(t(20), Handle::NONE), 1); // queue 1 from 20
-        assert_eq!(st.enqueue(t(30), Handle::NONE), 2); // queue 2 from 30
+        assert_eq!(st.enqueue(t(20), Handle::NONE, 0), 1); // queue 1 from 20
+        assert_eq!(st.enqueue(t(30), Handle::NONE, 0), 2); // queue 2 from 30
         st.cancel_queued(t(40)); // queue 1 from 40: one entry is stale
         assert_eq!((st.busy(), st.queued()), (1, 1));
-        st.discard_stale(End::Newest); // no level change
+        st.discard_stale(0, End::Newest); // no level change
         assert_eq!(st.queued(), 1);
         st.release(t(50)); // busy 0 from 50
-        assert!(st.dequeue(t(60), End::Oldest).is_some()); // queue 0 from 60
+        assert!(st.dequeue(t(60), 0, End::Oldest).is_some()); // queue 0 from 60
         st.occupy(t(60)); // busy 1 from 60 to the end of arrivals
         assert!(st.queue_is_empty());
         assert_eq!(

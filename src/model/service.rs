@@ -37,6 +37,12 @@ impl Simulation<'_> {
         if during {
             c.arrivals_during_fault += 1;
         }
+        // The request's class (its priority) travels with it from the client down.
+        let class = if self.multi_class {
+            self.attempts.get(parent).map_or(0, |a| a.class)
+        } else {
+            0
+        };
         let st = &mut self.services[u];
         if !st.faults.is_empty() {
             if st.faults.outage(now) {
@@ -63,7 +69,7 @@ impl Simulation<'_> {
         }
         let permit = match &mut st.limiter {
             None => None,
-            Some(limiter) => match limiter.acquire(now) {
+            Some(limiter) => match limiter.acquire(now, class) {
                 Some(permit) => Some(permit),
                 None => {
                     c.limited += 1;
@@ -73,8 +79,16 @@ impl Simulation<'_> {
         };
         let slots = st.faults.slots(now, spec.slots);
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
-        if !has_slot && queue_full(spec.queue_cap, st.station.queued()) {
-            c.rejected_full += 1;
+        let lane = if st.station.lanes() > 1 {
+            self.lane_of[class as usize] as usize
+        } else {
+            0
+        };
+        if !has_slot
+            && queue_full(spec.queue_cap, st.station.queued())
+            && !(spec.shed_priority && self.shed_lower(u, lane))
+        {
+            self.rec.services[s].rejected_full += 1;
             self.replica_rec[u].rejected_full += 1;
             if let (Some(limiter), Some(permit)) = (&mut self.services[u].limiter, permit) {
                 // Turned away behind the limiter: the permit goes back without a sample.
@@ -82,7 +96,7 @@ impl Simulation<'_> {
             }
             return self.refuse(s, u, parent, Outcome::Reject);
         }
-        c.admit(now, self.arrivals_end);
+        self.rec.services[s].admit(now, self.arrivals_end);
         self.replica_rec[u].admitted += 1;
         let job = self.jobs.insert(Job {
             service,
@@ -95,6 +109,7 @@ impl Simulation<'_> {
             pending: 0,
             attempts: Handle::NONE,
             completed: false,
+            class,
         });
         self.reset_side_tables(job);
         if let Some(permit) = permit {
@@ -108,7 +123,7 @@ impl Simulation<'_> {
         if has_slot {
             self.start(job);
         } else {
-            let queued = self.services[u].station.enqueue(now, job);
+            let queued = self.services[u].station.enqueue(now, job, lane);
             debug_assert!(
                 spec.queue_cap.is_none_or(|cap| queued <= cap as usize),
                 "queue over its cap"
@@ -120,6 +135,36 @@ impl Simulation<'_> {
             rc.max_queue = rc.max_queue.max(queued as u64);
         }
         job
+    }
+
+    /// `shed: priority` on replica `u`, whose queue is full, for an arrival of lane `lane`:
+    /// evicts the newest queued request of the least important lane below `lane` and rejects it
+    /// (reason `shed`, after `reject_delay`, with the service's retry-after hint). Returns whether
+    /// one was evicted (the arrival then takes its place).
+    fn shed_lower(&mut self, u: usize, lane: usize) -> bool {
+        let now = self.now();
+        let lanes = self.services[u].station.lanes();
+        for l in (lane + 1..lanes).rev() {
+            while let Some(h) = self.services[u].station.peek(l, End::Newest) {
+                let Some(j) = self.jobs.get(h).copied() else {
+                    self.services[u].station.discard_stale(l, End::Newest);
+                    continue;
+                };
+                self.services[u].station.dequeue(now, l, End::Newest);
+                let s = j.service as usize;
+                let c = &mut self.rec.services[s];
+                c.shed += 1;
+                c.depart(now, j.admitted_at, self.arrivals_end);
+                self.replica_rec[u].dropped += 1;
+                self.jobs[h].state = JobState::Done;
+                self.release_job_permit(u, h, Release::Dropped, true);
+                let pushback = self.pushback_us(s, u);
+                let delay = self.sc.services[s].reject_delay;
+                self.reply_in(delay, j.parent, Outcome::Reject, h, pushback);
+                return true;
+            }
+        }
+        false
     }
 
     /// Turns a request away without admitting it: the reply (`Reject` with the service's
@@ -279,6 +324,63 @@ impl Simulation<'_> {
         }
     }
 
+    /// With priority lanes: the lane and end replica `u` serves next under `discipline` — the
+    /// oldest live request of the most important non-empty lane (`priority`), or across lanes the
+    /// oldest (`fifo`), the newest (`lifo`), or adaptive LIFO's choice between them (ties go to the
+    /// more important lane). Discards stale entries it meets; `None` when no live request waits.
+    fn lane_pick(&mut self, u: usize, discipline: QueueDiscipline) -> Option<(usize, End)> {
+        let now = self.now();
+        match discipline {
+            QueueDiscipline::Priority => (0..self.services[u].station.lanes())
+                .find(|&lane| self.lane_end(u, lane, End::Oldest).is_some())
+                .map(|lane| (lane, End::Oldest)),
+            QueueDiscipline::Fifo => self.lanes_extreme(u, End::Oldest),
+            QueueDiscipline::Lifo => self.lanes_extreme(u, End::Newest),
+            adaptive @ QueueDiscipline::AdaptiveLifo { .. } => {
+                let (lane, _) = self.lanes_extreme(u, End::Oldest)?;
+                let oldest = self.lane_end(u, lane, End::Oldest)?;
+                if adaptive.serves_newest(now - oldest) {
+                    self.lanes_extreme(u, End::Newest)
+                } else {
+                    Some((lane, End::Oldest))
+                }
+            }
+        }
+    }
+
+    /// The admission time of the live request at `end` of `lane` of replica `u`, discarding the
+    /// stale entries before it; `None` when the lane holds no live request.
+    fn lane_end(&mut self, u: usize, lane: usize, end: End) -> Option<SimTime> {
+        loop {
+            let h = self.services[u].station.peek(lane, end)?;
+            match self.jobs.get(h) {
+                Some(j) => return Some(j.admitted_at),
+                None => self.services[u].station.discard_stale(lane, end),
+            }
+        }
+    }
+
+    /// Across the lanes of replica `u`: the lane whose live `end` is the oldest (`Oldest`) or
+    /// the newest (`Newest`) admitted; ties go to the more important lane.
+    fn lanes_extreme(&mut self, u: usize, end: End) -> Option<(usize, End)> {
+        let mut best: Option<(usize, SimTime)> = None;
+        for lane in 0..self.services[u].station.lanes() {
+            if let Some(t) = self.lane_end(u, lane, end) {
+                let better = match best {
+                    None => true,
+                    Some((_, b)) => match end {
+                        End::Oldest => t < b,
+                        End::Newest => t > b,
+                    },
+                };
+                if better {
+                    best = Some((lane, t));
+                }
+            }
+        }
+        best.map(|(lane, _)| (lane, end))
+    }
+
     /// Fills replica `u`'s free slots from its queue, shedding at dequeue on the way.
     pub(super) fn pull_next(&mut self, u: usize) {
         if self.services[u].draining {
@@ -294,34 +396,44 @@ impl Simulation<'_> {
             if st.station.busy() >= st.faults.slots(now, spec.slots) {
                 break;
             }
-            let end = match spec.discipline {
-                QueueDiscipline::Fifo => End::Oldest,
-                QueueDiscipline::Lifo => End::Newest,
-                adaptive @ QueueDiscipline::AdaptiveLifo { .. } => {
-                    match st.station.peek(End::Oldest) {
-                        Some(h) => match self.jobs.get(h) {
-                            None => {
-                                self.services[u].station.discard_stale(End::Oldest);
-                                continue;
-                            }
-                            Some(oldest) if adaptive.serves_newest(now - oldest.admitted_at) => {
-                                End::Newest
-                            }
-                            Some(_) => End::Oldest,
-                        },
-                        None => End::Oldest,
-                    }
+            let (lane, end) = if st.station.lanes() > 1 {
+                match self.lane_pick(u, spec.discipline) {
+                    Some(pick) => pick,
+                    None => break,
                 }
+            } else {
+                let end = match spec.discipline {
+                    QueueDiscipline::Fifo | QueueDiscipline::Priority => End::Oldest,
+                    QueueDiscipline::Lifo => End::Newest,
+                    adaptive @ QueueDiscipline::AdaptiveLifo { .. } => {
+                        match st.station.peek(0, End::Oldest) {
+                            Some(h) => match self.jobs.get(h) {
+                                None => {
+                                    self.services[u].station.discard_stale(0, End::Oldest);
+                                    continue;
+                                }
+                                Some(oldest)
+                                    if adaptive.serves_newest(now - oldest.admitted_at) =>
+                                {
+                                    End::Newest
+                                }
+                                Some(_) => End::Oldest,
+                            },
+                            None => End::Oldest,
+                        }
+                    }
+                };
+                (0, end)
             };
-            let Some(job) = st.station.peek(end) else {
+            let Some(job) = self.services[u].station.peek(lane, end) else {
                 break;
             };
             if !self.jobs.is_live(job) {
-                self.services[u].station.discard_stale(end);
+                self.services[u].station.discard_stale(lane, end);
                 continue;
             }
             let st = &mut self.services[u];
-            st.station.dequeue(now, end);
+            st.station.dequeue(now, lane, end);
             let c = &mut self.rec.services[s];
             let j = self.jobs[job];
             let wait = now - j.admitted_at;

@@ -31,7 +31,7 @@ use crate::rng::Stream;
 pub const DEFAULT_CHOICE_COUNT: u32 = 2;
 
 /// How a caller picks a replica of a replicated callee.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadBalancerRaw {
     /// `round_robin` (default), `random` or `least_request`.
@@ -192,6 +192,52 @@ impl Balancer {
         r
     }
 
+    /// Picks among `hosts` only (the replicas an autoscaler has serving, in increasing order, at
+    /// least one) by the same rule as [`Balancer::pick`] applied to that list, as Envoy balances
+    /// over the hosts of its current set; the attempt then counts as outstanding there. With
+    /// every replica in `hosts` it picks exactly what `pick` would.
+    pub fn pick_among(&mut self, hosts: &[u32]) -> u32 {
+        let n = hosts.len();
+        let load = |b: &Self, i: usize| b.outstanding[hosts[i] as usize];
+        let i = match self.policy {
+            LoadBalancer::RoundRobin => {
+                let i = self.next as usize % n;
+                self.next = (i + 1) as u32;
+                i
+            }
+            LoadBalancer::Random => self.uniform(n),
+            LoadBalancer::LeastRequest { choice_count } => {
+                let mut best = self.uniform(n);
+                for _ in 1..choice_count {
+                    let i = self.uniform(n);
+                    if load(self, i) < load(self, best) {
+                        best = i;
+                    }
+                }
+                best
+            }
+            LoadBalancer::LeastRequestAll => {
+                let (mut best, mut ties) = (0, 1usize);
+                for i in 1..n {
+                    let (o, b) = (load(self, i), load(self, best));
+                    if o < b {
+                        best = i;
+                        ties = 1;
+                    } else if o == b {
+                        ties += 1;
+                        if self.uniform(ties) == 0 {
+                            best = i;
+                        }
+                    }
+                }
+                best
+            }
+        };
+        let r = hosts[i];
+        self.outstanding[r as usize] += 1;
+        r
+    }
+
     /// An attempt to replica `r` settled.
     pub fn settled(&mut self, r: u32) {
         self.outstanding[r as usize] -= 1;
@@ -339,6 +385,38 @@ mod tests {
         b.outstanding = vec![3, 1, 0, 1];
         assert_eq!(b.pick(), 2);
         assert_eq!(b.outstanding(2), 1);
+    }
+
+    #[test]
+    fn picking_among_serving_replicas_skips_the_others_and_matches_pick_over_all() {
+        // Round robin over replicas 1 and 3 of 4: 1, 3, 1, …
+        let mut b = balancer(LoadBalancer::RoundRobin, 4);
+        let picks: Vec<u32> = (0..3).map(|_| b.pick_among(&[1, 3])).collect();
+        assert_eq!(picks, [1, 3, 1]);
+        // Full scan: replica 0 is the least loaded but not serving; 2 has fewer than 1.
+        let mut b = balancer(LoadBalancer::LeastRequestAll, 3);
+        b.pick_among(&[0]);
+        b.pick_among(&[0]);
+        b.pick_among(&[1]);
+        assert_eq!(b.pick_among(&[1, 2]), 2);
+        // Over every replica, the same draws and picks as `pick`.
+        for policy in [
+            LoadBalancer::RoundRobin,
+            LoadBalancer::Random,
+            LoadBalancer::LeastRequest { choice_count: 2 },
+            LoadBalancer::LeastRequestAll,
+        ] {
+            let (mut x, mut y) = (balancer(policy, 5), balancer(policy, 5));
+            let all = [0, 1, 2, 3, 4];
+            for k in 0..200 {
+                let (a, b) = (x.pick(), y.pick_among(&all));
+                assert_eq!(a, b, "{policy:?} pick {k}");
+                if k % 3 == 0 {
+                    x.settled(a);
+                    y.settled(b);
+                }
+            }
+        }
     }
 
     #[test]

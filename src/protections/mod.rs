@@ -16,6 +16,7 @@
 //! | [`breaker`] | circuit breaker | `circuit_breaker` | edge |
 //! | [`hedge`] | hedged requests | `hedge` | edge |
 //! | [`load_balancer`] | picking a replica: round robin, random, least request (Envoy) | `load_balancer` | client, edge |
+//! | [`autoscale`] | horizontal autoscaling of replicas (Kubernetes HPA) | `autoscale` | service |
 //! | [`pushback`] | retry-after hints and honouring them | `pushback`, `honor_retry_after` | service, edge |
 //! | [`admission`] | bounded queue, reject delay | `queue_cap`, `reject_delay` | service |
 //! | [`discipline`] | FIFO, LIFO, adaptive LIFO | `queue_discipline`, `lifo_after` | service |
@@ -40,6 +41,8 @@
 
 pub mod adaptive;
 pub mod admission;
+pub mod autoscale;
+pub mod aws_adaptive;
 pub mod breaker;
 pub mod budget;
 pub mod codel;

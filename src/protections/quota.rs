@@ -9,6 +9,8 @@
 //! the quota gets back the amount its last retry acquired, or 1 if it made no retry (never above
 //! 500); a call that fails gives nothing back. Unless the edge says otherwise, the mode also sets
 //! `retries: 2` (3 attempts) and the SDKs' backoff, U[0, min(20 s, 1 s·2ⁿ)] before retry n.
+//! `{kind: aws_adaptive}` is all of this plus the adaptive mode's send-rate limiter, whose rules
+//! are [`super::aws_adaptive`].
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -33,7 +35,8 @@ pub const MAX_BACKOFF: SimDuration = SimDuration::from_secs(20);
 /// The backoff's base: the first retry waits U[0, 1 s] (`rand · 2^(attempt − 1)` seconds).
 pub const BACKOFF_BASE: SimDuration = SimDuration::from_secs(1);
 
-/// A retry quota: `{kind: aws_standard}` (the AWS SDKs' standard retry mode).
+/// A retry quota: `{kind: aws_standard}` or `{kind: aws_adaptive}` (the AWS SDKs' standard and
+/// adaptive retry modes).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetryQuotaRaw {
@@ -48,12 +51,19 @@ pub enum QuotaKindRaw {
     /// The AWS SDKs' standard retry mode: quota 500, retry cost 5 (10 after a timeout), refunds on
     /// success; 3 attempts and backoff U[0, min(20 s, 2ⁿ s)] unless the edge sets its own.
     AwsStandard,
+    /// The AWS SDKs' adaptive retry mode: the standard mode plus a client-side rate limiter
+    /// (CUBIC over a token bucket) that, once a reject has been seen, holds every send until it
+    /// has a token.
+    AwsAdaptive,
 }
 
 /// A validated retry quota.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryQuota {
     AwsStandard,
+    /// The standard mode's quota, backoff and attempts, and the rate limiter of
+    /// [`super::aws_adaptive`].
+    AwsAdaptive,
 }
 
 impl RetryQuota {
@@ -92,6 +102,7 @@ pub(crate) fn validate(
     }
     Some(match q.kind {
         QuotaKindRaw::AwsStandard => RetryQuota::AwsStandard,
+        QuotaKindRaw::AwsAdaptive => RetryQuota::AwsAdaptive,
     })
 }
 
@@ -162,6 +173,11 @@ mod tests {
                     "retry_quota",
                     "cannot be combined with `hedge`: the AWS SDKs' retry modes retry, they do not hedge",
                 ),
+                (
+                    "retry_quota: {kind: aws_adaptive}\nhedge: {delay: 10ms}",
+                    "retry_quota",
+                    "cannot be combined with `hedge`: the AWS SDKs' retry modes retry, they do not hedge",
+                ),
                 ("retry_quota: {}", "retry_quota", "missing field `kind`"),
             ],
         );
@@ -170,6 +186,7 @@ mod tests {
             &[
                 "retry_quota: {kind: aws_standard}",
                 "retry_quota: {kind: aws_standard}\nretries: 4",
+                "retry_quota: {kind: aws_adaptive}",
             ],
         );
     }

@@ -34,12 +34,18 @@ pub const DEFAULT_JITTER_FRACTION: f64 = 0.2;
 pub const DEFAULT_JITTER: &str = "full";
 /// Largest `multiplier` accepted.
 pub const MAX_MULTIPLIER: f64 = 100.0;
+/// With `jitter: envoy`, the cap when none is given, as a multiple of `base` (Envoy's
+/// `RetryBackOff.max_interval` default, api/envoy/config/route/v3/route_components.proto).
+pub const ENVOY_DEFAULT_MAX_FACTOR: u64 = 10;
+/// One millisecond in nanoseconds, Envoy's backoff unit.
+const MS: u64 = 1_000_000;
+
 /// Decorrelated jitter's growth factor (Brooker: `sleep = min(cap, random_between(base, sleep·3))`).
 pub const DECORRELATED_FACTOR: u64 = 3;
 
 /// Exponential backoff before each retry: with v = min(cap, base·multiplierⁿ) before retry n
 /// (n = 0, 1, …), wait U[0, v] (`full` jitter, the default) or another `jitter` shape.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BackoffRaw {
     /// The first retry waits up to this long. Required.
@@ -72,6 +78,10 @@ pub enum JitterRaw {
     None,
     /// U[v·(1−f), v·(1+f)], f = `jitter_fraction` (gRPC connection backoff).
     Proportional,
+    /// Envoy's `JitteredBackOffStrategy`: whole milliseconds U{0 … i−1}, i the interval that
+    /// starts at `base` and doubles while below half of `cap` (then is `cap`); `cap` defaults to
+    /// 10 × base.
+    Envoy,
 }
 
 /// A jitter shape; `Proportional` carries its fraction.
@@ -82,6 +92,7 @@ pub enum Jitter {
     Decorrelated,
     None,
     Proportional(f64),
+    Envoy,
 }
 
 /// Exponential backoff: v = min(cap, base·multiplierⁿ) before retry n (n = 0, 1, …), drawn around
@@ -148,6 +159,38 @@ pub(crate) fn validate_backoff(
         );
     }
     let shape = b.jitter.unwrap_or(JitterRaw::Full);
+    let mut cap = b.cap.map(|d| d.0);
+    if shape == JitterRaw::Envoy {
+        if b.multiplier.is_some() {
+            p.problem(
+                &format!("{key}.multiplier"),
+                "does not apply to `envoy` jitter, which doubles (Envoy's JitteredBackOffStrategy); \
+                 remove it"
+                    .into(),
+            );
+        }
+        let whole_ms = |d: SimDuration| d.0.is_multiple_of(MS);
+        if b.base.0.0 < MS || !whole_ms(b.base.0) {
+            p.problem(
+                &format!("{key}.base"),
+                "must be whole milliseconds, at least 1ms, with `jitter: envoy` (Envoy counts \
+                 milliseconds)"
+                    .into(),
+            );
+        }
+        if let Some(c) = b.cap
+            && !whole_ms(c.0)
+        {
+            p.problem(
+                &format!("{key}.cap"),
+                "must be whole milliseconds with `jitter: envoy` (Envoy counts milliseconds)"
+                    .into(),
+            );
+        }
+        cap = Some(cap.unwrap_or(SimDuration(
+            b.base.0.0.saturating_mul(ENVOY_DEFAULT_MAX_FACTOR),
+        )));
+    }
     if b.multiplier.is_some() && shape == JitterRaw::Decorrelated {
         p.problem(
             &format!("{key}.multiplier"),
@@ -169,13 +212,14 @@ pub(crate) fn validate_backoff(
     }
     Backoff {
         base: b.base.0,
-        cap: b.cap.map(|d| d.0),
+        cap,
         jitter: match shape {
             JitterRaw::Full => Jitter::Full,
             JitterRaw::Equal => Jitter::Equal,
             JitterRaw::Decorrelated => Jitter::Decorrelated,
             JitterRaw::None => Jitter::None,
             JitterRaw::Proportional => Jitter::Proportional(fraction),
+            JitterRaw::Envoy => Jitter::Envoy,
         },
         multiplier,
     }
@@ -205,6 +249,7 @@ pub fn backoff_value(backoff: &Backoff, n: u32) -> SimDuration {
 pub fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
     match backoff.jitter {
         Jitter::Full | Jitter::Equal | Jitter::None => backoff_value(backoff, n),
+        Jitter::Envoy => SimDuration(envoy_interval_ms(backoff, n).saturating_sub(1) * MS),
         Jitter::Proportional(f) => {
             let v = backoff_value(backoff, n).0 as f64 * (1.0 + f);
             SimDuration(if v >= u64::MAX as f64 {
@@ -221,6 +266,27 @@ pub fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
             SimDuration(backoff.cap.map_or(upper, |c| upper.min(c.0)))
         }
     }
+}
+
+/// Envoy's backoff interval before retry `n` (0-based), in milliseconds: `JitteredBackOffStrategy`
+/// (envoyproxy/envoy source/common/common/backoff_strategy.cc) starts at `base_interval`, and
+/// after each retry doubles it while it is below half of `max_interval` (integer halving), else
+/// sets it to `max_interval`; the wait is `random() % interval`, so U{0 … interval − 1} ms
+/// (Envoy's `min(…, max_interval)` never binds, the interval being at most the max).
+pub fn envoy_interval_ms(backoff: &Backoff, n: u32) -> u64 {
+    let max = backoff.cap.map_or(u64::MAX, |c| c.0 / MS);
+    let mut interval = backoff.base.0 / MS;
+    for _ in 0..n {
+        if interval >= max {
+            break;
+        }
+        interval = if interval < max / 2 {
+            interval * 2
+        } else {
+            max
+        };
+    }
+    interval.max(1)
 }
 
 /// The full-jitter wait before retry `n`: U[0, min(cap, base·2ⁿ)].
@@ -267,6 +333,7 @@ pub fn backoff_wait(
                 stream,
             )
         }
+        Jitter::Envoy => stream.up_to(envoy_interval_ms(backoff, n).saturating_sub(1)) * MS,
         Jitter::Decorrelated => {
             let base = backoff.base.0;
             let prev = if prev.is_zero() { base } else { prev.0 };
@@ -315,6 +382,23 @@ mod tests {
                     "backoff: {base: 10ms, jitter: proportional, jitter_fraction: 2}",
                     "backoff.jitter_fraction",
                     "must be a share in [0, 1]",
+                ),
+                (
+                    "backoff: {base: 10ms, jitter: envoy, multiplier: 3}",
+                    "backoff.multiplier",
+                    "does not apply to `envoy` jitter, which doubles (Envoy's \
+                     JitteredBackOffStrategy); remove it",
+                ),
+                (
+                    "backoff: {base: 1500us, jitter: envoy}",
+                    "backoff.base",
+                    "must be whole milliseconds, at least 1ms, with `jitter: envoy` (Envoy counts \
+                     milliseconds)",
+                ),
+                (
+                    "backoff: {base: 10ms, cap: 20500us, jitter: envoy}",
+                    "backoff.cap",
+                    "must be whole milliseconds with `jitter: envoy` (Envoy counts milliseconds)",
                 ),
             ],
         );
@@ -436,6 +520,56 @@ mod tests {
     /// Hand-computed (Brooker): base 100 ms, cap 1 s. The first wait is U[100, 300] ms (prev =
     /// base); after a wait of 250 ms the next is U[100, 750] ms; after 900 ms, U[100, 2700] cut to
     /// the cap, so at most 1000 ms and often exactly 1000 ms.
+    /// Envoy's intervals, worked by hand from backoff_strategy.cc: the interval starts at the
+    /// base and doubles while below ⌊max/2⌋, else becomes max; the wait is U{0 … interval−1} ms.
+    #[test]
+    fn envoy_jitter_follows_jittered_backoff_strategy() {
+        let envoy = |base: u64, cap: u64| Backoff {
+            base: SimDuration::from_millis(base),
+            cap: Some(SimDuration::from_millis(cap)),
+            jitter: Jitter::Envoy,
+            multiplier: 2.0,
+        };
+        // Defaults 25 ms / 250 ms: 25, 50, 100, 200, then 200 ≥ 125 → 250.
+        let b = envoy(25, 250);
+        let got: Vec<u64> = (0..7).map(|n| envoy_interval_ms(&b, n)).collect();
+        assert_eq!(got, [25, 50, 100, 200, 250, 250, 250]);
+        // An odd max: 3 ≥ ⌊7/2⌋ = 3 → 7 at once (min(cap, base·2ⁿ) would give 6 first).
+        let odd = envoy(3, 7);
+        let got: Vec<u64> = (0..3).map(|n| envoy_interval_ms(&odd, n)).collect();
+        assert_eq!(got, [3, 7, 7]);
+        // base = max stays there.
+        assert_eq!(envoy_interval_ms(&envoy(10, 10), 5), 10);
+        // The draws: whole milliseconds in [0, interval − 1], both ends reached.
+        let mut s = Stream::new(9, "j");
+        for (n, interval) in [(0u32, 25u64), (2, 100), (4, 250)] {
+            let draws: Vec<u64> = (0..3000)
+                .map(|_| backoff_wait(&b, n, SimDuration::ZERO, &mut s).0)
+                .collect();
+            assert!(draws.iter().all(|d| d % MS == 0), "whole ms");
+            assert!(draws.iter().all(|&d| d <= (interval - 1) * MS), "retry {n}");
+            assert!(draws.contains(&0) && draws.contains(&((interval - 1) * MS)));
+            assert_eq!(max_backoff(&b, n), SimDuration((interval - 1) * MS));
+        }
+    }
+
+    #[test]
+    fn envoy_jitter_defaults_its_cap_to_ten_bases() {
+        let raw: BackoffRaw =
+            yaml_serde::from_str("{base: 25ms, jitter: envoy}").expect("valid backoff");
+        struct Found(Vec<String>);
+        impl Problems for Found {
+            fn problem(&mut self, key: &str, message: String) {
+                self.0.push(format!("{key}: {message}"));
+            }
+        }
+        let mut p = Found(Vec::new());
+        let b = validate_backoff("backoff", Some(&raw), &mut p);
+        assert!(p.0.is_empty(), "{:?}", p.0);
+        assert_eq!(b.cap, Some(SimDuration::from_millis(250)));
+        assert_eq!(b.jitter, Jitter::Envoy);
+    }
+
     #[test]
     fn decorrelated_jitter_bounds() {
         let b = shaped(Jitter::Decorrelated);

@@ -65,9 +65,32 @@ recovers, `recovered` where recovery is not measurable, or a column of another t
         let _ = writeln!(out, "## {heading}: `{prefix}*`\n");
         let mut t = MarkdownTable::new(["column", "type", "meaning"]);
         for (name, prop) in properties(&defs[def]) {
+            // An object (like an autoscaled service's `autoscale`) is flattened one level deeper.
+            if let Some(inner) = object_def(defs, &prop) {
+                for (sub, p) in properties(inner) {
+                    let desc = p
+                        .get("description")
+                        .and_then(Value::as_str)
+                        .unwrap_or("see docs/model.md §3")
+                        .replace('\n', " ")
+                        .replace('|', "\\|");
+                    t.row([format!("`{prefix}{name}.{sub}`"), type_of(&p), desc]);
+                }
+                continue;
+            }
             rows(&mut t, defs, &format!("{prefix}{name}"), &prop, "");
         }
         let _ = writeln!(out, "{t}\n");
+        if def == "RunMetrics" {
+            let _ = writeln!(
+                out,
+                "## Per request class: `classes.<class>.*`\n\nWith `clients:` of more than one \
+                 class (docs/model.md §2.3.4): every `metrics.*` column above again as \
+                 `classes.<class>.<name>`, over that class's user requests only; the classes' \
+                 counts add up to `metrics.*`. Cells of scenarios without these classes leave \
+                 them empty.\n"
+            );
+        }
     }
     out.truncate(out.trim_end().len());
     out.push('\n');
@@ -137,6 +160,18 @@ fn properties(def: &Value) -> Vec<(String, Value)> {
         }
     }
     out
+}
+
+/// The definition of an object-valued property (`$ref`, possibly nullable), if it is one.
+fn object_def<'a>(defs: &'a Value, prop: &Value) -> Option<&'a Value> {
+    let reference = prop.get("$ref").or_else(|| {
+        prop.get("anyOf")?
+            .as_array()?
+            .iter()
+            .find_map(|v| v.get("$ref"))
+    })?;
+    let name = reference.as_str()?.rsplit('/').next()?;
+    defs.get(name).filter(|d| d.get("properties").is_some())
 }
 
 /// The CSV type of a property: its JSON type, `null` left out (an empty cell).

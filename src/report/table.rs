@@ -137,6 +137,38 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
         Fmt::Rate,
         Box::new(|r: &RunSummary| r.metrics.success_rate),
     ));
+    // Request classes (only with `clients:` of several): each class's headline outcomes.
+    let mut classes: Vec<String> = Vec::new();
+    for r in runs {
+        for k in r.classes.keys() {
+            if !classes.contains(k) {
+                classes.push(k.clone());
+            }
+        }
+    }
+    type ClassGet = fn(&crate::metrics::RunMetrics) -> Option<f64>;
+    let per_class: [(&str, Fmt, ClassGet); 6] = [
+        ("user requests", Fmt::Count, |m| Some(m.requests as f64)),
+        ("success before window", Fmt::Rate, |m| {
+            m.success_rate_before
+        }),
+        ("success in window", Fmt::Rate, |m| m.success_rate_during),
+        ("success after window", Fmt::Rate, |m| m.success_rate_after),
+        ("recovery time (s)", Fmt::Secs, |m| m.recovery_s),
+        ("p99 latency of successful requests (s)", Fmt::Secs, |m| {
+            m.success_latency_p99_s
+        }),
+    ];
+    for c in &classes {
+        for (label, fmt, get) in per_class {
+            let name = c.clone();
+            rows.push((
+                format!("class `{c}` {label}"),
+                fmt,
+                Box::new(move |r: &RunSummary| r.classes.get(&name).and_then(get)),
+            ));
+        }
+    }
     for s in &deepest_first {
         rows.push(service_row(
             s,

@@ -52,9 +52,14 @@ impl Subject {
         Ok(sc)
     }
 
-    /// Every file the scenario was read from: the file, then its `extends` chain.
+    /// Every file the scenario was read from: the file, then its `extends` chain, then the files
+    /// its edges `import`.
     pub fn inputs(&self) -> impl Iterator<Item = &Path> {
-        self.doc.files.iter().map(|f| f.path.as_path())
+        self.doc
+            .files
+            .iter()
+            .map(|f| f.path.as_path())
+            .chain(self.doc.imported.iter().map(|(p, _)| p.as_path()))
     }
 }
 

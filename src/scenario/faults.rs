@@ -17,8 +17,10 @@
 //! another, capacities take the smallest, surge factors multiply — but only where the windows
 //! overlap in time ([`RatePlan`] integrates the rate over time).
 
+#[cfg(test)]
+use super::Scenario;
 use super::raw::FaultKindRaw;
-use super::{Dist, Scenario, ServiceId};
+use super::{Arrivals, Dist, ServiceId};
 use crate::time::{SimDuration, SimTime};
 
 /// A fault in force during `[from, to)`.
@@ -194,10 +196,9 @@ pub struct RatePlan {
 }
 
 impl RatePlan {
-    /// The plan for `sc`.
-    pub fn new(sc: &Scenario) -> Self {
-        let surges: Vec<Step> = sc
-            .faults
+    /// The plan of one request class's `arrivals` under the scenario's `faults`.
+    pub fn new(arrivals: &Arrivals, faults: &[Fault]) -> Self {
+        let surges: Vec<Step> = faults
             .iter()
             .filter(|f| matches!(f.kind, FaultKind::Surge { .. }))
             .map(|f| Step {
@@ -210,11 +211,11 @@ impl RatePlan {
         breaks.sort_unstable();
         breaks.dedup();
         RatePlan {
-            base: sc.rate,
+            base: arrivals.rate,
             surges,
             breaks,
-            curve: super::profile::RateCurve::new(sc),
-            replayed: sc.trace.as_ref().map(|t| t.len()),
+            curve: super::profile::RateCurve::new(arrivals, faults),
+            replayed: arrivals.trace.as_ref().map(|t| t.len()),
         }
     }
 
@@ -381,7 +382,7 @@ mod tests {
     fn disjoint_surges_do_not_multiply() {
         // Nine one-minute steps of ×2 … ×10, one after another: never more than one in force.
         let sc = scenario(&test_support::one_minute_surge_steps());
-        let plan = RatePlan::new(&sc);
+        let plan = RatePlan::new(&sc.classes[0].arrivals, &sc.faults);
         // 60 s at each of 200 … 1000/s, then 60 s at 100/s: 60 × (2 + … + 10) × 100 + 6000.
         let want = 60.0 * 54.0 * 100.0 + 60.0 * 100.0;
         assert!((plan.expected_arrivals(sc.duration) - want).abs() < 1e-6);
@@ -396,7 +397,7 @@ mod tests {
             "  a: {kind: surge, factor: 2, from: 10s, to: 30s}\n  \
              b: {kind: surge, factor: 3, from: 20s, to: 40s}\n",
         );
-        let plan = RatePlan::new(&sc);
+        let plan = RatePlan::new(&sc.classes[0].arrivals, &sc.faults);
         let want = 100.0 * 570.0 + 10.0 * (200.0 + 600.0 + 300.0);
         assert!((plan.expected_arrivals(sc.duration) - want).abs() < 1e-6);
         assert_eq!(plan.rate_at(SimTime(25 * 1_000_000_000)), 600.0);

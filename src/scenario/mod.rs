@@ -19,7 +19,7 @@ pub use crate::protections::adaptive::AdaptiveThrottle;
 pub use crate::protections::breaker::CircuitBreaker;
 pub use crate::protections::budget::RetryBudget;
 pub use crate::protections::codel::Codel;
-pub use crate::protections::concurrency_limit::ConcurrencyLimit;
+pub use crate::protections::concurrency_limit::{ConcurrencyLimit, Partition as LimitPartition};
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
 pub use crate::protections::load_balancer::LoadBalancer;
@@ -49,7 +49,37 @@ pub struct Scenario {
     pub duration: SimDuration,
     /// How long the run may go on after arrivals stop.
     pub drain: SimDuration,
-    /// Arrival rate, user requests per second (with a profile: the profile's peak).
+    /// The request classes (`clients:`), in file order; the shorthand `arrivals` + `client` is
+    /// the one class [`DEFAULT_CLASS`]. Never empty.
+    pub classes: Vec<RequestClass>,
+    pub services: Vec<Service>,
+    pub edges: Vec<Edge>,
+    pub faults: Vec<Fault>,
+    /// The `metrics:` section: recovery rule, reported quantiles, measurement windows.
+    pub metrics: crate::metrics::definition::MetricDefinitions,
+}
+
+/// The name of the one class of a scenario written with the shorthand `arrivals` + `client`.
+pub const DEFAULT_CLASS: &str = "default";
+
+/// A request class (docs/model.md §2.3.4): its own arrivals and client policy, and a priority
+/// that travels down the call tree with every request it sends.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestClass {
+    /// The class's key under `clients:` (or [`DEFAULT_CLASS`]).
+    pub name: String,
+    /// Higher is more important (default 0); read by `queue_discipline: priority` and
+    /// `shed: priority`.
+    pub priority: i32,
+    pub arrivals: Arrivals,
+    pub client: ClientPolicy,
+}
+
+/// How one class's user requests arrive.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Arrivals {
+    /// Arrival rate, user requests per second (with a profile: the profile's peak; closed loop:
+    /// users / mean think time; trace: rows / duration).
     pub rate: f64,
     /// How arrivals are spaced.
     pub process: ArrivalProcess,
@@ -59,12 +89,6 @@ pub struct Scenario {
     pub closed: Option<ClosedLoop>,
     /// Arrival instants replayed from `arrivals.trace`, sorted.
     pub trace: Option<std::sync::Arc<[SimTime]>>,
-    pub client: ClientPolicy,
-    pub services: Vec<Service>,
-    pub edges: Vec<Edge>,
-    pub faults: Vec<Fault>,
-    /// The `metrics:` section: recovery rule, reported quantiles, measurement windows.
-    pub metrics: crate::metrics::definition::MetricDefinitions,
 }
 
 /// How user request arrivals are spaced.
@@ -120,6 +144,9 @@ pub struct Service {
     /// `None` for an unbounded queue.
     pub queue_cap: Option<u32>,
     pub discipline: QueueDiscipline,
+    /// `shed: priority`: a full queue evicts its newest lowest-priority request for a more
+    /// important arrival.
+    pub shed_priority: bool,
     /// Drop a dequeued request whose deadline has passed (default false).
     pub drop_expired: bool,
     /// Delay before a `reject` reply when the queue is full (default 0.5 ms).
@@ -136,14 +163,27 @@ pub struct Service {
     pub rate_limit: Option<RateLimit>,
     /// Server-side concurrency limiter.
     pub concurrency_limit: Option<ConcurrencyLimit>,
+    /// Its partitions by request class (`concurrency_limit.partitions`; empty: none).
+    pub limit_partitions: Vec<LimitPartition>,
     /// Start all calls at once (fan-out) instead of in order.
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
     pub calls: Vec<EdgeId>,
     /// Share of the errors it replies that callers may retry (default 1).
     pub retryable_fraction: f64,
-    /// Identical replicas (default 1); `slots` and the queue are per replica.
+    /// Identical replicas (default 1); `slots` and the queue are per replica. With `autoscale`,
+    /// the count at time 0.
     pub replicas: u32,
+    /// Horizontal autoscaling of the replicas (Kubernetes HPA).
+    pub autoscale: Option<crate::protections::autoscale::Autoscale>,
+}
+
+impl Service {
+    /// Replicas the service may ever have: `replicas`, or up to `autoscale.max_replicas`.
+    pub fn max_units(&self) -> u32 {
+        self.autoscale
+            .map_or(self.replicas, |a| a.max_replicas.max(self.replicas))
+    }
 }
 
 /// A caller's policy on one call edge.
@@ -170,6 +210,8 @@ pub struct Edge {
     pub rate_limit: Option<RateLimit>,
     /// Client-side concurrency limiter.
     pub concurrency_limit: Option<ConcurrencyLimit>,
+    /// Its partitions by request class (`concurrency_limit.partitions`; empty: none).
+    pub limit_partitions: Vec<LimitPartition>,
     /// Which failures this caller retries (default all).
     pub retry_on: RetryOn,
     /// Bound on all attempts and backoffs of one call, from its first attempt.
@@ -261,14 +303,30 @@ impl Scenario {
         Some((from, to))
     }
 
-    /// Whether a call or the client has network delay.
+    /// Whether a call or a client has network delay.
     pub fn has_latency(&self) -> bool {
-        self.client.latency.is_some() || self.edges.iter().any(|e| e.latency.is_some())
+        self.classes.iter().any(|c| c.client.latency.is_some())
+            || self.edges.iter().any(|e| e.latency.is_some())
+    }
+
+    /// User requests per second of all classes together (each class's `rate`, see [`Arrivals`]).
+    pub fn rate(&self) -> f64 {
+        self.classes.iter().map(|c| c.arrivals.rate).sum()
+    }
+
+    /// The first class's client: the client of a scenario of one class.
+    pub fn client(&self) -> &ClientPolicy {
+        &self.classes[0].client
+    }
+
+    /// Whether requests carry a priority that matters (more than one class).
+    pub fn has_classes(&self) -> bool {
+        self.classes.len() > 1
     }
 
     /// Replicas of all services together.
     pub fn total_replicas(&self) -> u64 {
-        self.services.iter().map(|s| s.replicas as u64).sum()
+        self.services.iter().map(|s| s.max_units() as u64).sum()
     }
 
     /// Index of the service called `name`.
@@ -302,22 +360,43 @@ impl Scenario {
     /// over every call path from the client, of the product of attempts allowed on each hop.
     /// Saturates instead of overflowing.
     pub fn worst_case_attempts(&self) -> Vec<u64> {
-        let mut attempts = vec![0u64; self.services.len()];
-        attempts[self.client.entry] = self.client.retries as u64 + 1;
-        for s in self.topological_order() {
-            for &e in &self.services[s].calls {
-                let edge = &self.edges[e];
-                let add = attempts[s].saturating_mul(edge.max_attempts_per_call());
-                attempts[edge.callee] = attempts[edge.callee].saturating_add(add);
+        // A user request belongs to one class: the bound is the largest over classes.
+        let order = self.topological_order();
+        let mut worst = vec![0u64; self.services.len()];
+        for class in &self.classes {
+            let mut attempts = vec![0u64; self.services.len()];
+            attempts[class.client.entry] = class.client.retries as u64 + 1;
+            for &s in &order {
+                for &e in &self.services[s].calls {
+                    let edge = &self.edges[e];
+                    let add = attempts[s].saturating_mul(edge.max_attempts_per_call());
+                    attempts[edge.callee] = attempts[edge.callee].saturating_add(add);
+                }
+            }
+            for (w, a) in worst.iter_mut().zip(attempts) {
+                *w = (*w).max(a);
             }
         }
-        attempts
+        worst
+    }
+
+    /// The classes' distinct entry services, in class order.
+    pub fn entries(&self) -> Vec<ServiceId> {
+        let mut out: Vec<ServiceId> = Vec::new();
+        for c in &self.classes {
+            if !out.contains(&c.client.entry) {
+                out.push(c.client.entry);
+            }
+        }
+        out
     }
 
     /// The number of call paths from the client to each service (saturating).
     pub fn path_counts(&self) -> Vec<u64> {
         let mut paths = vec![0u64; self.services.len()];
-        paths[self.client.entry] = 1;
+        for e in self.entries() {
+            paths[e] = 1;
+        }
         for s in self.topological_order() {
             for &e in &self.services[s].calls {
                 let d = self.edges[e].callee;
@@ -370,20 +449,25 @@ impl Scenario {
                 reaches[s] = true;
             }
         }
-        if !reaches[self.client.entry] {
-            return Vec::new();
-        }
         let mut out = Vec::new();
-        let entry = format!("client->{}", self.services[self.client.entry].name);
-        let mut path = vec![(entry, self.client.retries as u64 + 1)];
-        walk(
-            self,
-            self.client.entry,
-            service,
-            &reaches,
-            &mut path,
-            &mut out,
-        );
+        for class in &self.classes {
+            let client = &class.client;
+            if !reaches[client.entry] {
+                continue;
+            }
+            let entry = format!("client->{}", self.services[client.entry].name);
+            let hop = (entry, client.retries as u64 + 1);
+            let mut path = vec![hop];
+            let before = out.len();
+            walk(self, client.entry, service, &reaches, &mut path, &mut out);
+            // Two classes with the same entry and retries list the same chains once.
+            let fresh: Vec<Vec<(String, u64)>> = out.drain(before..).collect();
+            for chain in fresh {
+                if !out.contains(&chain) {
+                    out.push(chain);
+                }
+            }
+        }
         out
     }
 }

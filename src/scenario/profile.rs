@@ -17,8 +17,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::Arrivals;
+#[cfg(test)]
 use super::Scenario;
-use super::faults::FaultKind;
+use super::faults::{Fault, FaultKind};
 use crate::config::duration::DurationText;
 use crate::protections::Problems;
 use crate::time::{NANOS_PER_SEC, SimDuration, SimTime};
@@ -270,11 +272,10 @@ pub struct RateCurve {
 }
 
 impl RateCurve {
-    /// The curve of `sc`, or `None` when `sc` has no profile.
-    pub fn new(sc: &Scenario) -> Option<RateCurve> {
-        let profile = sc.profile.as_ref()?;
-        let surges: Vec<(SimTime, SimTime, f64)> = sc
-            .faults
+    /// The curve of one class's `arrivals` under `faults`, or `None` without a profile.
+    pub fn new(arrivals: &Arrivals, faults: &[Fault]) -> Option<RateCurve> {
+        let profile = arrivals.profile.as_ref()?;
+        let surges: Vec<(SimTime, SimTime, f64)> = faults
             .iter()
             .filter(|f| matches!(f.kind, FaultKind::Surge { .. }))
             .map(|f| (f.from, f.to, f.kind.rate_factor()))
@@ -383,7 +384,7 @@ mod tests {
     #[test]
     fn steps_and_ramps_integrate_by_hand() {
         let sc = scenario(STEP_RAMP, "").unwrap();
-        let c = RateCurve::new(&sc).unwrap();
+        let c = RateCurve::new(&sc.classes[0].arrivals, &sc.faults).unwrap();
         // 20 s at 100, a ramp 100 → 300 over 20 s (mean 200), 10 s held at 300, 10 s at 0.
         let want = 2000.0 + 4000.0 + 3000.0;
         let got = c.integral(SimTime::ZERO, SimTime(60 * NANOS_PER_SEC));
@@ -392,7 +393,8 @@ mod tests {
         assert_eq!(c.rate_at(SimTime(45 * NANOS_PER_SEC)), 300.0);
         assert_eq!(c.rate_at(SimTime(55 * NANOS_PER_SEC)), 0.0);
         assert_eq!(
-            sc.rate, 300.0,
+            sc.rate(),
+            300.0,
             "a profiled scenario's rate is the profile's peak"
         );
         assert!(
@@ -400,7 +402,7 @@ mod tests {
             "a profile opens no fault window"
         );
         // The guard's expected arrivals come from the profile.
-        let plan = crate::scenario::faults::RatePlan::new(&sc);
+        let plan = crate::scenario::faults::RatePlan::new(&sc.classes[0].arrivals, &sc.faults);
         assert!((plan.expected_arrivals(sc.duration) - want).abs() < 1e-6);
     }
 
@@ -411,7 +413,7 @@ mod tests {
             "faults:\n  s: {kind: surge, factor: 2, from: 10s, to: 30s}\n",
         )
         .unwrap();
-        let c = RateCurve::new(&sc).unwrap();
+        let c = RateCurve::new(&sc.classes[0].arrivals, &sc.faults).unwrap();
         // [10, 20): 200/s; [20, 30): ramp 100 → 200 doubled = 200 → 400 (mean 300).
         let got = c.integral(SimTime(10 * NANOS_PER_SEC), SimTime(30 * NANOS_PER_SEC));
         assert!((got - (2000.0 + 3000.0)).abs() < 1e-6, "{got}");
@@ -420,7 +422,7 @@ mod tests {
     #[test]
     fn advance_inverts_the_integral() {
         let sc = scenario(STEP_RAMP, "").unwrap();
-        let c = RateCurve::new(&sc).unwrap();
+        let c = RateCurve::new(&sc.classes[0].arrivals, &sc.faults).unwrap();
         // From 0: 2000 arrivals reach 20 s; 1500 more reach the ramp (100/s rising 10/s per
         // second) at x with 100 x + 5 x² = 1500 → x = 10 s, so 30 s.
         let at = c.advance(SimTime::ZERO, 3500.0).unwrap();

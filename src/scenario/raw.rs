@@ -18,7 +18,9 @@ use crate::protections::breaker::CircuitBreakerRaw;
 use crate::protections::budget::RetryBudgetRaw;
 use crate::protections::codel::CodelRaw;
 use crate::protections::concurrency_limit::ConcurrencyLimitRaw;
-use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
+use crate::protections::discipline::{
+    DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw, ShedRaw,
+};
 use crate::protections::hedge::HedgeRaw;
 use crate::protections::load_balancer::LoadBalancerRaw;
 use crate::protections::pushback::PushbackRaw;
@@ -44,10 +46,14 @@ pub struct ScenarioRaw {
     pub drain: Option<DurationText>,
     /// Seed of every random stream (default 1; `--seed` overrides it).
     pub seed: Option<u64>,
-    /// How user requests arrive. Required.
-    pub arrivals: ArrivalsRaw,
-    /// The user (or SDK) that sends each user request to the entry service. Required.
-    pub client: ClientRaw,
+    /// How user requests arrive. Required unless `clients` is given.
+    pub arrivals: Option<ArrivalsRaw>,
+    /// The user (or SDK) that sends each user request to the entry service. Required unless
+    /// `clients` is given; with `arrivals`, the shorthand for one class named `default`.
+    pub client: Option<ClientRaw>,
+    /// Request classes by name (instead of `arrivals` + `client`): each with its own `arrivals`,
+    /// client policy and `priority`.
+    pub clients: Option<IndexMap<String, ClassRaw>>,
     /// The services, by name (ASCII letters, digits, `_` and `-`). Each holds a slot through its
     /// own work and every downstream call.
     pub services: IndexMap<String, ServiceRaw>,
@@ -103,7 +109,7 @@ pub enum ArrivalProcessRaw {
 }
 
 /// The client: the user (or SDK) that sends each user request to the entry service.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ClientRaw {
     /// The service user requests go to. Required.
@@ -134,6 +140,97 @@ pub struct ClientRaw {
     pub latency: Option<DistRaw>,
 }
 
+/// A request class under `clients:`: its arrivals, its priority, and the keys of `client`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ClassRaw {
+    /// How this class's user requests arrive (the keys of the top-level `arrivals`). Required.
+    pub arrivals: ArrivalsRaw,
+    /// Higher is more important: an integer, or one of the SRE book's criticalities
+    /// `critical_plus` (3), `critical` (2), `sheddable_plus` (1), `sheddable` (0) (default 0).
+    pub priority: Option<PriorityRaw>,
+    /// The service this class's requests go to. Required.
+    pub entry: String,
+    /// How the user waits per attempt. Required.
+    pub attempt_timeout: DurationText,
+    /// Retries after a failed attempt (timeout, error or reject).
+    #[schemars(extend("default" = DEFAULT_RETRIES))]
+    pub retries: Option<u32>,
+    /// Fixed wait before each client retry.
+    #[schemars(extend("default" = DEFAULT_RETRY_INTERVAL.to_string()))]
+    pub retry_interval: Option<DurationText>,
+    /// Whether the attempt's absolute deadline travels with the request (default false).
+    pub propagate_deadline: Option<bool>,
+    /// When an attempt times out, cancel the entry service's work for it (default false).
+    pub cancel_on_abandon: Option<bool>,
+    /// Which failures the client retries, out of `timeout`, `reject`, `error` (default all three).
+    pub retry_on: Option<Vec<FailureRaw>>,
+    /// Bounds all attempts and waits of one user request together (default none).
+    pub call_timeout: Option<DurationText>,
+    /// Exponential backoff before each client retry, instead of the fixed `retry_interval`.
+    pub backoff: Option<BackoffRaw>,
+    /// How the client picks a replica of the entry service (default `{policy: round_robin}`).
+    pub load_balancer: Option<LoadBalancerRaw>,
+    /// Network delay, drawn once for the request and once for the reply (default none).
+    pub latency: Option<DistRaw>,
+}
+
+impl ClassRaw {
+    /// The class's client keys, as the shorthand `client` would hold them.
+    pub fn client(&self) -> ClientRaw {
+        ClientRaw {
+            entry: self.entry.clone(),
+            attempt_timeout: self.attempt_timeout,
+            retries: self.retries,
+            retry_interval: self.retry_interval,
+            propagate_deadline: self.propagate_deadline,
+            cancel_on_abandon: self.cancel_on_abandon,
+            retry_on: self.retry_on.clone(),
+            call_timeout: self.call_timeout,
+            backoff: self.backoff.clone(),
+            load_balancer: self.load_balancer.clone(),
+            latency: self.latency.clone(),
+        }
+    }
+}
+
+/// A class's priority: an integer, or a named criticality.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum PriorityRaw {
+    /// Any integer; higher is more important.
+    Level(i32),
+    /// A criticality of Google's SRE book (chapter "Handling Overload").
+    Named(CriticalityRaw),
+}
+
+/// The SRE book's criticalities, from most to least important.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum CriticalityRaw {
+    /// Priority 3.
+    CriticalPlus,
+    /// Priority 2.
+    Critical,
+    /// Priority 1.
+    SheddablePlus,
+    /// Priority 0.
+    Sheddable,
+}
+
+impl PriorityRaw {
+    /// The integer priority.
+    pub fn level(self) -> i32 {
+        match self {
+            PriorityRaw::Level(n) => n,
+            PriorityRaw::Named(CriticalityRaw::CriticalPlus) => 3,
+            PriorityRaw::Named(CriticalityRaw::Critical) => 2,
+            PriorityRaw::Named(CriticalityRaw::SheddablePlus) => 1,
+            PriorityRaw::Named(CriticalityRaw::Sheddable) => 0,
+        }
+    }
+}
+
 /// One service of the topology.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -142,8 +239,9 @@ pub struct ServiceRaw {
     pub slots: u32,
     /// Queued requests beyond which arrivals are rejected (default: unbounded).
     pub queue_cap: Option<u32>,
-    /// Which queued request a freed slot takes: `fifo` (oldest first), `lifo` (newest first) or
-    /// `adaptive_lifo` (oldest first, newest first while the oldest has waited `lifo_after`).
+    /// Which queued request a freed slot takes: `fifo` (oldest first), `lifo` (newest first),
+    /// `adaptive_lifo` (oldest first, newest first while the oldest has waited `lifo_after`) or
+    /// `priority` (highest request-class priority first, oldest first within a priority).
     #[schemars(extend("default" = DEFAULT_DISCIPLINE.name()))]
     pub queue_discipline: Option<QueueDisciplineRaw>,
     /// At dequeue, drop a request whose deadline has passed and reply `error` at once (default
@@ -158,6 +256,10 @@ pub struct ServiceRaw {
     /// has waited this long.
     #[schemars(extend("default" = DEFAULT_LIFO_AFTER.to_string()))]
     pub lifo_after: Option<DurationText>,
+    /// `priority`: when the queue is full, an arriving request evicts the newest queued request
+    /// of the lowest priority below its own, which is rejected as `shed` (default: none, a full
+    /// queue rejects the arriving request).
+    pub shed: Option<ShedRaw>,
     /// Drop at dequeue a request that waited longer than this (default: no limit).
     pub max_queue_time: Option<DurationText>,
     /// CoDel shedding at dequeue, RFC 8289 control law (default off).
@@ -181,6 +283,8 @@ pub struct ServiceRaw {
     /// Identical replicas, each with its own `slots`, queue and service-time stream (default 1);
     /// the other keys describe one replica.
     pub replicas: Option<u32>,
+    /// Kubernetes HPA over the replicas (default none); `replicas` is then the count at 0 s.
+    pub autoscale: Option<crate::protections::autoscale::AutoscaleRaw>,
 }
 
 /// A caller's policy on one call edge.
@@ -230,13 +334,18 @@ pub struct CallRaw {
     /// after a timeout), refunds on success; `retries` 2 and backoff U[0, min(20s, 2ⁿ s)] unless
     /// given (default none).
     pub retry_quota: Option<RetryQuotaRaw>,
+    /// The edge's policy from a production config, `{grpc: FILE, service: S, method: M}` or
+    /// `{envoy: FILE, route: R, cluster: C}` (the path relative to this file), read as `loadsim
+    /// import` reads it; keys written beside it override the imported ones, as over a file named
+    /// by `extends`.
+    pub import: Option<crate::import::ImportRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
 /// `{dist: exponential, mean: 20ms}`, `{dist: constant, value: 5ms}`,
 /// `{dist: uniform, min: 5ms, max: 15ms}`, `{dist: lognormal, mean: 20ms, sigma: 1.0}`,
 /// `{dist: pareto, min: 5ms, alpha: 1.5}`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DistRaw {
     /// The shape of the distribution. Required.

@@ -4,8 +4,10 @@
 //! hold at least one row; each row is `time` (seconds, a finite number ≥ 0 and before
 //! `duration`), in non-decreasing order; a first row `time` is a header and is skipped; blank
 //! lines and lines starting with `#` are skipped. At most [`MAX_TRACE_ROWS`] rows (the event guard
-//! then bounds the run as for any other arrivals). A second column (a request class) is refused
-//! until request classes exist.
+//! then bounds the run as for any other arrivals). A second column names the request class of the
+//! row (`time,class`): read for a class of `clients:`, the trace keeps that class's rows (sorted
+//! among themselves; the file as a whole must be sorted too) and refuses a class the scenario does
+//! not name; with the shorthand (one class, no `clients:`) a second column is refused.
 
 use std::path::Path;
 
@@ -16,8 +18,20 @@ pub const MAX_TRACE_ROWS: usize = 50_000_000;
 /// Largest trace file read, in bytes.
 pub const MAX_TRACE_BYTES: u64 = 2 << 30;
 
-/// Reads the arrival instants of the trace at `path`; the error names the file and row.
-pub fn read(path: &Path, duration: SimDuration) -> Result<Vec<SimTime>, String> {
+/// Which rows of a trace with a class column to keep: those of `class`, among `known` classes.
+#[derive(Clone, Copy, Debug)]
+pub struct ClassFilter<'a> {
+    pub class: &'a str,
+    pub known: &'a [String],
+}
+
+/// Reads the arrival instants of the trace at `path` (the rows of `filter`'s class, when the
+/// trace has a class column); the error names the file and row.
+pub fn read(
+    path: &Path,
+    duration: SimDuration,
+    filter: Option<ClassFilter<'_>>,
+) -> Result<Vec<SimTime>, String> {
     let shown = path.display();
     let meta =
         std::fs::metadata(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
@@ -31,6 +45,7 @@ pub fn read(path: &Path, duration: SimDuration) -> Result<Vec<SimTime>, String> 
         std::fs::read_to_string(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
     let mut times = Vec::new();
     let mut last = SimTime::ZERO;
+    let mut rows = 0usize;
     for (i, line) in text.lines().enumerate() {
         let row = i + 1;
         let line = line.trim();
@@ -39,21 +54,36 @@ pub fn read(path: &Path, duration: SimDuration) -> Result<Vec<SimTime>, String> 
         }
         let mut fields = line.split(',').map(str::trim);
         let first = fields.next().unwrap_or("");
-        if times.is_empty() && first.eq_ignore_ascii_case("time") && last == SimTime::ZERO {
-            if let Some(extra) = fields.next() {
-                return Err(format!(
-                    "{shown}:{row}: a second column (`{extra}`) would name request classes, which \
-                     loadsim does not model yet; give one column, `time`"
-                ));
-            }
-            continue;
-        }
+        let second = fields.next();
         if let Some(extra) = fields.next() {
             return Err(format!(
-                "{shown}:{row}: expected one column (time in seconds), found a second (`{extra}`); \
-                 request classes are not modelled yet"
+                "{shown}:{row}: expected at most two columns (time in seconds, request class), \
+                 found a third (`{extra}`)"
             ));
         }
+        if let (Some(extra), None) = (second, filter) {
+            return Err(format!(
+                "{shown}:{row}: a second column (`{extra}`) names request classes: declare them \
+                 under `clients:` and give each class this trace, or give one column, `time`"
+            ));
+        }
+        if rows == 0 && first.eq_ignore_ascii_case("time") && last == SimTime::ZERO {
+            continue;
+        }
+        rows += 1;
+        let keep = match (second, filter) {
+            (Some(class), Some(f)) => {
+                if !f.known.iter().any(|k| k == class) {
+                    return Err(format!(
+                        "{shown}:{row}: `{class}` is not a request class of this scenario \
+                         (classes: {})",
+                        f.known.join(", ")
+                    ));
+                }
+                class == f.class
+            }
+            _ => true,
+        };
         let secs: f64 = first.parse().map_err(|_| {
             format!("{shown}:{row}: `{first}` is not a time in seconds (like `0.25`)")
         })?;
@@ -76,7 +106,9 @@ pub fn read(path: &Path, duration: SimDuration) -> Result<Vec<SimTime>, String> 
             ));
         }
         last = t;
-        times.push(t);
+        if keep {
+            times.push(t);
+        }
         if times.len() > MAX_TRACE_ROWS {
             return Err(format!(
                 "{shown}: holds more than {MAX_TRACE_ROWS} rows; loadsim replays at most that many"
@@ -84,9 +116,10 @@ pub fn read(path: &Path, duration: SimDuration) -> Result<Vec<SimTime>, String> 
         }
     }
     if times.is_empty() {
-        return Err(format!(
-            "the trace {shown} has no rows (one time in seconds per row)"
-        ));
+        return Err(match filter {
+            Some(f) if rows > 0 => format!("the trace {shown} has no rows of class `{}`", f.class),
+            _ => format!("the trace {shown} has no rows (one time in seconds per row)"),
+        });
     }
     Ok(times)
 }
@@ -100,7 +133,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("t{}.csv", text.len()));
         std::fs::write(&path, text).unwrap();
-        let r = read(&path, SimDuration::from_secs(10));
+        let r = read(&path, SimDuration::from_secs(10), None);
         let _ = std::fs::remove_file(&path);
         r.map_err(|e| e.replace(&path.display().to_string(), "FILE"))
     }
@@ -110,6 +143,40 @@ mod tests {
         let t = read_text("time\n0\n0.5\n# a comment\n\n0.5\n9.25\n").unwrap();
         let secs: Vec<f64> = t.iter().map(|t| t.as_secs_f64()).collect();
         assert_eq!(secs, [0.0, 0.5, 0.5, 9.25]);
+    }
+
+    #[test]
+    fn a_class_column_keeps_the_rows_of_the_class_read_for() {
+        let dir = std::env::temp_dir().join(format!("loadsim-trace-c{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("classes.csv");
+        std::fs::write(&path, "time,class\n0,a\n0.5,b\n1,a\n").unwrap();
+        let known = ["a".to_owned(), "b".to_owned()];
+        let rows = |class| {
+            let f = ClassFilter {
+                class,
+                known: &known,
+            };
+            read(&path, SimDuration::from_secs(10), Some(f))
+                .map(|t| t.iter().map(|t| t.as_secs_f64()).collect::<Vec<f64>>())
+        };
+        assert_eq!(rows("a").unwrap(), [0.0, 1.0]);
+        assert_eq!(rows("b").unwrap(), [0.5]);
+        let only_a = ["a".to_owned()];
+        let f = ClassFilter {
+            class: "a",
+            known: &only_a,
+        };
+        let err = read(&path, SimDuration::from_secs(10), Some(f)).unwrap_err();
+        assert!(err.contains(":3: `b` is not a request class"), "{err}");
+        std::fs::write(&path, "0,a\n").unwrap();
+        let f = ClassFilter {
+            class: "b",
+            known: &known,
+        };
+        let err = read(&path, SimDuration::from_secs(10), Some(f)).unwrap_err();
+        assert!(err.contains("has no rows of class `b`"), "{err}");
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]
@@ -128,14 +195,18 @@ mod tests {
             ("time\n", "the trace FILE has no rows"),
             (
                 "time,class\n0,browse\n",
-                "FILE:1: a second column (`class`)",
+                "FILE:1: a second column (`class`) names request classes",
             ),
-            ("0,browse\n", "FILE:1: expected one column"),
+            ("0,browse,x\n", "FILE:1: expected at most two columns"),
         ] {
             let err = read_text(text).expect_err(text);
             assert!(err.contains(want), "{text:?}: want `{want}` in `{err}`");
         }
-        let missing = read(Path::new("/nonexistent/t.csv"), SimDuration::from_secs(1));
+        let missing = read(
+            Path::new("/nonexistent/t.csv"),
+            SimDuration::from_secs(1),
+            None,
+        );
         assert!(
             missing
                 .unwrap_err()

@@ -148,16 +148,20 @@ impl Sources {
         }
     }
 
-    /// Every input byte: for each scenario, each file of its `extends` chain.
+    /// Every input byte: for each scenario, each file of its `extends` chain, then each file its
+    /// edges `import`.
     pub fn texts(&self) -> impl Iterator<Item = &str> {
-        self.docs
-            .iter()
-            .flat_map(|d| d.files.iter().map(|f| f.text.as_str()))
+        self.docs.iter().flat_map(|d| {
+            d.files
+                .iter()
+                .map(|f| f.text.as_str())
+                .chain(d.imported.iter().map(|(_, t)| t.as_str()))
+        })
     }
 }
 
-/// Builds and validates the scenario of every cell, and checks that every report metric is a
-/// column; all problems together, each once.
+/// Builds and validates the scenario of every cell; all problems together, each once. Whether the
+/// report's metrics are columns is [`ReportColumns`]'s check, over every cell of the sweep.
 pub fn prepare(
     spec: &SweepSpec,
     sources: &Sources,
@@ -165,27 +169,67 @@ pub fn prepare(
 ) -> Result<Vec<Scenario>, ConfigError> {
     let mut problems: Vec<Diagnostic> = Vec::new();
     let mut scenarios = Vec::with_capacity(cells.len());
-    let mut columns: indexmap::IndexSet<String> = indexmap::IndexSet::new();
-    let mut columns_seen = HashSet::new();
     for cell in cells {
         match build(spec, sources, cell) {
-            Ok(sc) => {
-                // Columns depend on the topology only; summarize each topology once.
-                let topology: Vec<&str> = sc
-                    .services
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .chain(sc.edges.iter().map(|e| e.name.as_str()))
-                    .collect();
-                if columns_seen.insert(topology.join(",")) {
-                    columns.extend(metric_columns(&sc));
-                }
-                scenarios.push(sc);
-            }
+            Ok(sc) => scenarios.push(sc),
             Err(e) => problems.extend(e.diagnostics),
         }
     }
+    let mut seen = HashSet::new();
+    problems.retain(|d| seen.insert(d.to_string()));
     if problems.is_empty() {
+        Ok(scenarios)
+    } else {
+        Err(ConfigError {
+            diagnostics: problems,
+        })
+    }
+}
+
+/// The results.csv columns of a whole sweep, gathered cell by cell, and the check that every
+/// metric the report names is one of them (a metric of some cells only, like a request class's, is
+/// a column: the other cells leave it empty).
+#[derive(Debug, Default)]
+pub struct ReportColumns {
+    columns: indexmap::IndexSet<String>,
+    /// The shapes already summarized: columns depend on the topology, the request classes and
+    /// which gated counters show (docs/results-columns.md), so each shape is summarized once.
+    seen: HashSet<String>,
+}
+
+impl ReportColumns {
+    /// Adds the columns of one cell's scenario.
+    pub fn add(&mut self, sc: &Scenario) {
+        let gated = |shows: bool| if shows { "+" } else { "-" };
+        let shape: Vec<String> = sc
+            .services
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}{}{}{}",
+                    s.name,
+                    gated(s.rate_limit.is_some()),
+                    gated(s.concurrency_limit.is_some()),
+                    gated(s.shed_priority)
+                )
+            })
+            .chain(sc.edges.iter().map(|e| {
+                format!(
+                    "{}{}{}",
+                    e.name,
+                    gated(e.rate_limit.is_some()),
+                    gated(e.concurrency_limit.is_some())
+                )
+            }))
+            .chain(sc.classes.iter().map(|c| format!("class {}", c.name)))
+            .collect();
+        if self.seen.insert(shape.join(",")) {
+            self.columns.extend(metric_columns(sc));
+        }
+    }
+
+    /// A problem for each report metric that no cell has as a column.
+    pub fn check(&self, spec: &SweepSpec) -> Vec<Diagnostic> {
         let tables = spec
             .sensitivities
             .iter()
@@ -200,26 +244,19 @@ pub fn prepare(
                     .iter()
                     .map(|p| (format!("report.paired[{}].metric", p.position), &p.metric)),
             );
+        let mut problems = Vec::new();
         for (key, metric) in tables {
-            if !columns.contains(metric) {
+            if !self.columns.contains(metric) {
                 problems.push(spec.diagnostic(
                     &key,
                     format!(
                         "`{metric}` is not a column of results.csv{}",
-                        did_you_mean(metric, columns.iter().map(String::as_str))
+                        did_you_mean(metric, self.columns.iter().map(String::as_str))
                     ),
                 ));
             }
         }
-    }
-    let mut seen = HashSet::new();
-    problems.retain(|d| seen.insert(d.to_string()));
-    if problems.is_empty() {
-        Ok(scenarios)
-    } else {
-        Err(ConfigError {
-            diagnostics: problems,
-        })
+        problems
     }
 }
 
@@ -279,7 +316,7 @@ fn build(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, C
 
 /// The metric columns of results.csv that a scenario's runs have, in order.
 pub fn metric_columns(sc: &Scenario) -> Vec<String> {
-    let rec = Recorder::new(sc.services.len(), sc.edges.len(), 0);
+    let rec = Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0);
     let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
     let empty = crate::metrics::summary::summarize(sc, &rec, &fin);
     flatten(&empty, EngineColumns::Exclude)

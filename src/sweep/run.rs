@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::aggregate::Results;
-use super::expand::{Cell, Shard, Sources, cell_count, expand, prepare};
+use super::expand::{Cell, ReportColumns, Shard, Sources, cell_count, expand, prepare};
 use super::journal::{self, CellRecord, Header, Journal};
 use super::manifest::{Manifest, Timing};
 use super::spec::SweepSpec;
@@ -68,6 +68,7 @@ fn check_cells(
     let mut too_big = Vec::new();
     let mut over = 0usize;
     let mut per_cell = 0;
+    let mut columns = ReportColumns::default();
     for chunk in cells.chunks(CHECK_CHUNK) {
         let scenarios = match prepare(spec, sources, chunk) {
             Ok(s) => s,
@@ -81,6 +82,7 @@ fn check_cells(
             }
         };
         for (cell, sc) in chunk.iter().zip(&scenarios) {
+            columns.add(sc);
             per_cell = per_cell.max(guard::bytes_per_cell(sc));
             let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
             if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
@@ -90,6 +92,9 @@ fn check_cells(
                 }
             }
         }
+    }
+    if invalid.is_empty() {
+        invalid = columns.check(spec);
     }
     if !invalid.is_empty() {
         return Err(ConfigError {

@@ -179,7 +179,11 @@ fn every_relative_link_in_the_docs_resolves_inside_the_repository() {
 fn model_sections() -> Vec<String> {
     read(&root().join("docs/model.md"))
         .lines()
-        .filter_map(|l| l.strip_prefix("## ").or_else(|| l.strip_prefix("### ")))
+        .filter_map(|l| {
+            l.strip_prefix("## ")
+                .or_else(|| l.strip_prefix("### "))
+                .or_else(|| l.strip_prefix("#### "))
+        })
         .filter_map(|l| l.split(' ').next())
         .map(|n| n.trim_end_matches('.').to_owned())
         .filter(|n| n.starts_with(|c: char| c.is_ascii_digit()))

@@ -2,7 +2,7 @@
 //! tests on seeds 7, 11 and 13 against the shipped `scenarios/fleet/` files, and exact mechanics
 //! on tiny scenarios.
 
-use super::common::{SEEDS, run, run_text};
+use super::common::{SEEDS, load, run, run_text};
 
 #[test]
 fn least_request_beats_round_robin_with_one_slow_replica() {
@@ -91,4 +91,121 @@ fn a_timeout_counts_the_network_delay() {
     assert_eq!(c.timeouts, c.attempts);
     let fast = run_text(&text.replace("        latency: {dist: constant, value: 30ms}\n", ""));
     assert_eq!(fast.calls["a->b"].timeouts, 0);
+}
+
+/// One replica of 4 slots, 10 ms of constant work, 300 requests/s evenly spaced: 3 slots busy,
+/// 75 % against a 50 % target.
+fn scaled(autoscale: &str) -> String {
+    format!(
+        "duration: 4s\narrivals: {{rate: 300, process: constant}}\n\
+         client: {{entry: a, attempt_timeout: 5s}}\nservices:\n  a:\n    slots: 4\n\
+         \x20   service_time: {{dist: constant, value: 10ms}}\n    autoscale: {autoscale}\n"
+    )
+}
+
+#[test]
+fn the_hpa_adds_a_replica_that_takes_traffic_only_after_its_warmup() {
+    let s = run_text(&scaled(
+        "{target_utilization: 0.5, max_replicas: 4, interval: 1s, warmup: 500ms}",
+    ));
+    let a = &s.services["a"];
+    let m = a.autoscale.as_ref().expect("autoscale metrics");
+    // At 1 s: 75 % / 50 % = 1.5 → ⌈1.5 × 1⌉ = 2, started at once, ready at 1.5 s. At 2 s
+    // replica 0 read 2.25 slots over [1 s, 2 s] (3 until 1.5 s, then 1.5) and replica 1 1.5 over
+    // its 0.5 s: 3 750 / 8 000 = 46 %, ratio 0.92, within the tolerance. At 3 s both read 1.5:
+    // 37 %, ratio 0.74, ⌈0.74 × 2⌉ = 2, no change.
+    let timeline: Vec<(f64, u32, u32)> = m
+        .timeline
+        .iter()
+        .map(|c| (c.at_s, c.replicas, c.ready))
+        .collect();
+    assert_eq!(timeline, [(0.0, 1, 1), (1.0, 2, 1), (1.5, 2, 2)]);
+    assert_eq!((m.evaluations, m.scale_ups, m.scale_downs), (3, 1, 0));
+    // Arrivals at k × 3 333 333 ns: those from 1.5 s (k = 451) to 4 s (k = 1 200) are 750,
+    // alternated by round robin over the two ready replicas; none reached replica 1 before.
+    assert_eq!(a.replica_stats.len(), 4);
+    assert_eq!(a.replica_stats[1].counts.arrivals, 375);
+    assert_eq!(a.replica_stats[2].counts.arrivals, 0);
+    // 1 replica for 1 s, 2 for 3 s: 7 replica-seconds over 4 s.
+    assert!((m.replica_seconds - 7.0).abs() < 1e-9, "{m:?}");
+    assert!((m.replicas_mean - 1.75).abs() < 1e-9);
+}
+
+#[test]
+fn scale_down_waits_for_the_cooldown_and_the_removed_replica_drains() {
+    // Target 100 %: 75 % is ratio 0.75, ⌈0.75 × 2⌉ = 2 stays; ⌈0.75 × 4⌉ = 3 from 4.
+    let s = run_text(&scaled(
+        "{target_utilization: 1, max_replicas: 4, interval: 1s, warmup: 0s, scale_down_cooldown: 1500ms}",
+    ).replace("    slots: 4\n", "    slots: 4\n    replicas: 4\n"));
+    let m = s.services["a"].autoscale.clone().unwrap();
+    let timeline: Vec<(f64, u32)> = m.timeline.iter().map(|c| (c.at_s, c.replicas)).collect();
+    // 4 replicas at 18 % each (300/s × 10 ms / 16 slots): ratio 0.18, ⌈0.72⌉ = 1. At 1 s the
+    // initial recommendation (4, recorded at 1 s) holds it at 4; at 2 s that one is still within
+    // the 1.5 s window (1 s > 0.5 s); at 3 s the window (1.5 s, 3 s] holds only the 1 of 2 s and
+    // 3 s: down to 1 at once (the default scale-down policy allows 100 % per 15 s).
+    assert_eq!(timeline, [(0.0, 4), (3.0, 1)]);
+    let stats = &s.services["a"].replica_stats;
+    // The three removed replicas drain: everything admitted completes, nothing is lost.
+    for r in stats {
+        assert_eq!(r.counts.admitted, r.counts.completed, "{r:?}");
+    }
+    assert_eq!(s.metrics.failed, 0);
+}
+
+#[test]
+fn autoscaling_whose_replicas_serve_only_after_the_arrivals_changes_nothing_users_see() {
+    // The default HPA timing (15 s interval, 60 s warmup) on the article's storm: the first new
+    // replica would serve at 90 s, after the 60 s of arrivals.
+    for seed in SEEDS {
+        let on = run("fleet/autoscale_storm", &[], seed);
+        let off = run("fleet/autoscale_storm_off", &[], seed);
+        assert_eq!(on.metrics, off.metrics, "seed {seed}");
+        let m = on.services["svc_b"].autoscale.as_ref().unwrap();
+        assert!(m.scale_ups >= 1, "seed {seed}: {m:?}");
+        assert!(m.timeline.iter().all(|c| c.at_s >= 60.0 || c.ready == 2));
+    }
+}
+
+#[test]
+fn check_warns_on_autoscale_bounds_the_controller_cannot_honour() {
+    let messages = |sets: &[&str]| -> Vec<String> {
+        loadsim::analysis::lint::lint(&load("fleet/autoscale_storm", sets, 7))
+            .findings
+            .into_iter()
+            .filter(|f| f.subject == "svc_b")
+            .map(|f| f.message)
+            .filter(|m| {
+                m.contains("autoscaler")
+                    || m.contains("_replicas")
+                    || m.contains("first evaluation")
+            })
+            .collect()
+    };
+    // 60 s warmup after a 15 s interval: nothing it starts serves within the 60 s of arrivals.
+    let shipped = messages(&[]);
+    assert!(
+        shipped
+            .iter()
+            .any(|m| m.contains("no replica the autoscaler starts can serve")),
+        "{shipped:?}"
+    );
+    // 400/s × 20 ms = 8 busy slots; at 70 % of 8 slots a replica carries 5.6: 2 replicas needed.
+    let capped = messages(&[
+        "services.svc_b.autoscale.max_replicas=1",
+        "services.svc_b.autoscale.min_replicas=1",
+        "services.svc_b.replicas=1",
+        "services.svc_b.autoscale.warmup=5s",
+    ]);
+    assert!(
+        capped
+            .iter()
+            .any(|m| m.contains("needs 2 replicas of 8 slots")),
+        "{capped:?}"
+    );
+    assert!(
+        capped.iter().any(|m| m.contains("can never change")),
+        "{capped:?}"
+    );
+    let fine = messages(&["services.svc_b.autoscale.warmup=5s"]);
+    assert!(fine.is_empty(), "{fine:?}");
 }

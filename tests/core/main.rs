@@ -5,11 +5,13 @@
 mod analysis;
 mod article;
 mod bad_input;
+mod classes;
 mod cli;
 mod common;
 mod determinism;
 mod docs;
 mod fleet;
+mod import;
 mod mechanics;
 mod production;
 mod protections;

@@ -266,3 +266,71 @@ fn aws_standard_quota_runs_out_after_500_units() {
     assert_eq!(r.calls["a->b"].retries_budget_denied, 0);
     assert!(r.calls["a->b"].retries > 50, "{:?}", r.calls["a->b"]);
 }
+
+/// Everything a run reports but its name and the machine's timings.
+fn results(mut s: loadsim::metrics::RunSummary) -> String {
+    s.scenario.clear();
+    let mut v = serde_json::to_value(&s).expect("serializable");
+    v.as_object_mut().expect("an object").remove("engine");
+    v.to_string()
+}
+
+#[test]
+fn aws_adaptive_is_the_standard_mode_until_a_throttle() {
+    // Errors and timeouts are not throttling errors: the rate limiter stays off (botocore's
+    // ClientRateLimiter enables its bucket on the first throttling response only), so the
+    // adaptive mode runs exactly as the standard one, retries and quota included.
+    let b = "    service_time: { dist: exponential, mean: 5ms }\n";
+    let faults = "  flaky: { kind: error, service: b, from: 1s, to: 2s, fraction: 0.5 }\n\
+                  \x20 slow: { kind: slow, service: b, from: 2s, to: 3s, service_time: { dist: constant, value: 80ms } }\n";
+    for seed in [7, 11, 13] {
+        let run = |kind: &str| {
+            run_text(&format!(
+                "seed: {seed}\n{}",
+                chain(
+                    "4s",
+                    "",
+                    &format!("attempt_timeout: 50ms, retry_quota: {{ kind: {kind} }}"),
+                    b,
+                    faults
+                )
+            ))
+        };
+        let standard = run("aws_standard");
+        assert!(
+            standard.calls["a->b"].retries > 20,
+            "the faults cause retries"
+        );
+        assert_eq!(
+            results(run("aws_adaptive")),
+            results(standard),
+            "seed {seed}"
+        );
+    }
+}
+
+#[test]
+fn aws_adaptive_holds_sends_to_the_minimum_fill_rate_under_throttling() {
+    // Worked by hand from botocore (adaptive.py, bucket.py, throttling.py). Calls every 10 ms,
+    // no retries, every attempt rejected (a throttle) while `b` is down. The first send (10 ms)
+    // goes out with the limiter off; its reject at 10.5 ms turns it on: the measured rate is
+    // still 0 (no half-second bucket has ended), so CUBIC's new rate is 0.7 × 0 and the bucket
+    // gets the minimum fill rate 0.5/s, capacity 1, holding the 0.0105 token the starting rate
+    // (1/s) filled. The next send waits (1 − 0.01525)/0.5 ≈ 1.97 s and goes at ≈ 1.99 s; every
+    // later reject keeps the rate at the floor, so one send per 2 s: ≈ 3.99, 5.99, 7.99, 9.99 s.
+    // The standard mode sends every call at once: 100 per second.
+    let arrivals_during = |kind: &str, to: &str| {
+        let faults = format!("  down: {{ kind: outage, service: b, from: 0s, to: {to} }}\n");
+        let r = run_text(&chain(
+            "12s",
+            "",
+            &format!("attempt_timeout: 1s, retries: 0, retry_quota: {{ kind: {kind} }}"),
+            "",
+            &faults,
+        ));
+        r.services["b"].counts.arrivals_during_fault
+    };
+    assert_eq!(arrivals_during("aws_adaptive", "9s"), 5);
+    assert_eq!(arrivals_during("aws_adaptive", "10500ms"), 6);
+    assert_eq!(arrivals_during("aws_standard", "9s"), 900);
+}

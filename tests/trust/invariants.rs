@@ -1,7 +1,7 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
-//! (every algorithm) at services and on edges, replicas, load balancers, network delay, a slow
+//! (every algorithm) at services and on edges, replicas, autoscaling, load balancers, network delay, a slow
 //! fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
@@ -143,10 +143,31 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
         rate_limit(),
         concurrency_limit(),
         prop::option::weighted(0.3, (2u32..5).prop_map(|n| format!("replicas: {n}"))),
+        autoscale(),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i)| {
-            [a, b, c, d, e, f, g, h, i].into_iter().flatten().collect()
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
+            [a, b, c, d, e, f, g, h, i, j]
+                .into_iter()
+                .flatten()
+                .collect()
         })
+}
+
+/// An optional Kubernetes HPA, fast enough to act within a few simulated seconds.
+fn autoscale() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.2,
+        (1u32..4, 0u32..4, 1u32..101, 50u32..1000, 0u32..600, 0u32..2000).prop_map(
+            |(min, extra, pct, interval, warmup, cooldown)| {
+                format!(
+                    "autoscale: {{min_replicas: {min}, max_replicas: {}, target_utilization: {}, \
+                     interval: {interval}ms, warmup: {warmup}ms, scale_down_cooldown: {cooldown}ms}}",
+                    min + extra,
+                    pct as f64 / 100.0
+                )
+            },
+        ),
+    )
 }
 
 /// An optional Envoy local rate limit (service or edge).
@@ -249,10 +270,24 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                 Just("load_balancer: {policy: least_request, choice_count: all}".to_owned()),
             ],
         ),
-        prop::option::weighted(
-            0.2,
-            (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
-        ),
+        // The call timeout and, in the same slot (a tuple holds 12 strategies at most), the AWS
+        // SDK retry modes; a hedged edge drops the quota when the YAML is written.
+        (
+            prop::option::weighted(
+                0.2,
+                (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
+            ),
+            prop::option::weighted(
+                0.15,
+                prop_oneof![Just(QUOTA_STANDARD), Just(QUOTA_ADAPTIVE)],
+            ),
+        )
+            .prop_map(|(t, q)| match (t, q) {
+                (None, None) => None,
+                (Some(t), None) => Some(t),
+                (None, Some(q)) => Some(q.to_owned()),
+                (Some(t), Some(q)) => Some(format!("{t}, {q}")),
+            }),
         prop::option::weighted(
             0.2,
             (0u32..30).prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
@@ -265,6 +300,10 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                 .collect()
         })
 }
+
+/// The AWS SDK retry modes the generator draws (not on a hedged edge).
+const QUOTA_STANDARD: &str = "retry_quota: {kind: aws_standard}";
+const QUOTA_ADAPTIVE: &str = "retry_quota: {kind: aws_adaptive}";
 
 fn call() -> impl Strategy<Value = Call> {
     (
@@ -302,7 +341,7 @@ prop_compose! {
         drain_ms in prop_oneof![Just(0u32), 1u32..3000],
         seed in any::<u64>(),
         fault in prop::option::of((0u8..5, 0usize..6, 0u32..1000, 1u32..1500, 1u32..300)),
-        shape in (0u8..4, 0u32..3000, 0u32..60, 0u32..40),
+        shape in (0u8..5, 0u32..3000, 0u32..60, 0u32..40),
     ) -> Spec {
         Spec { services, edges, client_timeout_ms, client_retries, client_interval_ms,
                client_propagate, client_cancel, rate, duration_ms, drain_ms, seed, fault, shape }
@@ -314,7 +353,7 @@ impl Spec {
         let n = self.services.len();
         let mut y = String::new();
         // Issue 14's arrival shapes: the shorthand, a profile (a step then a ramp, Poisson or
-        // constant), or closed-loop users.
+        // constant), closed-loop users, or two request classes (`clients:`) with priorities.
         let (shape, at, to_rate, users) = self.shape;
         let at = 1 + at % (self.duration_ms - 1);
         let arrivals = match shape {
@@ -327,27 +366,43 @@ impl Spec {
                 self.duration_ms,
                 self.rate,
             ),
-            _ => format!(
+            3 => format!(
                 "{{process: closed, users: {}, think_time: {{dist: exponential, mean: {}ms}}}}",
                 users + 1,
                 to_rate + 1
             ),
+            _ => String::new(),
         };
-        let _ = writeln!(
-            y,
-            "duration: {}ms\ndrain: {}ms\nseed: {}\narrivals: {arrivals}",
-            self.duration_ms, self.drain_ms, self.seed
-        );
-        let _ = writeln!(
-            y,
-            "client: {{entry: s0, attempt_timeout: {}ms, retries: {}, retry_interval: {}ms, \
-             propagate_deadline: {}, cancel_on_abandon: {}}}",
+        let client = format!(
+            "attempt_timeout: {}ms, retries: {}, retry_interval: {}ms, propagate_deadline: {}, \
+             cancel_on_abandon: {}",
             self.client_timeout_ms,
             self.client_retries,
             self.client_interval_ms,
             self.client_propagate,
             self.client_cancel
         );
+        let _ = writeln!(
+            y,
+            "duration: {}ms\ndrain: {}ms\nseed: {}",
+            self.duration_ms, self.drain_ms, self.seed
+        );
+        if shape == 4 {
+            // Two classes: `hi` at s0, `lo` at a service of its own choice, each its own rate.
+            let _ = writeln!(
+                y,
+                "clients:\n  hi: {{priority: {}, arrivals: {{rate: {}}}, entry: s0, {client}}}\n  \
+                 lo: {{priority: sheddable, arrivals: {{rate: {}}}, entry: s{}, attempt_timeout: \
+                 {}ms, retries: 1}}",
+                users % 3 + 1,
+                self.rate,
+                to_rate + 5,
+                users as usize % n,
+                self.client_timeout_ms / 2 + 1,
+            );
+        } else {
+            let _ = writeln!(y, "arrivals: {arrivals}\nclient: {{entry: s0, {client}}}");
+        }
         y.push_str("services:\n");
         for (i, s) in self.services.iter().enumerate() {
             let _ = writeln!(y, "  s{i}:\n    slots: {}", s.slots);
@@ -360,6 +415,7 @@ impl Spec {
                 "    queue_discipline: {}\n    drop_expired: {}\n    reject_delay: {}us",
                 match (adaptive, s.lifo) {
                     (true, _) => "adaptive_lifo",
+                    (false, true) if shape == 4 => "priority",
                     (false, true) => "lifo",
                     (false, false) => "fifo",
                 },
@@ -368,6 +424,9 @@ impl Spec {
             );
             for line in &s.extra {
                 let _ = writeln!(y, "    {line}");
+            }
+            if s.cap.is_some() && s.drop_expired == (shape == 4) {
+                y.push_str("    shed: priority\n");
             }
             match s.work {
                 Work::None => {}
@@ -409,6 +468,15 @@ impl Spec {
                     c.propagate
                 );
                 for e in &c.extra {
+                    if hedged && (e == QUOTA_STANDARD || e == QUOTA_ADAPTIVE) {
+                        continue;
+                    }
+                    let e = if hedged {
+                        e.replace(&format!(", {QUOTA_STANDARD}"), "")
+                            .replace(&format!(", {QUOTA_ADAPTIVE}"), "")
+                    } else {
+                        e.clone()
+                    };
                     let _ = write!(y, ", {e}");
                 }
                 if let Some((base, cap)) = c.backoff {
@@ -422,6 +490,7 @@ impl Spec {
                         2 => write!(y, ", jitter: decorrelated"),
                         3 => write!(y, ", jitter: none"),
                         4 => write!(y, ", jitter: proportional, jitter_fraction: 0.3"),
+                        _ if base % 10 == 0 && base > 0 => write!(y, ", jitter: envoy"),
                         _ => Ok(()),
                     };
                     y.push('}');
@@ -471,11 +540,13 @@ fn deterministic_part(mut r: RunSummary) -> RunSummary {
     r
 }
 
-/// Services reachable from the client, and edges on those paths.
-fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
+/// Services reachable from `entries`, and edges on those paths.
+fn reachable_from(sc: &Scenario, entries: &[usize]) -> (Vec<bool>, Vec<bool>) {
     let mut svc = vec![false; sc.services.len()];
     let mut edge = vec![false; sc.edges.len()];
-    svc[sc.client.entry] = true;
+    for &entry in entries {
+        svc[entry] = true;
+    }
     for s in sc.topological_order() {
         if !svc[s] {
             continue;
@@ -483,6 +554,33 @@ fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
         for &e in &sc.services[s].calls {
             edge[e] = true;
             svc[sc.edges[e].callee] = true;
+        }
+    }
+    (svc, edge)
+}
+
+/// Services reachable from the client, and edges on those paths.
+fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
+    reachable_from(sc, &sc.entries())
+}
+
+/// Per service and per edge: the user successes that passed through it — of every class whose
+/// call paths reach it (all successes for a scenario of one class).
+fn successes_through(sc: &Scenario, r: &RunSummary) -> (Vec<u64>, Vec<u64>) {
+    let mut svc = vec![0u64; sc.services.len()];
+    let mut edge = vec![0u64; sc.edges.len()];
+    for class in &sc.classes {
+        let succeeded = if sc.has_classes() {
+            r.classes[&class.name].succeeded
+        } else {
+            r.metrics.succeeded
+        };
+        let (s_on, e_on) = reachable_from(sc, &[class.client.entry]);
+        for (n, on) in svc.iter_mut().zip(s_on) {
+            *n += if on { succeeded } else { 0 };
+        }
+        for (n, on) in edge.iter_mut().zip(e_on) {
+            *n += if on { succeeded } else { 0 };
         }
     }
     (svc, edge)
@@ -508,20 +606,55 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
     }
     let client_attempts =
         (m.client_attempts_per_request.unwrap_or(0.0) * m.requests as f64).round();
-    if client_attempts > (m.requests * (sc.client.retries as u64 + 1)) as f64 {
+    let retries = sc
+        .classes
+        .iter()
+        .map(|c| c.client.retries)
+        .max()
+        .unwrap_or(0);
+    if client_attempts > (m.requests * (retries as u64 + 1)) as f64 {
         return fail(format!(
-            "{client_attempts} client attempts for {} requests with {} retries",
-            m.requests, sc.client.retries
+            "{client_attempts} client attempts for {} requests with {retries} retries",
+            m.requests
         ));
     }
+    // Request classes: one entry per class with several, and their counts add up to the totals.
+    if sc.has_classes() {
+        if r.classes.len() != sc.classes.len() {
+            return fail(format!(
+                "{} classes reported for {}",
+                r.classes.len(),
+                sc.classes.len()
+            ));
+        }
+        let sum = |f: fn(&loadsim::metrics::RunMetrics) -> u64| -> u64 {
+            r.classes.values().map(f).sum()
+        };
+        for (what, total, parts) in [
+            ("requests", m.requests, sum(|c| c.requests)),
+            ("succeeded", m.succeeded, sum(|c| c.succeeded)),
+            ("failed", m.failed, sum(|c| c.failed)),
+            ("unfinished", m.unfinished, sum(|c| c.unfinished)),
+        ] {
+            if total != parts {
+                return fail(format!(
+                    "{what}: classes sum to {parts}, the total is {total}"
+                ));
+            }
+        }
+    } else if !r.classes.is_empty() {
+        return fail("per-class metrics for a scenario of one class".into());
+    }
     let worst = sc.worst_case_attempts();
-    let (on_path, edge_on_path) = reachable(sc);
+    let (on_path, _) = reachable(sc);
+    let (through, edge_through) = successes_through(sc, r);
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
         // Admission control reports its counters exactly where it is configured.
         if x.counts.rate_limited.is_some() != s.rate_limit.is_some()
             || x.counts.limited.is_some() != s.concurrency_limit.is_some()
+            || x.counts.shed.is_some() != s.shed_priority
         {
             return fail(at(
                 "a limiter counter where no limiter is configured, or none where one is",
@@ -543,10 +676,12 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                 x.counts.failed_by_fault
             )));
         }
-        // Left without completing: dropped at dequeue (three reasons) or cancelled.
+        // Left without completing: dropped at dequeue (three reasons), shed for a more
+        // important arrival, or cancelled.
         let gone = x.counts.dropped_expired
             + x.counts.dropped_queue_time
             + x.counts.dropped_codel
+            + x.counts.shed.unwrap_or(0)
             + x.counts.cancelled;
         if x.counts.admitted != x.counts.completed + gone + x.in_flight_at_end {
             return fail(at(&format!(
@@ -565,17 +700,19 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.counts.max_queue
                 )));
             }
-            if x.in_flight_at_end > (s.slots + cap) as u64 * s.replicas as u64 {
+            if x.in_flight_at_end > (s.slots + cap) as u64 * s.max_units() as u64 {
                 return fail(at(&format!(
                     "{} in flight > (slots {} + cap {cap}) × replicas {}",
-                    x.in_flight_at_end, s.slots, s.replicas
+                    x.in_flight_at_end,
+                    s.slots,
+                    s.max_units()
                 )));
             }
         } else if x.counts.rejected_full != 0 {
             return fail(at("rejections without a queue cap"));
         }
         // A replicated service's totals are the sums of its replicas'.
-        if s.replicas > 1 {
+        if s.max_units() > 1 {
             let rs = &x.replica_stats;
             let sum = |f: &dyn Fn(&loadsim::metrics::summary::ReplicaMetrics) -> u64| {
                 rs.iter().map(f).sum::<u64>()
@@ -599,11 +736,11 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                     x.counts.cancelled,
                 ),
             ];
-            if rs.len() != s.replicas as usize {
+            if rs.len() != s.max_units() as usize {
                 return fail(at(&format!(
                     "{} replica_stats for {} replicas",
                     rs.len(),
-                    s.replicas
+                    s.max_units()
                 )));
             }
             for (name, replicas, total) in pairs {
@@ -612,6 +749,32 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                         "replicas' {name} {replicas} != service's {total}"
                     )));
                 }
+            }
+        }
+        // An autoscaled service reports its controller, and its counts stay within the bounds
+        // (or the starting count, until the first evaluation).
+        match (s.autoscale, &x.autoscale) {
+            (None, None) => {}
+            (Some(a), Some(m)) => {
+                let (lo, hi) = (
+                    a.min_replicas.min(s.replicas),
+                    a.max_replicas.max(s.replicas),
+                );
+                if let Some(c) = m
+                    .timeline
+                    .iter()
+                    .find(|c| c.replicas < lo || c.replicas > hi || c.ready > c.replicas)
+                {
+                    return fail(at(&format!("replica change {c:?} outside [{lo}, {hi}]")));
+                }
+                if m.scale_ups + m.scale_downs > m.evaluations || m.replicas_peak > hi {
+                    return fail(at(&format!("autoscale metrics {m:?}")));
+                }
+            }
+            _ => {
+                return fail(at(
+                    "autoscale metrics present without autoscale, or missing",
+                ));
             }
         }
         if drained && x.in_flight_at_end != 0 {
@@ -626,10 +789,10 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         if !on_path[i] && x.counts.arrivals != 0 {
             return fail(at("arrivals at a service the client cannot reach"));
         }
-        if on_path[i] && m.succeeded > x.counts.completed {
+        if through[i] > x.counts.completed {
             return fail(at(&format!(
-                "{} user successes but only {} completions",
-                m.succeeded, x.counts.completed
+                "{} user successes through it but only {} completions",
+                through[i], x.counts.completed
             )));
         }
         if x.goodput_ratio.is_some_and(|g| g > 1.0) || x.wasted_ratio.is_some_and(|w| w > 1.0) {
@@ -679,10 +842,10 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         if edge.throttle.is_none() && c.retries_throttled != 0 {
             return fail(at("throttled retries without a throttle"));
         }
-        if edge_on_path[e] && m.succeeded > c.successes {
+        if edge_through[e] > c.successes {
             return fail(at(&format!(
-                "{} user successes but {} successful attempts",
-                m.succeeded, c.successes
+                "{} user successes through it but {} successful attempts",
+                edge_through[e], c.successes
             )));
         }
     }

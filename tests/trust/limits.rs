@@ -456,7 +456,7 @@ fn a_rate_too_small_for_one_arrival_ends_instead_of_spinning() {
         for rate in [1e-10, 1e-11] {
             for seed in 1..=20 {
                 let mut sc = parse("duration: 1s\narrivals: {rate: 1}\nclient: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n").unwrap();
-                sc.rate = rate;
+                sc.classes[0].arrivals.rate = rate;
                 sc.seed = seed;
                 let r = run_with(&sc, RunOptions::default()).unwrap();
                 assert_eq!(r.metrics.requests, 0, "rate {rate}, seed {seed}");
@@ -534,7 +534,7 @@ fn a_rate_too_small_for_the_run_is_refused_and_cannot_hang() {
         );
     }
     let mut sc = loadsim::Scenario::load(&scenario_path("naive"), &[], None).unwrap();
-    sc.rate = 1e-11;
+    sc.classes[0].arrivals.rate = 1e-11;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for seed in 1..=10 {

@@ -11,8 +11,8 @@ use crate::time::SimDuration;
 /// Who sets the time a service serves under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Waiter {
-    /// The client's attempt timeout (the service is the entry).
-    Client,
+    /// The attempt timeout of this request class's client (the service is its entry).
+    Client(usize),
     /// The attempt timeout of this edge, into the service.
     Edge(EdgeId),
 }
@@ -34,12 +34,29 @@ pub struct ServesUnder {
 /// For each service, the time it serves under; `None` for a service the client cannot reach.
 pub fn serves_under(sc: &Scenario) -> Vec<Option<ServesUnder>> {
     let mut out: Vec<Option<ServesUnder>> = vec![None; sc.services.len()];
-    out[sc.client.entry] = Some(ServesUnder {
-        wait: sc.client.attempt_timeout,
-        set_by: Waiter::Client,
-        cut_by_deadline: false,
-        deadline: sc.client.propagate_deadline,
-    });
+    // Several classes at one entry: the most patient sets the wait (its work may run that long),
+    // and requests carry a deadline only if every class sends one.
+    for (c, class) in sc.classes.iter().enumerate() {
+        let client = &class.client;
+        let slot = &mut out[client.entry];
+        match slot {
+            Some(u) => {
+                if client.attempt_timeout > u.wait {
+                    u.wait = client.attempt_timeout;
+                    u.set_by = Waiter::Client(c);
+                }
+                u.deadline &= client.propagate_deadline;
+            }
+            None => {
+                *slot = Some(ServesUnder {
+                    wait: client.attempt_timeout,
+                    set_by: Waiter::Client(c),
+                    cut_by_deadline: false,
+                    deadline: client.propagate_deadline,
+                })
+            }
+        }
+    }
     for s in sc.topological_order() {
         let Some(caller) = out[s] else { continue };
         for &e in &sc.services[s].calls {
@@ -137,6 +154,8 @@ pub struct CallBudget {
 /// The client's side: how long a user can wait in all.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientBudget {
+    /// The request class whose client this is (the most patient, with several).
+    pub class: usize,
     pub attempts: u32,
     pub timeout: SimDuration,
     pub interval: SimDuration,
@@ -147,9 +166,13 @@ pub struct ClientBudget {
 /// Describes what a service serves under, e.g. `1s (client->gateway attempt timeout, no deadline)`.
 pub fn describe_serves_under(sc: &Scenario, u: &ServesUnder) -> String {
     let by = match u.set_by {
-        Waiter::Client => format!(
+        Waiter::Client(c) if sc.has_classes() => format!(
+            "client->{} attempt timeout of class {}",
+            sc.services[sc.classes[c].client.entry].name, sc.classes[c].name
+        ),
+        Waiter::Client(c) => format!(
             "client->{} attempt timeout",
-            sc.services[sc.client.entry].name
+            sc.services[sc.classes[c].client.entry].name
         ),
         Waiter::Edge(e) if u.cut_by_deadline => {
             format!(
@@ -182,7 +205,10 @@ pub fn describe_call(w: &CallWorstCase) -> String {
 /// The key that turns on deadline propagation into a service from `set_by`.
 pub(super) fn propagate_key(sc: &Scenario, set_by: Waiter) -> String {
     match set_by {
-        Waiter::Client => "client.propagate_deadline: true".to_owned(),
+        Waiter::Client(c) if sc.has_classes() => {
+            format!("clients.{}.propagate_deadline: true", sc.classes[c].name)
+        }
+        Waiter::Client(_) => "client.propagate_deadline: true".to_owned(),
         Waiter::Edge(e) => {
             let edge = &sc.edges[e];
             format!(

@@ -7,7 +7,7 @@ use super::regime::Regime;
 use super::show::{show_factor, show_rate, show_secs};
 use super::{Check, Finding, Level};
 use crate::protections::throttle::sustained_attempts_per_call;
-use crate::scenario::{Edge, Scenario, ServiceId};
+use crate::scenario::{ClientPolicy, Edge, Scenario, ServiceId};
 
 /// For a service with calls, the longest one request holds a slot when every call times out:
 /// normal mean own work + each call's worst case, the calls cut to the time the service serves
@@ -49,14 +49,23 @@ pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
 }
 
 /// Attempts per user request at each service when every call on an edge multiplies by
-/// `edge_factor` and the client by `client_factor`: the sum over call paths of the products.
+/// `edge_factor` and a class's client by `client_factor`: the sum over call paths of the
+/// products, with several request classes their mean weighted by each class's share of the rate.
 pub fn amplification(
     sc: &Scenario,
-    client_factor: f64,
+    client_factor: impl Fn(&ClientPolicy) -> f64,
     edge_factor: impl Fn(&Edge) -> f64,
 ) -> Vec<f64> {
     let mut a = vec![0.0; sc.services.len()];
-    a[sc.client.entry] = client_factor;
+    let total = sc.rate();
+    for class in &sc.classes {
+        let share = if sc.has_classes() && total > 0.0 {
+            class.arrivals.rate / total
+        } else {
+            1.0
+        };
+        a[class.client.entry] += share * client_factor(&class.client);
+    }
     for s in sc.topological_order() {
         for &e in &sc.services[s].calls {
             let edge = &sc.edges[e];
@@ -98,7 +107,7 @@ pub(super) fn load_findings(
     let s = load.service;
     let svc = &sc.services[s];
     let name = &svc.name;
-    let offered = sc.rate * load.first;
+    let offered = sc.rate() * load.first;
     let sheds = svc.queue_cap.is_some() || (svc.drop_expired && u.deadline);
     for (i, &r) in regimes.iter().enumerate() {
         let Some(cap) = load.capacity[i] else {
@@ -149,7 +158,7 @@ pub(super) fn load_findings(
             });
         }
     }
-    let sustained = sc.rate * load.sustained;
+    let sustained = sc.rate() * load.sustained;
     if let (Some(hold), Some(cap)) = (load.timeout_hold_s, load.timeout_capacity)
         && sustained > cap
     {

@@ -26,6 +26,7 @@
 //!   succeeds without queueing). So the capacity shown for such a service is an upper bound and
 //!   its queue wait a lower bound.
 
+mod autoscale;
 pub mod budget;
 pub mod limiter;
 pub mod load;
@@ -119,6 +120,64 @@ impl Lint {
     }
 }
 
+/// Priority at a service (`queue_discipline: priority`, `shed: priority`) orders and sheds by the
+/// request classes' priorities: with one class, or classes of one priority, it does nothing.
+fn priority_findings(sc: &Scenario, out: &mut Vec<Finding>) {
+    let distinct = sc
+        .classes
+        .iter()
+        .map(|c| c.priority)
+        .collect::<std::collections::BTreeSet<i32>>()
+        .len();
+    if distinct > 1 {
+        return;
+    }
+    for svc in &sc.services {
+        let keys: Vec<&str> = [
+            (svc.discipline == crate::scenario::QueueDiscipline::Priority)
+                .then_some("queue_discipline: priority"),
+            svc.shed_priority.then_some("shed: priority"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if keys.is_empty() {
+            continue;
+        }
+        out.push(Finding {
+            level: Level::Warning,
+            check: Check::Queue,
+            subject: svc.name.clone(),
+            message: format!(
+                "`{}` acts on request-class priorities, and every request here has the same \
+                 priority: it changes nothing",
+                keys.join("` and `")
+            ),
+            fix: Some(
+                "declare request classes of different `priority` under `clients:` (docs/model.md \
+                 §2.3.4), or remove the key"
+                    .into(),
+            ),
+        });
+    }
+}
+
+/// The worst case of one client: `attempts × timeout + retries × interval`.
+fn client_budget(class: usize, c: &crate::scenario::ClientPolicy) -> ClientBudget {
+    ClientBudget {
+        class,
+        attempts: c.retries.saturating_add(1),
+        timeout: c.attempt_timeout,
+        interval: c.retry_interval,
+        total: SimDuration(
+            c.attempt_timeout
+                .0
+                .saturating_mul(c.retries as u64 + 1)
+                .saturating_add(c.retry_interval.0.saturating_mul(c.retries as u64)),
+        ),
+    }
+}
+
 /// Runs every check on `sc`.
 pub fn lint(sc: &Scenario) -> Lint {
     let under = serves_under(sc);
@@ -129,23 +188,14 @@ pub fn lint(sc: &Scenario) -> Lint {
         .collect();
     let regimes = regimes(sc);
     let mean: Vec<Vec<f64>> = regimes.iter().map(|&r| mean_service_time(sc, r)).collect();
-    let client = ClientBudget {
-        attempts: sc.client.retries.saturating_add(1),
-        timeout: sc.client.attempt_timeout,
-        interval: sc.client.retry_interval,
-        total: SimDuration(
-            sc.client
-                .attempt_timeout
-                .0
-                .saturating_mul(sc.client.retries as u64 + 1)
-                .saturating_add(
-                    sc.client
-                        .retry_interval
-                        .0
-                        .saturating_mul(sc.client.retries as u64),
-                ),
-        ),
-    };
+    // With several request classes, the most patient client's budget (the longest it waits).
+    let client = sc
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(i, class)| client_budget(i, &class.client))
+        .max_by_key(|b| b.total)
+        .expect("a scenario has a class");
     let mut findings = Vec::new();
 
     let mut calls = Vec::new();
@@ -191,8 +241,8 @@ pub fn lint(sc: &Scenario) -> Lint {
         });
     }
 
-    let first = amplification(sc, 1.0, |_| 1.0);
-    let sustained = amplification(sc, sc.client.retries as f64 + 1.0, sustained_factor);
+    let first = amplification(sc, |_| 1.0, |_| 1.0);
+    let sustained = amplification(sc, |c| c.retries as f64 + 1.0, sustained_factor);
     let worst = sc.worst_case_attempts();
     let mut loads = Vec::new();
     for &s in &reachable {
@@ -235,7 +285,9 @@ pub fn lint(sc: &Scenario) -> Lint {
     }
 
     limiter::limiter_findings(sc, &mut findings);
+    autoscale::autoscale_findings(sc, &loads, &mean[0], &mut findings);
     capacity_fault_findings(sc, &mut findings);
+    priority_findings(sc, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,

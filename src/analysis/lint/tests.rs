@@ -361,3 +361,28 @@ fn limiter_settings_that_cannot_act_are_flagged() {
         0
     );
 }
+
+#[test]
+fn priority_without_classes_of_different_priority_is_a_warning() {
+    let one = "duration: 10s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1, queue_cap: 4, queue_discipline: priority, shed: priority}\n";
+    let l = lint(&scenario(one));
+    let f: Vec<_> = l
+        .findings
+        .iter()
+        .filter(|f| f.check == Check::Queue && f.level == Level::Warning)
+        .collect();
+    assert_eq!(f.len(), 1, "{:?}", l.findings);
+    assert!(
+        f[0].message
+            .contains("`queue_discipline: priority` and `shed: priority`")
+    );
+    let two = "duration: 10s\nclients:\n  x: {priority: 1, arrivals: {rate: 10}, entry: a, attempt_timeout: 1s}\n  y: {arrivals: {rate: 10}, entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1, queue_cap: 4, queue_discipline: priority, shed: priority}\n";
+    let l = lint(&scenario(two));
+    assert!(
+        !l.findings
+            .iter()
+            .any(|f| f.message.contains("acts on request-class priorities")),
+        "{:?}",
+        l.findings
+    );
+}

@@ -21,6 +21,7 @@ pub mod envoy_gradient;
 pub mod gradient2;
 pub mod vegas;
 
+use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -161,10 +162,16 @@ pub struct ConcurrencyLimitRaw {
     /// `envoy_gradient`: the highest limit.
     #[schemars(extend("default" = envoy_gradient::DEFAULT_MAX_CONCURRENCY_LIMIT))]
     pub max_concurrency_limit: Option<u32>,
+    /// Netflix algorithms: the limit partitioned by request class, `{class: share}` with shares
+    /// in [0, 1] adding up to at most 1 (the library's `partition(name, percent)`): while the
+    /// limit is reached, each class is held to ceil(limit × share) (at least 1), and a class not
+    /// listed gets nothing; below the limit any class may take spare permits (default none).
+    pub partitions: Option<IndexMap<String, f64>>,
 }
 
 impl ConcurrencyLimitRaw {
     fn given(&self) -> [(&'static str, bool); 19] {
+        // `partitions` goes with every Netflix algorithm: checked in `validate_partitions`.
         [
             ("limit", self.limit.is_some()),
             ("initial_limit", self.initial_limit.is_some()),
@@ -199,6 +206,63 @@ impl ConcurrencyLimitRaw {
             ),
         ]
     }
+}
+
+/// One partition of a partitioned limiter: a request class and its guaranteed share.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Partition {
+    pub class: String,
+    pub share: f64,
+}
+
+/// Checks `partitions` of the limiter at `key` (the class names are checked against the
+/// scenario's classes by the caller, who knows them).
+pub(crate) fn validate_partitions(
+    key: &str,
+    c: &ConcurrencyLimitRaw,
+    p: &mut impl Problems,
+) -> Vec<Partition> {
+    let Some(parts) = &c.partitions else {
+        return Vec::new();
+    };
+    let key = format!("{key}.partitions");
+    if c.algorithm == AlgorithmRaw::EnvoyGradient {
+        p.problem(
+            &key,
+            "Envoy's adaptive_concurrency has no partitions; they are the Netflix library's \
+             (`fixed`, `aimd`, `vegas`, `gradient2`)"
+                .into(),
+        );
+        return Vec::new();
+    }
+    if parts.is_empty() {
+        p.problem(&key, "must name at least one request class".into());
+        return Vec::new();
+    }
+    let mut ok = true;
+    for (class, &share) in parts {
+        if !(0.0..=1.0).contains(&share) {
+            p.problem(
+                &format!("{key}.{class}"),
+                format!("must be a share in [0, 1], not {share}"),
+            );
+            ok = false;
+        }
+    }
+    let total: f64 = parts.values().sum();
+    if ok && total > 1.0 {
+        p.problem(
+            &key,
+            format!("the shares add up to {total}; they may add up to at most 1"),
+        );
+    }
+    parts
+        .iter()
+        .map(|(class, &share)| Partition {
+            class: class.clone(),
+            share,
+        })
+        .collect()
 }
 
 /// A validated limiter.
@@ -489,11 +553,32 @@ pub enum Release {
     Ignored,
 }
 
-/// What an admitted request holds: when it started and how many were in flight with it.
+/// What an admitted request holds: when it started, how many were in flight with it, and its
+/// partition (with partitions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Permit {
     pub start: SimTime,
     pub inflight: u32,
+    pub partition: u16,
+}
+
+/// A live partition: its share, its in-flight permits.
+#[derive(Clone, Debug)]
+struct PartitionState {
+    share: f64,
+    busy: u32,
+}
+
+impl PartitionState {
+    /// The partition's limit under the total `limit` (AbstractPartitionedLimiter's
+    /// `updateLimit`: max(1, ceil(limit × percent))); the unknown partition's stays 0.
+    fn limit(&self, limit: u32) -> u32 {
+        if self.share.is_nan() {
+            0
+        } else {
+            ((limit as f64 * self.share).ceil() as u32).max(1)
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -505,12 +590,16 @@ enum Rule {
     Envoy(EnvoyGradientState),
 }
 
-/// A live limiter: its rule, its in-flight count and its random stream.
+/// A live limiter: its rule, its in-flight count and its random stream; with partitions, each
+/// partition's in-flight count, the last one being the library's `unknown` partition, and each
+/// request class's partition.
 #[derive(Clone, Debug)]
 pub struct Limiter {
     rule: Rule,
     inflight: u32,
     stream: Stream,
+    partitions: Vec<PartitionState>,
+    partition_of: Vec<u16>,
 }
 
 impl Limiter {
@@ -527,7 +616,44 @@ impl Limiter {
             rule,
             inflight: 0,
             stream,
+            partitions: Vec::new(),
+            partition_of: Vec::new(),
         }
+    }
+
+    /// The limiter partitioned by request class: `classes` are the scenario's class names in
+    /// order; a class no partition names goes to the `unknown` partition, whose limit is 0.
+    pub fn partitioned(mut self, partitions: &[Partition], classes: &[&str]) -> Self {
+        if partitions.is_empty() {
+            return self;
+        }
+        self.partitions = partitions
+            .iter()
+            .map(|p| PartitionState {
+                share: p.share,
+                busy: 0,
+            })
+            .chain(std::iter::once(PartitionState {
+                share: f64::NAN,
+                busy: 0,
+            }))
+            .collect();
+        self.partition_of = classes
+            .iter()
+            .map(|c| {
+                partitions
+                    .iter()
+                    .position(|p| p.class == *c)
+                    .unwrap_or(partitions.len()) as u16
+            })
+            .collect();
+        self
+    }
+
+    /// A partition's in-flight permits (for tests).
+    #[cfg(test)]
+    fn busy(&self, partition: usize) -> u32 {
+        self.partitions[partition].busy
     }
 
     /// The limit in force at `now`.
@@ -549,16 +675,31 @@ impl Limiter {
         self.inflight
     }
 
-    /// A request at `now`: its permit, or `None` when the limit is reached (refuse it).
+    /// A request of request class `class` at `now`: its permit, or `None` when the limit is
+    /// reached (refuse it). With partitions (AbstractPartitionedLimiter's `acquire`): below the
+    /// limit any class takes a permit; at or over it, only a class whose partition holds fewer
+    /// than its own limit — so the total may pass the limit by what the partitions guarantee.
     #[inline]
-    pub fn acquire(&mut self, now: SimTime) -> Option<Permit> {
-        if self.inflight >= self.limit(now) {
-            return None;
+    pub fn acquire(&mut self, now: SimTime, class: u16) -> Option<Permit> {
+        let limit = self.limit(now);
+        let mut partition = 0;
+        if self.partitions.is_empty() {
+            if self.inflight >= limit {
+                return None;
+            }
+        } else {
+            partition = self.partition_of.get(class as usize).copied().unwrap_or(0);
+            let p = &mut self.partitions[partition as usize];
+            if self.inflight >= limit && p.busy >= p.limit(limit) {
+                return None;
+            }
+            p.busy += 1;
         }
         self.inflight += 1;
         Some(Permit {
             start: now,
             inflight: self.inflight,
+            partition,
         })
     }
 
@@ -567,6 +708,9 @@ impl Limiter {
     pub fn release(&mut self, now: SimTime, permit: Permit, how: Release, responded: bool) {
         debug_assert!(self.inflight > 0, "a permit released twice");
         self.inflight -= 1;
+        if let Some(p) = self.partitions.get_mut(permit.partition as usize) {
+            p.busy -= 1;
+        }
         let rtt = now - permit.start;
         let dropped = match how {
             Release::Success => false,
@@ -604,6 +748,70 @@ impl Limiter {
 mod tests {
     use super::*;
     use crate::protections::bad_snippets::{At, accepted, check};
+
+    #[test]
+    fn partitions_hold_each_class_to_its_share_only_at_the_limit() {
+        // A fixed limit of 10 split a: 0.7, b: 0.2 (AbstractPartitionedLimiter: partition limits
+        // ceil(10 × 0.7) = 7 and ceil(10 × 0.2) = 2; the unknown partition's stays 0).
+        let parts = [
+            Partition {
+                class: "a".into(),
+                share: 0.7,
+            },
+            Partition {
+                class: "b".into(),
+                share: 0.2,
+            },
+        ];
+        let stream = Stream::new(1, "t");
+        let mut l = Limiter::new(ConcurrencyLimit::Fixed { limit: 10 }, stream)
+            .partitioned(&parts, &["a", "b", "c"]);
+        let t = SimTime::ZERO;
+        let (a, b, c) = (0u16, 1u16, 2u16);
+        // Below the limit every class bursts: b takes 8 (over its 2), c takes 1.
+        let b_permits: Vec<Permit> = (0..8).map(|_| l.acquire(t, b).unwrap()).collect();
+        let _c1 = l.acquire(t, c).unwrap();
+        assert_eq!(l.inflight(), 9);
+        // One below the limit: a's first permit is granted regardless.
+        let a1 = l.acquire(t, a).unwrap();
+        assert_eq!(l.inflight(), 10);
+        // At the limit: b (8 ≥ 2) and c (unknown, limit 0) are refused; a (1 < 7) is granted
+        // up to 7, past the total.
+        assert!(l.acquire(t, b).is_none());
+        assert!(l.acquire(t, c).is_none());
+        for _ in 0..6 {
+            assert!(l.acquire(t, a).is_some());
+        }
+        assert!(l.acquire(t, a).is_none(), "a holds its 7");
+        assert_eq!(
+            (l.inflight(), l.busy(0), l.busy(1), l.busy(2)),
+            (16, 7, 8, 1)
+        );
+        // Releases return the partition's permit.
+        l.release(t, a1, Release::Success, true);
+        for p in b_permits {
+            l.release(t, p, Release::Success, true);
+        }
+        assert_eq!((l.inflight(), l.busy(0), l.busy(1)), (7, 6, 0));
+        assert!(l.acquire(t, b).is_some(), "below the limit again");
+    }
+
+    #[test]
+    fn a_tiny_share_still_guarantees_one_permit() {
+        let parts = [Partition {
+            class: "a".into(),
+            share: 0.01,
+        }];
+        let mut l = Limiter::new(ConcurrencyLimit::Fixed { limit: 3 }, Stream::new(1, "t"))
+            .partitioned(&parts, &["a", "b"]);
+        let t = SimTime::ZERO;
+        for _ in 0..3 {
+            l.acquire(t, 1).unwrap();
+        }
+        // ceil(3 × 0.01) = 1, at least 1: a gets one permit over the limit, then none.
+        assert!(l.acquire(t, 0).is_some());
+        assert!(l.acquire(t, 0).is_none());
+    }
 
     #[test]
     fn bad_snippets() {
@@ -689,12 +897,12 @@ mod tests {
     #[test]
     fn admits_below_the_limit_and_records_inflight_with_itself() {
         let mut l = Limiter::new(ConcurrencyLimit::Fixed { limit: 2 }, Stream::new(1, "t"));
-        let a = l.acquire(SimTime(0)).unwrap();
-        let b = l.acquire(SimTime(1)).unwrap();
+        let a = l.acquire(SimTime(0), 0).unwrap();
+        let b = l.acquire(SimTime(1), 0).unwrap();
         assert_eq!((a.inflight, b.inflight), (1, 2));
-        assert!(l.acquire(SimTime(2)).is_none(), "2 in flight of 2");
+        assert!(l.acquire(SimTime(2), 0).is_none(), "2 in flight of 2");
         l.release(SimTime(3), a, Release::Ignored, false);
-        assert!(l.acquire(SimTime(4)).is_some());
+        assert!(l.acquire(SimTime(4), 0).is_some());
     }
 
     #[test]
@@ -707,10 +915,10 @@ mod tests {
             timeout: SimDuration::from_secs(5),
         });
         let mut l = Limiter::new(c, Stream::new(1, "t"));
-        let p = l.acquire(SimTime(0)).unwrap();
+        let p = l.acquire(SimTime(0), 0).unwrap();
         l.release(SimTime(10), p, Release::Dropped, true);
         assert_eq!(l.limit(SimTime(10)), 9);
-        let p = l.acquire(SimTime(20)).unwrap();
+        let p = l.acquire(SimTime(20), 0).unwrap();
         l.release(SimTime(30), p, Release::Ignored, true);
         assert_eq!(l.limit(SimTime(30)), 9, "ignored: no sample");
     }

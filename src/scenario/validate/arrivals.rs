@@ -15,14 +15,20 @@ use crate::time::SimTime;
 
 impl Validator<'_> {
     /// The profile of `arrivals`, if it gives one, checked; reports a missing or doubled rate.
-    pub(super) fn profile(&mut self, a: &ArrivalsRaw, duration: SimDuration) -> Option<Profile> {
+    pub(super) fn profile(
+        &mut self,
+        key: &str,
+        a: &ArrivalsRaw,
+        duration: SimDuration,
+    ) -> Option<Profile> {
+        let profile_key = format!("{key}.profile");
         match (&a.rate, &a.profile) {
             (None, None) if a.process == Some(ArrivalProcessRaw::Closed) || a.trace.is_some() => {
                 None
             }
             (None, None) => {
                 self.problem(
-                    "arrivals",
+                    key,
                     "needs `rate` (requests per second) or `profile` (the rate over time, a list \
                      of segments like `[{at: 0s, rate: 100}]`)",
                 );
@@ -31,7 +37,7 @@ impl Validator<'_> {
             (Some(_), Some(_)) if a.process == Some(ArrivalProcessRaw::Closed) => None,
             (Some(_), Some(_)) => {
                 self.problem(
-                    "arrivals.profile",
+                    &profile_key,
                     "give `rate` (one rate) or `profile` (segments), not both",
                 );
                 None
@@ -40,7 +46,7 @@ impl Validator<'_> {
                 if duration.is_zero() {
                     return None;
                 }
-                let p = profile::validate("arrivals.profile", segments, duration, self)?;
+                let p = profile::validate(&profile_key, segments, duration, self)?;
                 let expected: f64 = p
                     .pieces
                     .iter()
@@ -48,7 +54,7 @@ impl Validator<'_> {
                     .sum();
                 if expected < 1.0 {
                     self.problem(
-                        "arrivals.profile",
+                        &profile_key,
                         format!(
                             "brings {expected} requests over {duration}: less than one arrival \
                              on average, nothing to measure"
@@ -83,21 +89,23 @@ impl Validator<'_> {
     /// row.
     pub(super) fn trace(
         &mut self,
+        key: &str,
         a: &ArrivalsRaw,
         duration: SimDuration,
+        filter: Option<trace::ClassFilter<'_>>,
     ) -> Option<Arc<[SimTime]>> {
         let file = a.trace.as_ref()?;
-        for (key, given) in [
-            ("arrivals.rate", a.rate.is_some()),
-            ("arrivals.profile", a.profile.is_some()),
+        for (sub, given) in [
+            ("rate", a.rate.is_some()),
+            ("profile", a.profile.is_some()),
             (
-                "arrivals.process",
+                "process",
                 a.process.is_some() && a.process != Some(ArrivalProcessRaw::Closed),
             ),
         ] {
             if given {
                 self.problem(
-                    key,
+                    &format!("{key}.{sub}"),
                     "a trace sets the arrival times: remove it, or remove `trace`",
                 );
             }
@@ -106,10 +114,10 @@ impl Validator<'_> {
             return None;
         }
         let path = self.doc.path().parent().unwrap_or(Path::new("")).join(file);
-        match trace::read(&path, duration) {
+        match trace::read(&path, duration, filter) {
             Ok(times) => Some(times.into()),
             Err(e) => {
-                self.problem("arrivals.trace", e);
+                self.problem(&format!("{key}.trace"), e);
                 None
             }
         }
@@ -138,29 +146,29 @@ impl Validator<'_> {
     }
 
     /// The closed loop of `arrivals`, when `process: closed`; reports its keys out of place.
-    pub(super) fn closed(&mut self, a: &ArrivalsRaw) -> Option<ClosedLoop> {
+    pub(super) fn closed(&mut self, key: &str, a: &ArrivalsRaw) -> Option<ClosedLoop> {
         if a.process != Some(ArrivalProcessRaw::Closed) {
-            for (key, given) in [
-                ("arrivals.users", a.users.is_some()),
-                ("arrivals.think_time", a.think_time.is_some()),
+            for (sub, given) in [
+                ("users", a.users.is_some()),
+                ("think_time", a.think_time.is_some()),
             ] {
                 if given {
                     self.problem(
-                        key,
+                        &format!("{key}.{sub}"),
                         "is a key of closed-loop arrivals: add `process: closed`",
                     );
                 }
             }
             return None;
         }
-        for (key, given) in [
-            ("arrivals.rate", a.rate.is_some()),
-            ("arrivals.profile", a.profile.is_some()),
-            ("arrivals.trace", a.trace.is_some()),
+        for (sub, given) in [
+            ("rate", a.rate.is_some()),
+            ("profile", a.profile.is_some()),
+            ("trace", a.trace.is_some()),
         ] {
             if given {
                 self.problem(
-                    key,
+                    &format!("{key}.{sub}"),
                     "closed-loop users set their own pace: remove it (give `users` and \
                      `think_time`)",
                 );
@@ -168,18 +176,18 @@ impl Validator<'_> {
         }
         let users = match a.users {
             None => {
-                self.problem(
-                    "arrivals",
-                    "`process: closed` needs `users` (how many users)",
-                );
+                self.problem(key, "`process: closed` needs `users` (how many users)");
                 None
             }
             Some(0) => {
-                self.problem("arrivals.users", "must be at least 1");
+                self.problem(&format!("{key}.users"), "must be at least 1");
                 None
             }
             Some(n) if n > MAX_USERS => {
-                self.problem("arrivals.users", format!("must be at most {MAX_USERS}"));
+                self.problem(
+                    &format!("{key}.users"),
+                    format!("must be at most {MAX_USERS}"),
+                );
                 None
             }
             Some(n) => Some(n),
@@ -187,13 +195,13 @@ impl Validator<'_> {
         let think = match &a.think_time {
             None => {
                 self.problem(
-                    "arrivals",
+                    key,
                     "`process: closed` needs `think_time` (a distribution, like `{dist: \
                      exponential, mean: 1s}`, or `{dist: constant, value: 0s}`)",
                 );
                 None
             }
-            Some(d) => self.dist("arrivals.think_time", d),
+            Some(d) => self.dist(&format!("{key}.think_time"), d),
         };
         Some(ClosedLoop {
             users: users?,

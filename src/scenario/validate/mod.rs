@@ -3,12 +3,13 @@
 //! all problems of a document at once, each at its key path and line.
 
 mod arrivals;
+mod classes;
 mod faults;
 
 use std::collections::HashMap;
 
-use super::raw::{ArrivalProcessRaw, CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
-use super::{ArrivalProcess, ClientPolicy, Dist, Edge, Scenario, Service};
+use super::raw::{CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
+use super::{Dist, Edge, RequestClass, Scenario, Service};
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
@@ -16,7 +17,6 @@ use crate::protections::{
     load_balancer, pushback, quota, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
-use arrivals::closed_rate;
 
 /// Largest arrival rate accepted (user requests per second).
 pub const MAX_RATE: f64 = 10_000_000.0;
@@ -111,45 +111,6 @@ impl Validator<'_> {
         if drain > MAX_DURATION {
             self.problem("drain", format!("must be at most {MAX_DURATION}"));
         }
-        let profile = self.profile(&raw.arrivals, duration);
-        let rate = match &profile {
-            Some(p) => p.peak_rate(),
-            None => raw.arrivals.rate.unwrap_or(0.0),
-        };
-        let closed = self.closed(&raw.arrivals);
-        let rate = closed.map_or(rate, |c| closed_rate(&c));
-        let trace = self.trace(&raw.arrivals, duration);
-        let rate = trace
-            .as_ref()
-            .map_or(rate, |t| t.len() as f64 / duration.as_secs_f64());
-        if raw.arrivals.profile.is_some()
-            || raw.arrivals.rate.is_none()
-            || raw.arrivals.trace.is_some()
-            || raw.arrivals.process == Some(ArrivalProcessRaw::Closed)
-        {
-            // Checked with the profile.
-        } else if !rate.is_finite() || rate <= 0.0 {
-            self.problem(
-                "arrivals.rate",
-                format!("must be a positive number of requests per second, not {rate}"),
-            );
-        } else if rate > MAX_RATE {
-            self.problem(
-                "arrivals.rate",
-                format!("must be at most {MAX_RATE} requests per second"),
-            );
-        } else if !duration.is_zero() && rate * duration.as_secs_f64() < 1.0 {
-            // Also keeps the mean gap between arrivals far inside the nanosecond clock.
-            self.problem(
-                "arrivals.rate",
-                format!(
-                    "{rate} requests per second over {duration} is less than one arrival on \
-                     average, nothing to measure; give a rate of at least one request per \
-                     `duration` (rate × duration ≥ 1)"
-                ),
-            );
-        }
-
         let names: HashMap<&str, usize> = raw
             .services
             .keys()
@@ -179,49 +140,10 @@ impl Validator<'_> {
             services.push(service);
         }
 
-        let entry = self.service_ref("client.entry", &raw.client.entry, &names);
-        let client = ClientPolicy {
-            entry: entry.unwrap_or(0),
-            attempt_timeout: timeout::validate(
-                "client.attempt_timeout",
-                raw.client.attempt_timeout.0,
-                self,
-            ),
-            retries: retry::validate_retries("client.retries", raw.client.retries, self),
-            retry_interval: raw
-                .client
-                .retry_interval
-                .map_or(retry::DEFAULT_RETRY_INTERVAL, |d| d.0),
-            propagate_deadline: raw.client.propagate_deadline.unwrap_or(false),
-            cancel_on_abandon: raw.client.cancel_on_abandon.unwrap_or(false),
-            retry_on: retry_on::validate("client.retry_on", raw.client.retry_on.as_ref(), self),
-            call_timeout: timeout::validate_call_timeout(
-                "client.call_timeout",
-                raw.client.call_timeout,
-                self,
-            ),
-            backoff: raw.client.backoff.as_ref().map(|b| {
-                if raw.client.retry_interval.is_some() {
-                    self.problem(
-                        "client.backoff",
-                        "give either `retry_interval` (a fixed wait) or `backoff`, not both",
-                    );
-                }
-                retry::validate_backoff("client.backoff", Some(b), self)
-            }),
-            load_balancer: load_balancer::validate(
-                "client.load_balancer",
-                raw.client.load_balancer.as_ref(),
-                self,
-            ),
-            latency: raw
-                .client
-                .latency
-                .as_ref()
-                .and_then(|d| self.dist("client.latency", d)),
-        };
-        self.check_fleet(&raw, &services, &edges, &client);
-        let replicas: Vec<u32> = services.iter().map(|s| s.replicas).collect();
+        let classes = self.classes(&raw, duration, &names);
+        self.check_fleet(&raw, &services, &edges, &classes);
+        self.check_partitions(&services, &edges, &classes);
+        let replicas: Vec<u32> = services.iter().map(|s| s.max_units()).collect();
 
         let mut faults = Vec::new();
         for (fname, f) in &raw.faults {
@@ -230,22 +152,15 @@ impl Validator<'_> {
             }
         }
 
-        self.surges_need_a_rate(&raw.arrivals, &faults);
+        for (_, arrivals) in classes::raw_arrivals(&raw) {
+            self.surges_need_a_rate(arrivals, &faults);
+        }
         let scenario = Scenario {
             name,
             seed: raw.seed.unwrap_or(1),
             duration,
             drain,
-            rate,
-            process: match raw.arrivals.process {
-                None | Some(ArrivalProcessRaw::Poisson) => ArrivalProcess::Poisson,
-                Some(ArrivalProcessRaw::Constant) => ArrivalProcess::Constant,
-                Some(ArrivalProcessRaw::Closed) => ArrivalProcess::Closed,
-            },
-            profile,
-            closed,
-            trace,
-            client,
+            classes,
             services,
             edges,
             faults,
@@ -293,6 +208,7 @@ impl Validator<'_> {
             slots: s.slots,
             queue_cap: s.queue_cap,
             discipline: discipline::validate(&key, s.queue_discipline, s.lifo_after, self),
+            shed_priority: discipline::validate_shed(&key, s.shed, s.queue_cap, self),
             drop_expired: s.drop_expired.unwrap_or(false),
             reject_delay: s
                 .reject_delay
@@ -313,6 +229,9 @@ impl Validator<'_> {
                 s.concurrency_limit.as_ref(),
                 concurrency_limit::validate,
             ),
+            limit_partitions: s.concurrency_limit.as_ref().map_or(Vec::new(), |c| {
+                concurrency_limit::validate_partitions(&format!("{key}.concurrency_limit"), c, self)
+            }),
             parallel: s.parallel.unwrap_or(false),
             calls,
             retryable_fraction: retry_on::validate_fraction(
@@ -321,6 +240,42 @@ impl Validator<'_> {
                 self,
             ),
             replicas: self.replicas(&key, s.replicas),
+            autoscale: self.nested(&key, "autoscale", s.autoscale.as_ref(), |k, a, p| {
+                crate::protections::autoscale::validate(k, a, MAX_TOTAL_REPLICAS, p)
+            }),
+        }
+    }
+
+    /// Every limiter partition names a request class of the scenario.
+    fn check_partitions(&mut self, services: &[Service], edges: &[Edge], classes: &[RequestClass]) {
+        let known: Vec<&str> = classes.iter().map(|c| c.name.as_str()).collect();
+        let at_services = services
+            .iter()
+            .map(|s| (format!("services.{}", s.name), &s.limit_partitions));
+        let at_edges = edges.iter().map(|e| {
+            (
+                format!(
+                    "services.{}.calls.{}",
+                    services[e.caller].name, services[e.callee].name
+                ),
+                &e.limit_partitions,
+            )
+        });
+        let all: Vec<(String, &Vec<crate::scenario::LimitPartition>)> =
+            at_services.chain(at_edges).collect();
+        for (key, parts) in all {
+            for p in parts {
+                if !known.contains(&p.class.as_str()) {
+                    self.problem(
+                        &format!("{key}.concurrency_limit.partitions.{}", p.class),
+                        format!(
+                            "`{}` is not a request class of this scenario{}",
+                            crate::config::suggest::shorten(&p.class),
+                            did_you_mean(&p.class, known.iter().copied())
+                        ),
+                    );
+                }
+            }
         }
     }
 
@@ -351,9 +306,9 @@ impl Validator<'_> {
         raw: &ScenarioRaw,
         services: &[Service],
         edges: &[Edge],
-        client: &ClientPolicy,
+        classes: &[RequestClass],
     ) {
-        let total: u64 = services.iter().map(|s| s.replicas as u64).sum();
+        let total: u64 = services.iter().map(|s| s.max_units() as u64).sum();
         if total > MAX_TOTAL_REPLICAS {
             self.problem(
                 "services",
@@ -365,14 +320,16 @@ impl Validator<'_> {
         let explicit = |lb: Option<&load_balancer::LoadBalancerRaw>| {
             lb.is_some_and(|l| l.choice_count.is_some())
         };
-        if let Some(entry) = services.get(client.entry) {
-            load_balancer::check_choice_count(
-                "client.load_balancer",
-                client.load_balancer,
-                explicit(raw.client.load_balancer.as_ref()),
-                entry.replicas,
-                self,
-            );
+        for (class, (prefix, raw_client)) in classes.iter().zip(classes::raw_clients(raw)) {
+            if let Some(entry) = services.get(class.client.entry) {
+                load_balancer::check_choice_count(
+                    &format!("{prefix}.load_balancer"),
+                    class.client.load_balancer,
+                    explicit(raw_client.load_balancer.as_ref()),
+                    entry.max_units(),
+                    self,
+                );
+            }
         }
         for e in edges {
             let caller = &services[e.caller].name;
@@ -386,7 +343,7 @@ impl Validator<'_> {
                 &format!("services.{caller}.calls.{callee}.load_balancer"),
                 e.load_balancer,
                 explicit(lb),
-                services[e.callee].replicas,
+                services[e.callee].max_units(),
                 self,
             );
         }
@@ -442,6 +399,12 @@ impl Validator<'_> {
         callee_name: &str,
         c: &CallRaw,
     ) -> Edge {
+        if c.import.is_some() {
+            self.problem(
+                &format!("{key}.import"),
+                "is read when the scenario file is loaded; write it in the file, not with --set",
+            );
+        }
         let retry_quota = self.nested(key, "retry_quota", c.retry_quota.as_ref(), |k, q, v| {
             quota::validate(k, q, c.hedge.is_some(), v)
         });
@@ -510,6 +473,9 @@ impl Validator<'_> {
                 c.concurrency_limit.as_ref(),
                 concurrency_limit::validate,
             ),
+            limit_partitions: c.concurrency_limit.as_ref().map_or(Vec::new(), |l| {
+                concurrency_limit::validate_partitions(&format!("{key}.concurrency_limit"), l, self)
+            }),
             retry_on: retry_on::validate(&format!("{key}.retry_on"), c.retry_on.as_ref(), self),
             call_timeout: timeout::validate_call_timeout(
                 &format!("{key}.call_timeout"),

@@ -1,0 +1,799 @@
+//! `loadsim import envoy`: an Envoy route and/or cluster (YAML; a bootstrap, a RouteConfiguration
+//! or a list of clusters — routes and clusters are found by `name` anywhere in the document) →
+//! one edge's keys. Owns the reading of envoyproxy/envoy api/envoy/config/route/v3/
+//! route_components.proto (`RouteAction.timeout`, `RetryPolicy`, the `VirtualHost.retry_policy`
+//! a route without its own inherits) and api/envoy/config/cluster/v3/circuit_breaker.proto
+//! (`CircuitBreakers.Thresholds` of the DEFAULT priority).
+//!
+//! Translation (docs/production.md, "loadsim import"): route `timeout` (default 15 s, 0 disables)
+//! → `call_timeout`; `per_try_timeout` (default: the route timeout) → `attempt_timeout`;
+//! `num_retries` (default 1) → `retries`; `retry_on` conditions → `retry_on` kinds;
+//! `retry_back_off {base_interval (default 25 ms), max_interval (default 10 × base)}` →
+//! `backoff {base, cap, jitter: envoy}`, Envoy's own jittered backoff (source/common/common/
+//! backoff_strategy.cc `JitteredBackOffStrategy`). Cluster `max_requests` (default 1024) →
+//! `concurrency_limit {algorithm: fixed, limit}`; `max_retries` (default 3) → a concurrent retry
+//! budget with no percentage and `min_retry_concurrency: max_retries`; `retry_budget
+//! {budget_percent (default 20), min_retry_concurrency (default 3)}` → `retry_budget`, in place of
+//! `max_retries` as in Envoy.
+
+use std::path::Path;
+
+use yaml_serde::{Mapping, Value};
+
+use super::{Imported, Source, duration_at, duration_value, join, map_of, uint_at};
+use crate::config::error::ConfigError;
+use crate::time::SimDuration;
+
+/// Envoy's route timeout when `timeout` is absent.
+pub const DEFAULT_ROUTE_TIMEOUT: SimDuration = SimDuration(15_000_000_000);
+/// Envoy's `num_retries` when a retry policy leaves it out.
+pub const DEFAULT_NUM_RETRIES: u64 = 1;
+/// Envoy's retry backoff base interval when `retry_back_off` is absent.
+pub const DEFAULT_BASE_INTERVAL: SimDuration = SimDuration(25_000_000);
+/// Envoy's `max_interval` default, as a multiple of the base interval.
+pub const DEFAULT_MAX_FACTOR: u64 = 10;
+/// Envoy's default circuit-breaker thresholds (circuit_breaker.proto): `max_requests`,
+/// `max_retries`.
+pub const DEFAULT_MAX_REQUESTS: u64 = 1024;
+pub const DEFAULT_MAX_RETRIES: u64 = 3;
+/// Envoy's retry budget defaults: `budget_percent` 20 %, `min_retry_concurrency` 3.
+pub const DEFAULT_BUDGET_PERCENT: f64 = 20.0;
+pub const DEFAULT_MIN_RETRY_CONCURRENCY: u64 = 3;
+
+/// Which route and cluster to read.
+#[derive(Clone, Debug, Default)]
+pub struct Select {
+    pub route: Option<String>,
+    pub cluster: Option<String>,
+}
+
+/// Envoy's `retry_on` conditions (router filter, "x-envoy-retry-on" and "x-envoy-retry-grpc-on"):
+/// the loadsim kinds each retries, or why it has none.
+fn condition(c: &str) -> Option<Result<&'static [&'static str], &'static str>> {
+    const NO_CONNECTIONS: &str =
+        "loadsim models no connections, so no failure is a reset or a connect failure";
+    Some(match c {
+        "5xx" => Ok(&["timeout", "reject", "error"]),
+        "gateway-error" => Ok(&["timeout", "reject"]),
+        "reset"
+        | "reset-before-request"
+        | "connect-failure"
+        | "refused-stream"
+        | "http3-post-connect-failure" => Err(NO_CONNECTIONS),
+        "retriable-4xx" => Err("loadsim has no 409 Conflict"),
+        "envoy-ratelimited" => Err(
+            "loadsim's rejects carry no x-envoy-ratelimited header; a callee's rate-limit reject \
+             is a `reject`, which `5xx`/`gateway-error` cover",
+        ),
+        "retriable-headers" => Err("loadsim replies carry no headers"),
+        "retriable-status-codes" => Ok(&[]),
+        "cancelled" => Err("loadsim's callees do not reply CANCELLED"),
+        "deadline-exceeded" => Ok(&["timeout"]),
+        "internal" => Ok(&["error"]),
+        "resource-exhausted" | "unavailable" => Ok(&["reject"]),
+        _ => return None,
+    })
+}
+
+const CONDITIONS: [&str; 16] = [
+    "5xx",
+    "gateway-error",
+    "reset",
+    "reset-before-request",
+    "connect-failure",
+    "envoy-ratelimited",
+    "retriable-4xx",
+    "refused-stream",
+    "retriable-status-codes",
+    "retriable-headers",
+    "http3-post-connect-failure",
+    "cancelled",
+    "deadline-exceeded",
+    "internal",
+    "resource-exhausted",
+    "unavailable",
+];
+
+/// Reads `path` and translates the route and/or cluster `select` names.
+pub fn import(path: &Path, select: &Select) -> Result<Imported, ConfigError> {
+    let mut src = Source::read(path, false)?;
+    let root = src.doc.value.clone();
+    let mut out = Imported::default();
+    let mut found_routes = Vec::new();
+    let mut found_clusters = Vec::new();
+    collect(&root, "", &mut found_routes, &mut found_clusters);
+    let mut what = Vec::new();
+    if let Some(name) = &select.route {
+        match pick(&mut src, &found_routes, name, "route") {
+            Some((at, vh)) => {
+                what.push(format!("route \"{name}\" ({at})"));
+                let route = get(&root, &at).cloned().unwrap_or(Value::Null);
+                let vh_policy = vh.and_then(|v| {
+                    let p = join(&v, "retry_policy");
+                    get(&root, &p).cloned().map(|pol| (p, pol))
+                });
+                read_route(
+                    &mut src,
+                    &mut out,
+                    &at,
+                    &route,
+                    vh_policy,
+                    &found_clusters,
+                    select,
+                );
+            }
+            None => return src.done(out),
+        }
+    }
+    if let Some(name) = &select.cluster {
+        match pick(&mut src, &found_clusters, name, "cluster") {
+            Some((at, _)) => {
+                what.push(format!("cluster \"{name}\" ({at})"));
+                let cluster = get(&root, &at).cloned().unwrap_or(Value::Null);
+                read_cluster(&mut src, &mut out, &at, &cluster);
+            }
+            None => return src.done(out),
+        }
+    }
+    if what.is_empty() {
+        src.problem(
+            "",
+            "name a route (--route NAME) or a cluster (--cluster NAME), or both",
+        );
+    }
+    out.source = what.join(" and ");
+    src.done(out)
+}
+
+/// The value at an indexed path (`a.b[2].c`).
+fn get<'v>(root: &'v Value, path: &str) -> Option<&'v Value> {
+    let mut node = root;
+    if path.is_empty() {
+        return Some(node);
+    }
+    for part in path.split('.') {
+        let (name, rest) = part.split_once('[').unwrap_or((part, ""));
+        if !name.is_empty() {
+            node = node.as_mapping()?.get(name)?;
+        }
+        for idx in rest.split('[') {
+            let idx = idx.trim_end_matches(']');
+            if idx.is_empty() {
+                continue;
+            }
+            node = node.as_sequence()?.get(idx.parse::<usize>().ok()?)?;
+        }
+    }
+    Some(node)
+}
+
+/// Every named route (with the path of the virtual host holding it) and every named cluster,
+/// anywhere in the document: the items of a `routes:` list and of a `clusters:` list.
+fn collect(
+    v: &Value,
+    at: &str,
+    routes: &mut Vec<(String, String, Option<String>)>,
+    clusters: &mut Vec<(String, String, Option<String>)>,
+) {
+    match v {
+        Value::Mapping(m) => {
+            for (k, child) in m {
+                let Some(k) = k.as_str() else { continue };
+                let path = join(at, k);
+                if let (Value::Sequence(items), "routes" | "clusters") = (child, k) {
+                    for (i, item) in items.iter().enumerate() {
+                        let ipath = format!("{path}[{i}]");
+                        if let Some(name) = item.get("name").and_then(Value::as_str) {
+                            if k == "routes" {
+                                routes.push((name.to_owned(), ipath.clone(), Some(at.to_owned())));
+                            } else {
+                                clusters.push((name.to_owned(), ipath.clone(), None));
+                            }
+                        }
+                        collect(item, &ipath, routes, clusters);
+                    }
+                    continue;
+                }
+                collect(child, &path, routes, clusters);
+            }
+        }
+        Value::Sequence(items) => {
+            for (i, item) in items.iter().enumerate() {
+                collect(item, &format!("{at}[{i}]"), routes, clusters);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The path of the one entry named `name` (and its virtual host's path, for a route).
+fn pick(
+    src: &mut Source,
+    found: &[(String, String, Option<String>)],
+    name: &str,
+    what: &str,
+) -> Option<(String, Option<String>)> {
+    let hits: Vec<_> = found.iter().filter(|f| f.0 == name).collect();
+    match hits.len() {
+        1 => Some((hits[0].1.clone(), hits[0].2.clone())),
+        0 => {
+            let names: Vec<&str> = found.iter().map(|f| f.0.as_str()).collect();
+            let hint = crate::config::suggest::did_you_mean(name, names.iter().copied());
+            src.problem(
+                "",
+                format!(
+                    "no {what} named \"{name}\"{hint} (the file's {what}s: {})",
+                    if names.is_empty() {
+                        "none with a name".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                ),
+            );
+            None
+        }
+        _ => {
+            src.problem(
+                &hits[1].1,
+                format!(
+                    "more than one {what} is named \"{name}\" (also at {})",
+                    hits[0].1
+                ),
+            );
+            None
+        }
+    }
+}
+
+/// Checks that `v` at `at` is a mapping; every key not in `known` is reported unsupported with
+/// `why`.
+fn mapping<'v>(
+    src: &mut Source,
+    out: &mut Imported,
+    at: &str,
+    v: &'v Value,
+    known: &[&str],
+    why: &str,
+) -> Option<&'v Mapping> {
+    let Some(m) = v.as_mapping() else {
+        src.problem(at, "must be a mapping");
+        return None;
+    };
+    for (k, _) in m {
+        let k = k.as_str().unwrap_or_default();
+        if !known.contains(&k) {
+            out.unsupported(join(at, k), why);
+        }
+    }
+    Some(m)
+}
+
+/// A duration field, truncated to whole milliseconds as Envoy reads it
+/// (`PROTOBUF_GET_MS_OR_DEFAULT`).
+fn millis(d: SimDuration) -> SimDuration {
+    SimDuration(d.0 / 1_000_000 * 1_000_000)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn read_route(
+    src: &mut Source,
+    out: &mut Imported,
+    at: &str,
+    route: &Value,
+    vh_policy: Option<(String, Value)>,
+    clusters: &[(String, String, Option<String>)],
+    select: &Select,
+) {
+    let Some(r) = mapping(
+        src,
+        out,
+        at,
+        route,
+        &["name", "match", "route"],
+        "not a call policy loadsim models",
+    ) else {
+        return;
+    };
+    let Some(action) = r.get("route") else {
+        src.problem(
+            at,
+            "has no `route` action (a redirect or a direct response makes no upstream call)",
+        );
+        return;
+    };
+    let aat = join(at, "route");
+    let Some(a) = mapping(
+        src,
+        out,
+        &aat,
+        action,
+        &["cluster", "timeout", "retry_policy"],
+        "routing, not a call policy: no loadsim meaning",
+    ) else {
+        return;
+    };
+    // Route timeout → call_timeout.
+    let timeout = match a.get("timeout") {
+        Some(v) => duration_at(src, &join(&aat, "timeout"), v).map(millis),
+        None => Some(DEFAULT_ROUTE_TIMEOUT),
+    };
+    let (policy_at, policy) = match a.get("retry_policy") {
+        Some(p) => (join(&aat, "retry_policy"), Some(p.clone())),
+        None => match vh_policy {
+            Some((p, v)) => {
+                out.notes.push(format!(
+                    "the route has no retry_policy: the virtual host's ({p}) applies"
+                ));
+                (p, Some(v))
+            }
+            None => (String::new(), None),
+        },
+    };
+    let mut per_try = None;
+    let mut rest: Vec<(&'static str, Value, String)> = Vec::new();
+    if let Some(policy) = &policy {
+        let known = [
+            "retry_on",
+            "num_retries",
+            "per_try_timeout",
+            "retriable_status_codes",
+            "retry_back_off",
+        ];
+        let whys: &[(&str, &str)] = &[
+            (
+                "per_try_idle_timeout",
+                "loadsim attempts stream nothing, so there is no idle time",
+            ),
+            ("retry_priority", "loadsim has no locality priorities"),
+            (
+                "retry_host_predicate",
+                "loadsim's load balancer does not avoid previously tried hosts (issue 13's fleet \
+                 work); a retry picks a replica as a first attempt does",
+            ),
+            (
+                "host_selection_retry_max_attempts",
+                "goes with retry_host_predicate, which loadsim does not model",
+            ),
+            (
+                "rate_limited_retry_back_off",
+                "loadsim replies carry no reset headers",
+            ),
+            ("retriable_headers", "loadsim replies carry no headers"),
+            (
+                "retriable_request_headers",
+                "loadsim requests carry no headers",
+            ),
+            (
+                "retry_options_predicates",
+                "loadsim has no upstream connection options",
+            ),
+        ];
+        let Some(m) = policy.as_mapping() else {
+            src.problem(&policy_at, "must be a mapping");
+            return;
+        };
+        for (k, _) in m {
+            let k = k.as_str().unwrap_or_default();
+            if known.contains(&k) {
+                continue;
+            }
+            let why = whys
+                .iter()
+                .find(|w| w.0 == k)
+                .map_or("not a RetryPolicy field loadsim knows", |w| w.1);
+            out.unsupported(join(&policy_at, k), why);
+        }
+        if let Some(v) = m.get("per_try_timeout") {
+            per_try = duration_at(src, &join(&policy_at, "per_try_timeout"), v).map(millis);
+        }
+        let num = match m.get("num_retries") {
+            Some(v) => uint_at(src, &join(&policy_at, "num_retries"), v),
+            None => Some(DEFAULT_NUM_RETRIES),
+        };
+        let kinds = read_retry_on(src, out, &policy_at, m);
+        let backoff = read_backoff(src, &policy_at, m);
+        let (Some(num), Some(kinds), Some((base, cap, from))) = (num, kinds, backoff) else {
+            return;
+        };
+        if kinds.is_empty() {
+            rest.push((
+                "retries",
+                Value::Number(0.into()),
+                "retry_on names no failure loadsim models: no retry".into(),
+            ));
+        } else {
+            rest.push((
+                "retries",
+                Value::Number(num.into()),
+                if m.contains_key("num_retries") {
+                    "num_retries".into()
+                } else {
+                    "num_retries (Envoy's default 1)".into()
+                },
+            ));
+            rest.push((
+                "retry_on",
+                Value::Sequence(kinds.iter().map(|k| Value::String((*k).into())).collect()),
+                "retry_on (5xx → timeout, reject, error; gateway-error → timeout, reject)".into(),
+            ));
+            rest.push((
+                "backoff",
+                map_of(vec![
+                    ("base", duration_value(base)),
+                    ("cap", duration_value(cap)),
+                    ("jitter", Value::String("envoy".into())),
+                ]),
+                from,
+            ));
+        }
+    } else {
+        out.notes
+            .push("no retry_policy on the route or its virtual host: Envoy does not retry".into());
+    }
+    let Some(timeout) = timeout else { return };
+    // Timeouts: per_try_timeout, else the route timeout, bounds an attempt.
+    let attempt = per_try
+        .filter(|d| !d.is_zero())
+        .or((!timeout.is_zero()).then_some(timeout));
+    match attempt {
+        Some(d) => out.push(
+            "attempt_timeout",
+            duration_value(d),
+            if per_try.is_some_and(|d| !d.is_zero()) {
+                "retry_policy.per_try_timeout"
+            } else {
+                "no per_try_timeout: an attempt is bounded by the route timeout"
+            },
+        ),
+        None => out.unsupported(
+            join(&aat, "timeout"),
+            "0 disables Envoy's route timeout and no per_try_timeout is set: the call has no \
+             timeout, and a loadsim edge needs `attempt_timeout`; write one beside the imported \
+             keys",
+        ),
+    }
+    if !timeout.is_zero() {
+        out.push(
+            "call_timeout",
+            duration_value(timeout),
+            if a.contains_key("timeout") {
+                "route timeout: covers every attempt and backoff"
+            } else {
+                "route timeout (Envoy's default 15s): covers every attempt and backoff"
+            },
+        );
+    }
+    for (k, v, from) in rest {
+        out.push(k, v, from);
+    }
+    if select.cluster.is_none()
+        && let Some(c) = a.get("cluster").and_then(Value::as_str)
+    {
+        let known = clusters.iter().any(|f| f.0 == c);
+        out.notes.push(format!(
+            "the route sends to cluster \"{c}\"{}; its circuit breakers (Envoy's defaults \
+             max_requests 1024, max_retries 3 if it sets none) apply too: add --cluster {c}",
+            if known { ", which is in this file" } else { "" }
+        ));
+    }
+}
+
+/// The `retry_on` conditions (and `retriable_status_codes`) as loadsim kinds.
+fn read_retry_on(
+    src: &mut Source,
+    out: &mut Imported,
+    at: &str,
+    m: &Mapping,
+) -> Option<Vec<&'static str>> {
+    let key = join(at, "retry_on");
+    let Some(v) = m.get("retry_on") else {
+        out.notes
+            .push(format!("{key} is absent: Envoy retries on no condition"));
+        return Some(Vec::new());
+    };
+    let Some(text) = v.as_str() else {
+        src.problem(&key, "must be a comma-separated string, like \"5xx,reset\"");
+        return None;
+    };
+    let mut kinds: Vec<&'static str> = Vec::new();
+    let mut ok = true;
+    let mut codes_named = false;
+    for c in text.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        match condition(c) {
+            Some(Ok(ks)) => {
+                if c == "retriable-status-codes" {
+                    codes_named = true;
+                }
+                kinds.extend(ks.iter().copied());
+            }
+            Some(Err(why)) => out.unsupported(format!("{key}: {c}"), why),
+            None => {
+                let hint = crate::config::suggest::did_you_mean(c, CONDITIONS.iter().copied());
+                src.problem(
+                    &key,
+                    format!(
+                        "unknown retry condition `{c}`{hint} (Envoy's: {})",
+                        CONDITIONS.join(", ")
+                    ),
+                );
+                ok = false;
+            }
+        }
+    }
+    if let Some(v) = m.get("retriable_status_codes") {
+        let ckey = join(at, "retriable_status_codes");
+        match v.as_sequence() {
+            None => {
+                src.problem(&ckey, "must be a list of HTTP status codes");
+                ok = false;
+            }
+            Some(list) => {
+                if !codes_named {
+                    out.unsupported(
+                        ckey.clone(),
+                        "listed without the `retriable-status-codes` condition, so Envoy ignores \
+                         it",
+                    );
+                }
+                for (i, c) in list.iter().enumerate() {
+                    let ikey = format!("{ckey}[{i}]");
+                    match c.as_u64() {
+                        Some(429 | 503) if codes_named => kinds.push("reject"),
+                        Some(500..=599) if codes_named => kinds.push("error"),
+                        Some(100..=599) if codes_named => out.unsupported(
+                            ikey,
+                            "loadsim's failures are timeouts, rejects (429/503) and errors (5xx)",
+                        ),
+                        Some(100..=599) => {}
+                        _ => {
+                            src.problem(&ikey, "must be an HTTP status code (100–599)");
+                            ok = false;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    ok.then(|| {
+        ["timeout", "reject", "error"]
+            .into_iter()
+            .filter(|k| kinds.contains(k))
+            .collect()
+    })
+}
+
+/// `retry_back_off` → (base, cap, comment), Envoy's defaults filled in.
+fn read_backoff(
+    src: &mut Source,
+    at: &str,
+    m: &Mapping,
+) -> Option<(SimDuration, SimDuration, String)> {
+    let Some(v) = m.get("retry_back_off") else {
+        return Some((
+            DEFAULT_BASE_INTERVAL,
+            SimDuration(DEFAULT_BASE_INTERVAL.0 * DEFAULT_MAX_FACTOR),
+            "no retry_back_off: Envoy's default 25ms base, 10 × base max, its own jitter".into(),
+        ));
+    };
+    let bat = join(at, "retry_back_off");
+    let Some(b) = v.as_mapping() else {
+        src.problem(&bat, "must be a mapping {base_interval, max_interval}");
+        return None;
+    };
+    for (k, _) in b {
+        let k = k.as_str().unwrap_or_default();
+        if k != "base_interval" && k != "max_interval" {
+            let hint = crate::config::suggest::did_you_mean(k, ["base_interval", "max_interval"]);
+            src.problem(
+                &join(&bat, k),
+                format!("unknown field `{k}`{hint} (RetryBackOff has base_interval, max_interval)"),
+            );
+        }
+    }
+    let Some(bv) = b.get("base_interval") else {
+        src.problem(&bat, "missing field `base_interval` (required by Envoy)");
+        return None;
+    };
+    let base = millis(duration_at(src, &join(&bat, "base_interval"), bv)?);
+    if base.is_zero() {
+        src.problem(
+            &join(&bat, "base_interval"),
+            "must be at least 1ms (Envoy requires it above 0 and counts whole milliseconds)",
+        );
+        return None;
+    }
+    let (cap, given) = match b.get("max_interval") {
+        Some(v) => (
+            millis(duration_at(src, &join(&bat, "max_interval"), v)?),
+            true,
+        ),
+        None => (SimDuration(base.0 * DEFAULT_MAX_FACTOR), false),
+    };
+    if cap < base {
+        src.problem(
+            &join(&bat, "max_interval"),
+            "must be at least `base_interval` (Envoy refuses a smaller one)",
+        );
+        return None;
+    }
+    Some((
+        base,
+        cap,
+        if given {
+            "retry_back_off base_interval, max_interval; Envoy's jitter".into()
+        } else {
+            "retry_back_off base_interval, max_interval 10 × base (Envoy's default); Envoy's \
+             jitter"
+                .into()
+        },
+    ))
+}
+
+fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value) {
+    let Some(c) = cluster.as_mapping() else {
+        src.problem(at, "must be a mapping");
+        return;
+    };
+    for (k, _) in c {
+        let k = k.as_str().unwrap_or_default();
+        match k {
+            "name" | "circuit_breakers" => {}
+            "outlier_detection" => out.unsupported(
+                join(at, k),
+                "outlier detection is issue 13's fleet work, not on this branch's main",
+            ),
+            _ => out.unsupported(join(at, k), "not a call policy loadsim models"),
+        }
+    }
+    let mut max_requests = (DEFAULT_MAX_REQUESTS, "max_requests (Envoy's default 1024)");
+    let mut max_retries = (
+        DEFAULT_MAX_RETRIES,
+        "max_retries (Envoy's default 3)".to_owned(),
+    );
+    let mut budget: Option<(f64, u64)> = None;
+    if let Some(cb) = c.get("circuit_breakers") {
+        let cat = join(at, "circuit_breakers");
+        let Some(cbm) = mapping(
+            src,
+            out,
+            &cat,
+            cb,
+            &["thresholds"],
+            "loadsim has no per-host limits",
+        ) else {
+            return;
+        };
+        if let Some(t) = cbm.get("thresholds") {
+            let tat = join(&cat, "thresholds");
+            let Some(list) = t.as_sequence() else {
+                src.problem(&tat, "must be a list of thresholds");
+                return;
+            };
+            for (i, th) in list.iter().enumerate() {
+                let iat = format!("{tat}[{i}]");
+                let Some(m) = th.as_mapping() else {
+                    src.problem(&iat, "must be a mapping");
+                    continue;
+                };
+                match m.get("priority").map(|p| p.as_str()) {
+                    None | Some(Some("DEFAULT")) => {}
+                    Some(Some("HIGH")) => {
+                        out.unsupported(iat, "loadsim has no HIGH routing priority");
+                        continue;
+                    }
+                    Some(_) => {
+                        src.problem(&join(&iat, "priority"), "must be DEFAULT or HIGH");
+                        continue;
+                    }
+                }
+                for (k, _) in m {
+                    let k = k.as_str().unwrap_or_default();
+                    let why = match k {
+                        "priority" | "max_requests" | "max_retries" | "retry_budget" => continue,
+                        "max_connections" | "max_connection_pools" => {
+                            "loadsim models no connections"
+                        }
+                        "max_pending_requests" => {
+                            "loadsim's callers have no pending queue of their own: an attempt \
+                             over the concurrency limit is rejected at once"
+                        }
+                        "track_remaining" => "a statistics switch",
+                        _ => "not a circuit-breaker threshold loadsim knows",
+                    };
+                    out.unsupported(join(&iat, k), why);
+                }
+                if let Some(v) = m.get("max_requests") {
+                    let n = uint_at(src, &join(&iat, "max_requests"), v);
+                    if let Some(n) = n {
+                        if n == 0 {
+                            src.problem(&join(&iat, "max_requests"), "must be at least 1");
+                        }
+                        max_requests = (n, "circuit_breakers max_requests");
+                    }
+                }
+                if let Some(v) = m.get("max_retries")
+                    && let Some(n) = uint_at(src, &join(&iat, "max_retries"), v)
+                {
+                    max_retries = (n, "circuit_breakers max_retries".into());
+                }
+                if let Some(v) = m.get("retry_budget") {
+                    budget = read_budget(src, &join(&iat, "retry_budget"), v);
+                }
+            }
+        }
+    }
+    out.unsupported(
+        format!("{at}.circuit_breakers max_requests"),
+        "approximated: Envoy never retries an attempt refused by its circuit breaker (an \
+         overflow); loadsim's limiter refusal is a `reject`, which `retry_on` may retry",
+    );
+    out.push(
+        "concurrency_limit",
+        map_of(vec![
+            ("algorithm", Value::String("fixed".into())),
+            ("limit", Value::Number(max_requests.0.max(1).into())),
+        ]),
+        format!(
+            "{}: attempts in flight above it are refused",
+            max_requests.1
+        ),
+    );
+    match budget {
+        Some((percent, min)) => out.push(
+            "retry_budget",
+            map_of(vec![
+                ("budget_percent", super::number_value(percent)),
+                ("min_retry_concurrency", Value::Number(min.into())),
+            ]),
+            "circuit_breakers retry_budget (it replaces max_retries, as in Envoy)",
+        ),
+        None => out.push(
+            "retry_budget",
+            map_of(vec![
+                ("budget_percent", Value::Number(0.into())),
+                ("min_retry_concurrency", Value::Number(max_retries.0.into())),
+            ]),
+            format!("{}: retries in flight stay below it", max_retries.1),
+        ),
+    }
+}
+
+fn read_budget(src: &mut Source, at: &str, v: &Value) -> Option<(f64, u64)> {
+    let Some(m) = v.as_mapping() else {
+        src.problem(
+            at,
+            "must be a mapping {budget_percent, min_retry_concurrency}",
+        );
+        return None;
+    };
+    for (k, _) in m {
+        let k = k.as_str().unwrap_or_default();
+        if k != "budget_percent" && k != "min_retry_concurrency" {
+            src.problem(
+                &join(at, k),
+                format!(
+                    "unknown field `{k}` (RetryBudget has budget_percent, min_retry_concurrency)"
+                ),
+            );
+        }
+    }
+    let percent = match m.get("budget_percent") {
+        None => Some(DEFAULT_BUDGET_PERCENT),
+        Some(p) => {
+            let key = join(at, "budget_percent");
+            let x = p.get("value").and_then(Value::as_f64);
+            match x {
+                Some(x) if (0.0..=100.0).contains(&x) => Some(x),
+                _ => {
+                    src.problem(&key, "must be a Percent {value: 0–100}");
+                    None
+                }
+            }
+        }
+    };
+    let min = match m.get("min_retry_concurrency") {
+        None => Some(DEFAULT_MIN_RETRY_CONCURRENCY),
+        Some(v) => uint_at(src, &join(at, "min_retry_concurrency"), v),
+    };
+    Some((percent?, min?))
+}

@@ -1,0 +1,237 @@
+//! Validation of the load side of a scenario: request classes. Owns the choice between the
+//! shorthand (`arrivals` + `client`, one class named `default`) and `clients:` (named classes,
+//! each with its own `arrivals`, client keys and `priority`), the checks of one class's arrivals
+//! (rate, profile, closed loop, trace) and of its client policy, each at its own key path
+//! (`arrivals.rate` or `clients.<name>.arrivals.rate`).
+
+use std::collections::HashMap;
+
+use super::arrivals::closed_rate;
+use super::{MAX_RATE, Validator, valid_service_name};
+use crate::protections::{load_balancer, retry, retry_on, timeout};
+use crate::scenario::raw::{ArrivalProcessRaw, ArrivalsRaw, ClientRaw, ScenarioRaw};
+use crate::scenario::trace::ClassFilter;
+use crate::scenario::{ArrivalProcess, Arrivals, ClientPolicy, DEFAULT_CLASS, RequestClass};
+use crate::time::SimDuration;
+
+/// Most request classes in one scenario.
+pub const MAX_CLASSES: usize = 1_000;
+
+/// Each class's `arrivals` with its key path, in class order.
+pub(super) fn raw_arrivals(raw: &ScenarioRaw) -> Vec<(String, &ArrivalsRaw)> {
+    match &raw.clients {
+        Some(classes) => classes
+            .iter()
+            .map(|(name, c)| (format!("clients.{name}.arrivals"), &c.arrivals))
+            .collect(),
+        None => raw
+            .arrivals
+            .iter()
+            .map(|a| ("arrivals".to_owned(), a))
+            .collect(),
+    }
+}
+
+/// Each class's client keys with their key path (`client`, or `clients.<name>`), in class order.
+pub(super) fn raw_clients(raw: &ScenarioRaw) -> Vec<(String, ClientRaw)> {
+    match &raw.clients {
+        Some(classes) => classes
+            .iter()
+            .map(|(name, c)| (format!("clients.{name}"), c.client()))
+            .collect(),
+        None => raw
+            .client
+            .iter()
+            .map(|c| ("client".to_owned(), c.clone()))
+            .collect(),
+    }
+}
+
+impl Validator<'_> {
+    /// The request classes of `raw`: `clients`, or the shorthand as one class `default`.
+    pub(super) fn classes(
+        &mut self,
+        raw: &ScenarioRaw,
+        duration: SimDuration,
+        names: &HashMap<&str, usize>,
+    ) -> Vec<RequestClass> {
+        let mut out = Vec::new();
+        match &raw.clients {
+            Some(classes) => {
+                for (key, given) in [
+                    ("arrivals", raw.arrivals.is_some()),
+                    ("client", raw.client.is_some()),
+                ] {
+                    if given {
+                        self.problem(
+                            key,
+                            "give request classes under `clients`, or the shorthand `arrivals` + \
+                             `client` (one class), not both: move it into a class",
+                        );
+                    }
+                }
+                if classes.is_empty() {
+                    self.problem("clients", "must name at least one request class");
+                } else if classes.len() > MAX_CLASSES {
+                    self.problem(
+                        "clients",
+                        format!("names {} classes; at most {MAX_CLASSES}", classes.len()),
+                    );
+                }
+                let known: Vec<String> = classes.keys().cloned().collect();
+                for (name, c) in classes {
+                    let key = format!("clients.{name}");
+                    if !valid_service_name(name) {
+                        self.problem(
+                            &key,
+                            format!(
+                                "`{}` cannot name a request class: use letters, digits, `_` and \
+                                 `-` (names make up key paths like `classes.{{name}}.success_rate`)",
+                                crate::config::suggest::shorten(name)
+                            ),
+                        );
+                    }
+                    let filter = ClassFilter {
+                        class: name,
+                        known: &known,
+                    };
+                    let arrivals = self.arrivals(
+                        &format!("{key}.arrivals"),
+                        &c.arrivals,
+                        duration,
+                        Some(filter),
+                    );
+                    let client = self.client(&key, &c.client(), names);
+                    out.push(RequestClass {
+                        name: name.clone(),
+                        priority: c.priority.map_or(0, |p| p.level()),
+                        arrivals,
+                        client,
+                    });
+                }
+            }
+            None => {
+                let (Some(a), Some(c)) = (&raw.arrivals, &raw.client) else {
+                    for (key, given) in [
+                        ("arrivals", raw.arrivals.is_some()),
+                        ("client", raw.client.is_some()),
+                    ] {
+                        if !given {
+                            self.problem(
+                                key,
+                                format!(
+                                    "is missing: give `arrivals` and `client` (one class of \
+                                     requests), or request classes under `clients` (without \
+                                     them)"
+                                ),
+                            );
+                        }
+                    }
+                    return out;
+                };
+                let arrivals = self.arrivals("arrivals", a, duration, None);
+                let client = self.client("client", c, names);
+                out.push(RequestClass {
+                    name: DEFAULT_CLASS.to_owned(),
+                    priority: 0,
+                    arrivals,
+                    client,
+                });
+            }
+        }
+        out
+    }
+
+    /// One class's arrivals at `key` (`arrivals` or `clients.<name>.arrivals`).
+    fn arrivals(
+        &mut self,
+        key: &str,
+        a: &ArrivalsRaw,
+        duration: SimDuration,
+        filter: Option<ClassFilter<'_>>,
+    ) -> Arrivals {
+        let profile = self.profile(key, a, duration);
+        let rate = match &profile {
+            Some(p) => p.peak_rate(),
+            None => a.rate.unwrap_or(0.0),
+        };
+        let closed = self.closed(key, a);
+        let rate = closed.map_or(rate, |c| closed_rate(&c));
+        let trace = self.trace(key, a, duration, filter);
+        let rate = trace
+            .as_ref()
+            .map_or(rate, |t| t.len() as f64 / duration.as_secs_f64());
+        let rate_key = format!("{key}.rate");
+        if a.profile.is_some()
+            || a.rate.is_none()
+            || a.trace.is_some()
+            || a.process == Some(ArrivalProcessRaw::Closed)
+        {
+            // Checked with the profile.
+        } else if !rate.is_finite() || rate <= 0.0 {
+            self.problem(
+                &rate_key,
+                format!("must be a positive number of requests per second, not {rate}"),
+            );
+        } else if rate > MAX_RATE {
+            self.problem(
+                &rate_key,
+                format!("must be at most {MAX_RATE} requests per second"),
+            );
+        } else if !duration.is_zero() && rate * duration.as_secs_f64() < 1.0 {
+            // Also keeps the mean gap between arrivals far inside the nanosecond clock.
+            self.problem(
+                &rate_key,
+                format!(
+                    "{rate} requests per second over {duration} is less than one arrival on \
+                     average, nothing to measure; give a rate of at least one request per \
+                     `duration` (rate × duration ≥ 1)"
+                ),
+            );
+        }
+        Arrivals {
+            rate,
+            process: match a.process {
+                None | Some(ArrivalProcessRaw::Poisson) => ArrivalProcess::Poisson,
+                Some(ArrivalProcessRaw::Constant) => ArrivalProcess::Constant,
+                Some(ArrivalProcessRaw::Closed) => ArrivalProcess::Closed,
+            },
+            profile,
+            closed,
+            trace,
+        }
+    }
+
+    /// One class's client policy, its keys under `key` (`client` or `clients.<name>`).
+    fn client(&mut self, key: &str, c: &ClientRaw, names: &HashMap<&str, usize>) -> ClientPolicy {
+        let k = |sub: &str| format!("{key}.{sub}");
+        let entry = self.service_ref(&k("entry"), &c.entry, names);
+        ClientPolicy {
+            entry: entry.unwrap_or(0),
+            attempt_timeout: timeout::validate(&k("attempt_timeout"), c.attempt_timeout.0, self),
+            retries: retry::validate_retries(&k("retries"), c.retries, self),
+            retry_interval: c
+                .retry_interval
+                .map_or(retry::DEFAULT_RETRY_INTERVAL, |d| d.0),
+            propagate_deadline: c.propagate_deadline.unwrap_or(false),
+            cancel_on_abandon: c.cancel_on_abandon.unwrap_or(false),
+            retry_on: retry_on::validate(&k("retry_on"), c.retry_on.as_ref(), self),
+            call_timeout: timeout::validate_call_timeout(&k("call_timeout"), c.call_timeout, self),
+            backoff: c.backoff.as_ref().map(|b| {
+                if c.retry_interval.is_some() {
+                    self.problem(
+                        &k("backoff"),
+                        "give either `retry_interval` (a fixed wait) or `backoff`, not both",
+                    );
+                }
+                retry::validate_backoff(&k("backoff"), Some(b), self)
+            }),
+            load_balancer: load_balancer::validate(
+                &k("load_balancer"),
+                c.load_balancer.as_ref(),
+                self,
+            ),
+            latency: c.latency.as_ref().and_then(|d| self.dist(&k("latency"), d)),
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Request classes (issue 14): `clients:` with per-class metrics that add up to the totals, the
+//! shorthand as the class `default`, priority queues and priority shedding against a case computed
+//! by hand, and the effect of priority on the article's chain over several seeds.
+
+use std::path::PathBuf;
+
+use loadsim::metrics::{RunMetrics, RunSummary};
+use loadsim::scenario::Scenario;
+
+use crate::common::{SEEDS, run};
+
+/// Writes `files` (name, text) into a fresh folder and runs its `s.yaml`.
+fn run_files(tag: &str, files: &[(&str, &str)]) -> RunSummary {
+    let dir: PathBuf =
+        std::env::temp_dir().join(format!("loadsim-classes-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+    let sc = Scenario::load(&dir.join("s.yaml"), &[], None).unwrap_or_else(|e| panic!("{e}"));
+    let out = loadsim::model::run(&sc).unwrap_or_else(|e| panic!("{e}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
+
+/// One service (one slot, a queue of two, 100 ms of work each) and two classes replayed from a
+/// trace with a class column, retries off.
+fn one_service(service_extra: &str) -> String {
+    format!(
+        "duration: 1s
+clients:
+  lo:
+    priority: sheddable
+    arrivals: {{trace: t.csv}}
+    entry: svc
+    attempt_timeout: 10s
+  hi:
+    priority: critical
+    arrivals: {{trace: t.csv}}
+    entry: svc
+    attempt_timeout: 10s
+services:
+  svc:
+    slots: 1
+    queue_cap: 2
+    service_time: {{dist: constant, value: 100ms}}
+{service_extra}"
+    )
+}
+
+const TRACE: &str = "time,class\n0.00,lo\n0.01,lo\n0.02,lo\n0.03,hi\n0.04,lo\n0.05,hi\n0.06,hi\n";
+
+fn class<'a>(r: &'a RunSummary, name: &str) -> &'a RunMetrics {
+    r.classes
+        .get(name)
+        .unwrap_or_else(|| panic!("no class {name}"))
+}
+
+#[test]
+fn priority_shedding_evicts_the_newest_lower_priority_request_computed_by_hand() {
+    // lo@0 takes the slot until 0.1; lo@.01 and lo@.02 fill the queue. hi@.03 evicts lo@.02
+    // (the newest of the lowest lane below it); lo@.04 finds the queue full with nothing below
+    // it: rejected; hi@.05 evicts lo@.01; hi@.06 finds only its own priority queued: rejected.
+    // At 0.1 and 0.2 the slot takes hi@.03 then hi@.05.
+    let yaml = one_service("    queue_discipline: priority\n    shed: priority\n");
+    let r = run_files("shed", &[("s.yaml", &yaml), ("t.csv", TRACE)]);
+    let (lo, hi) = (class(&r, "lo"), class(&r, "hi"));
+    assert_eq!((lo.requests, lo.succeeded, lo.failed), (4, 1, 3));
+    assert_eq!((hi.requests, hi.succeeded, hi.failed), (3, 2, 1));
+    let svc = &r.services["svc"];
+    assert_eq!(svc.counts.shed, Some(2), "two low-priority requests shed");
+    assert_eq!(svc.counts.rejected_full, 2);
+    assert_eq!(svc.counts.completed, 3);
+    // hi@.03 waited for the slot until 0.1 and finished at 0.2: 170 ms (histogram: ≤ 0.1 % more).
+    let p50 = hi.success_latency_p50_s.unwrap();
+    assert!((0.17..0.1702).contains(&p50), "{p50}");
+}
+
+#[test]
+fn without_shedding_a_full_queue_turns_away_every_class_alike() {
+    // FIFO, no shedding: lo@0 runs, lo@.01 and lo@.02 queue, every later arrival is rejected.
+    let r = run_files("fifo", &[("s.yaml", &one_service("")), ("t.csv", TRACE)]);
+    let (lo, hi) = (class(&r, "lo"), class(&r, "hi"));
+    assert_eq!((lo.requests, lo.succeeded), (4, 3));
+    assert_eq!((hi.requests, hi.succeeded), (3, 0));
+    assert_eq!(
+        r.services["svc"].counts.shed, None,
+        "no `shed` without shed"
+    );
+    assert_eq!(r.services["svc"].counts.rejected_full, 4);
+}
+
+#[test]
+fn a_priority_queue_serves_the_higher_class_first_and_fifo_within_it() {
+    // No shedding, a queue of 10: lo@.01, lo@.02, hi@.03, lo@.04, hi@.05, hi@.06 all queue
+    // behind lo@0. A priority queue serves hi@.03, hi@.05, hi@.06 first (ending 0.2, 0.3, 0.4),
+    // then lo@.01 …: the last hi ends at 0.4, 340 ms after it arrived; FIFO serves it last
+    // (0.7, 640 ms).
+    let yaml = |d: &str| one_service(d).replace("queue_cap: 2", "queue_cap: 10");
+    let prio = run_files(
+        "prio",
+        &[
+            ("s.yaml", &yaml("    queue_discipline: priority\n")),
+            ("t.csv", TRACE),
+        ],
+    );
+    let fifo = run_files("fifo10", &[("s.yaml", &yaml("")), ("t.csv", TRACE)]);
+    let worst = |r: &RunSummary| class(r, "hi").success_latency_p99_s.unwrap();
+    assert!((0.34..0.3404).contains(&worst(&prio)), "{}", worst(&prio));
+    assert!((0.64..0.6407).contains(&worst(&fifo)), "{}", worst(&fifo));
+    assert_eq!(
+        class(&prio, "lo").succeeded + class(&prio, "hi").succeeded,
+        7
+    );
+}
+
+#[test]
+fn per_class_metrics_add_up_to_the_totals() {
+    for name in ["workload/classes_fifo", "workload/classes_priority"] {
+        for seed in SEEDS {
+            let r = run(name, &[], seed);
+            assert_eq!(r.classes.len(), 2, "{name}");
+            let sum = |f: fn(&RunMetrics) -> u64| r.classes.values().map(f).sum::<u64>();
+            let m = &r.metrics;
+            assert_eq!(sum(|c| c.requests), m.requests, "{name} {seed}");
+            assert_eq!(sum(|c| c.succeeded), m.succeeded, "{name} {seed}");
+            assert_eq!(sum(|c| c.failed), m.failed, "{name} {seed}");
+            assert_eq!(sum(|c| c.unfinished), m.unfinished, "{name} {seed}");
+            assert_eq!(
+                sum(|c| c.requests_during_fault),
+                m.requests_during_fault,
+                "{name} {seed}"
+            );
+        }
+    }
+}
+
+#[test]
+fn clients_with_one_class_named_default_is_the_shorthand() {
+    let shorthand = "duration: 20s
+arrivals: {rate: 300}
+client: {entry: a, attempt_timeout: 1s, retries: 2, retry_interval: 50ms}
+services:
+  a: {slots: 8, service_time: {dist: exponential, mean: 20ms}}
+faults:
+  slow: {kind: slow, service: a, from: 5s, duration: 5s, service_time: {dist: exponential, mean: 60ms}}
+";
+    let classes = shorthand
+        .replace(
+            "arrivals: {rate: 300}\nclient: {",
+            "clients:\n  default: {arrivals: {rate: 300}, ",
+        )
+        .replace("retry_interval: 50ms}", "retry_interval: 50ms}");
+    assert!(classes.contains("clients:"), "{classes}");
+    let a = crate::common::run_text(shorthand);
+    let b = crate::common::run_text(&classes);
+    assert_eq!(a.metrics, b.metrics);
+    assert_eq!(a.services, b.services);
+    assert!(
+        b.classes.is_empty(),
+        "one class reports only the totals, like the shorthand"
+    );
+}
+
+#[test]
+fn priority_at_the_services_protects_checkout_on_the_article_chain() {
+    // Measured (seed 7): checkout's in-window success 0.08 FIFO → 0.34 with priority; browse pays.
+    for seed in SEEDS {
+        let fifo = run("workload/classes_fifo", &[], seed);
+        let prio = run("workload/classes_priority", &[], seed);
+        let during = |r: &RunSummary, c: &str| class(r, c).success_rate_during.unwrap();
+        assert!(
+            during(&prio, "checkout") > during(&fifo, "checkout") + 0.15,
+            "seed {seed}: checkout {} → {}",
+            during(&fifo, "checkout"),
+            during(&prio, "checkout")
+        );
+        assert!(
+            during(&prio, "browse") < during(&fifo, "browse"),
+            "seed {seed}: browse {} → {}",
+            during(&fifo, "browse"),
+            during(&prio, "browse")
+        );
+        assert!(
+            prio.services["svc_b"].counts.shed.unwrap() > 0,
+            "seed {seed}"
+        );
+    }
+}
+
+/// A scenario of two classes with `web` and `bot` parts replaced.
+fn two_classes(web: &str, bot: &str, svc: &str) -> String {
+    format!(
+        "duration: 10s
+clients:
+  web:
+{web}
+  bot:
+{bot}
+services:
+  a:
+    slots: 4
+    service_time: {{dist: constant, value: 1ms}}
+{svc}"
+    )
+}
+
+const WEB: &str = "    arrivals: {rate: 10}\n    entry: a\n    attempt_timeout: 1s";
+
+#[test]
+fn bad_classes_are_reported_at_their_key_and_line() {
+    let cases: Vec<(&str, String, &str, &str)> = vec![
+        (
+            "entry missing",
+            two_classes(
+                WEB,
+                "    arrivals: {rate: 5}\n    entry: b\n    attempt_timeout: 1s",
+                "",
+            ),
+            "clients.bot.entry",
+            "`b`",
+        ),
+        (
+            "negative rate",
+            two_classes(
+                WEB,
+                "    arrivals: {rate: -5}\n    entry: a\n    attempt_timeout: 1s",
+                "",
+            ),
+            "clients.bot.arrivals.rate",
+            "positive",
+        ),
+        (
+            "zero users",
+            two_classes(
+                WEB,
+                "    arrivals: {process: closed, users: 0, think_time: {dist: constant, value: 1s}}\n    entry: a\n    attempt_timeout: 1s",
+                "",
+            ),
+            "clients.bot.arrivals.users",
+            "at least 1",
+        ),
+        (
+            "unknown criticality",
+            two_classes(
+                WEB,
+                "    priority: critcal\n    arrivals: {rate: 5}\n    entry: a\n    attempt_timeout: 1s",
+                "",
+            ),
+            "clients.bot.priority",
+            "",
+        ),
+        (
+            "shed without a queue cap",
+            two_classes(WEB, WEB, "    shed: priority"),
+            "services.a.shed",
+            "queue_cap",
+        ),
+        (
+            "both forms",
+            format!("arrivals: {{rate: 5}}\n{}", two_classes(WEB, WEB, "")),
+            "arrivals",
+            "not both",
+        ),
+        (
+            "no classes",
+            "duration: 10s\nclients: {}\nservices:\n  a: {slots: 1}\n".to_owned(),
+            "clients",
+            "at least one",
+        ),
+    ];
+    for (what, yaml, key, words) in cases {
+        let doc = loadsim::scenario::Document::from_text(std::path::Path::new("t.yaml"), &yaml)
+            .unwrap_or_else(|e| panic!("{what}: {e}"));
+        let err = match Scenario::from_document(&doc) {
+            Ok(_) => panic!("{what}: accepted"),
+            Err(e) => e,
+        };
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == key)
+            .unwrap_or_else(|| panic!("{what}: no diagnostic at `{key}`:\n{err}"));
+        assert!(d.message.contains(words), "{what}: {}", d.message);
+        let loadsim::scenario::Origin::File { line, .. } = &d.origin else {
+            panic!("{what}: {:?}", d.origin)
+        };
+        let line = line.unwrap_or_else(|| panic!("{what}: no line"));
+        let last = key.rsplit('.').next().unwrap();
+        let written = yaml.lines().nth(line - 1).unwrap();
+        assert!(
+            written.contains(last),
+            "{what}: line {line} is {written:?}, expected `{last}`"
+        );
+    }
+}
+
+#[test]
+fn a_limit_partitioned_by_class_keeps_checkouts_share_through_the_window() {
+    // Measured: checkout 0.12-0.14 with one shared Gradient2 limit at svc_b, 0.39-0.42 with
+    // the limit partitioned checkout 0.8, browse 0.2 (20 s window, seeds 7, 11, 13).
+    for seed in SEEDS {
+        let shared = run("admission/classes_gradient2", &[], seed);
+        let parted = run("admission/classes_gradient2_partitioned", &[], seed);
+        let during = |r: &RunSummary, c: &str| class(r, c).success_rate_during.unwrap();
+        assert!(
+            during(&parted, "checkout") > during(&shared, "checkout") + 0.2,
+            "seed {seed}: checkout {} → {}",
+            during(&shared, "checkout"),
+            during(&parted, "checkout")
+        );
+        assert!(
+            during(&parted, "browse") < during(&shared, "browse"),
+            "seed {seed}"
+        );
+        for r in [&shared, &parted] {
+            assert_eq!(class(r, "checkout").success_rate_before, Some(1.0));
+        }
+    }
+}
+
+#[test]
+fn bad_partitions_are_reported_at_their_key() {
+    let svc = |limit: &str| format!("    concurrency_limit: {limit}");
+    for (limit, key, words) in [
+        (
+            "{algorithm: fixed, limit: 4, partitions: {web: 0.5, bots: 0.5}}",
+            "services.a.concurrency_limit.partitions.bots",
+            "not a request class",
+        ),
+        (
+            "{algorithm: fixed, limit: 4, partitions: {web: 0.7, bot: 0.5}}",
+            "services.a.concurrency_limit.partitions",
+            "at most 1",
+        ),
+        (
+            "{algorithm: fixed, limit: 4, partitions: {web: 1.5}}",
+            "services.a.concurrency_limit.partitions.web",
+            "[0, 1]",
+        ),
+        (
+            "{algorithm: envoy_gradient, concurrency_update_interval: 1s, min_rtt_calc_interval: 10s, partitions: {web: 0.5}}",
+            "services.a.concurrency_limit.partitions",
+            "no partitions",
+        ),
+    ] {
+        let yaml = two_classes(WEB, WEB.replace("10", "5").as_str(), &svc(limit));
+        let doc =
+            loadsim::scenario::Document::from_text(std::path::Path::new("t.yaml"), &yaml).unwrap();
+        let err = Scenario::from_document(&doc).expect_err(limit);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == key)
+            .unwrap_or_else(|| panic!("{limit}: no diagnostic at `{key}`:\n{err}"));
+        assert!(d.message.contains(words), "{limit}: {}", d.message);
+    }
+}
