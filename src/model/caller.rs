@@ -37,6 +37,7 @@ impl Simulation<'_> {
                 let e = a.edge as usize;
                 self.release_edge_permit(e, attempt, Release::Dropped, true);
                 self.rec.edges[e].timeouts += 1;
+                self.outlier_result(e, a.replica, false);
                 if self.sc.edges[e].cancel_on_abandon && !a.child.is_none() {
                     self.rec.edges[e].cancels_sent += 1;
                     self.cancel_job(a.child);
@@ -95,6 +96,7 @@ impl Simulation<'_> {
                     Outcome::Error | Outcome::Fatal => Release::Ignored,
                 };
                 self.release_edge_permit(e, attempt, how, true);
+                self.outlier_result(e, a.replica, outcome == Outcome::Success);
                 let ec = &mut self.rec.edges[e];
                 match outcome {
                     Outcome::Success => ec.successes += 1,

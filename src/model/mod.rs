@@ -376,7 +376,7 @@ impl<'a> Simulation<'a> {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,
                 },
-                balancer: fleet::balancer(sc, e.load_balancer, e.callee, &e.name),
+                balancer: fleet::edge_balancer(sc, e),
                 latency: e
                     .latency
                     .as_ref()

@@ -25,7 +25,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Problems;
+use super::outlier::Detector;
 use crate::rng::Stream;
+use crate::time::SimTime;
 
 /// Default `choice_count` of `least_request` (Envoy's default: two choices).
 pub const DEFAULT_CHOICE_COUNT: u32 = 2;
@@ -162,11 +164,16 @@ pub(crate) fn check_choice_count(
 #[derive(Clone, Debug)]
 pub struct Balancer {
     policy: LoadBalancer,
-    /// Round robin: the next replica.
-    next: u32,
+    /// Round robin: the pick counter (the next replica is this modulo the replicas to choose
+    /// from, as Envoy's `rr_index_`).
+    next: u64,
     /// Outstanding requests from this caller, per replica.
     outstanding: Vec<u32>,
     stream: Stream,
+    /// The edge's outlier detector: ejected replicas are left out of the choice.
+    outlier: Option<Detector>,
+    /// While some replicas are ejected: the others, to choose among (a reused buffer).
+    healthy: Vec<u32>,
 }
 
 impl Balancer {
@@ -177,6 +184,58 @@ impl Balancer {
             next: 0,
             outstanding: vec![0; replicas as usize],
             stream,
+            outlier: None,
+            healthy: Vec::new(),
+        }
+    }
+
+    /// The same balancer, leaving out the replicas `detector` ejects.
+    pub fn with_outlier(mut self, detector: Detector) -> Self {
+        self.outlier = Some(detector);
+        self
+    }
+
+    /// The edge's outlier detector, if it has one.
+    pub fn outlier(&self) -> Option<&Detector> {
+        self.outlier.as_ref()
+    }
+
+    /// Picks the replica for an attempt sent at `now`, among the replicas not ejected (all of
+    /// them when every replica is ejected).
+    #[inline]
+    pub fn pick_at(&mut self, now: SimTime) -> u32 {
+        let Some(d) = &mut self.outlier else {
+            return self.pick();
+        };
+        d.advance(now);
+        if !d.any_ejected() {
+            return self.pick();
+        }
+        let mut healthy = std::mem::take(&mut self.healthy);
+        healthy.clear();
+        healthy.extend(
+            d.ejected()
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| !**e)
+                .map(|(r, _)| r as u32),
+        );
+        let r = if healthy.is_empty() {
+            self.choose()
+        } else {
+            healthy[self.choose_in(healthy.len(), |i| healthy[i] as usize)]
+        };
+        self.healthy = healthy;
+        self.outstanding[r as usize] += 1;
+        r
+    }
+
+    /// An attempt to replica `r` ended at `now` with a result (`ok`: success); the outlier
+    /// detector, if any, counts it.
+    #[inline]
+    pub fn on_result(&mut self, now: SimTime, r: u32, ok: bool) {
+        if let Some(d) = &mut self.outlier {
+            d.on_result(now, r, ok);
         }
     }
 
@@ -201,42 +260,48 @@ impl Balancer {
         self.stream.up_to(n as u64 - 1) as usize
     }
 
-    /// The choice rule.
+    /// The choice rule over every replica.
     fn choose(&mut self) -> u32 {
-        let n = self.outstanding.len();
+        self.choose_in(self.outstanding.len(), |i| i) as u32
+    }
+
+    /// The choice rule over `n` candidates, candidate `i` being replica `replica(i)`; returns
+    /// the chosen candidate's position.
+    fn choose_in(&mut self, n: usize, replica: impl Fn(usize) -> usize) -> usize {
+        let load = |s: &Self, i: usize| s.outstanding[replica(i)];
         match self.policy {
             LoadBalancer::RoundRobin => {
-                let r = self.next;
-                self.next = (r + 1) % n as u32;
-                r
+                let i = (self.next % n as u64) as usize;
+                self.next += 1;
+                i
             }
-            LoadBalancer::Random => self.uniform(n) as u32,
+            LoadBalancer::Random => self.uniform(n),
             LoadBalancer::LeastRequest { choice_count } => {
                 let mut best = self.uniform(n);
                 for _ in 1..choice_count {
-                    let r = self.uniform(n);
-                    if self.outstanding[r] < self.outstanding[best] {
-                        best = r;
+                    let i = self.uniform(n);
+                    if load(self, i) < load(self, best) {
+                        best = i;
                     }
                 }
-                best as u32
+                best
             }
             LoadBalancer::LeastRequestAll => {
                 let mut best = 0;
                 let mut ties = 1usize;
-                for r in 1..n {
-                    let (o, b) = (self.outstanding[r], self.outstanding[best]);
+                for i in 1..n {
+                    let (o, b) = (load(self, i), load(self, best));
                     if o < b {
-                        best = r;
+                        best = i;
                         ties = 1;
                     } else if o == b {
                         ties += 1;
                         if self.uniform(ties) == 0 {
-                            best = r;
+                            best = i;
                         }
                     }
                 }
-                best as u32
+                best
             }
         }
     }

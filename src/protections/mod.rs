@@ -16,6 +16,7 @@
 //! | [`breaker`] | circuit breaker | `circuit_breaker` | edge |
 //! | [`hedge`] | hedged requests | `hedge` | edge |
 //! | [`load_balancer`] | picking a replica: round robin, random, least request (Envoy) | `load_balancer` | client, edge |
+//! | [`outlier`] | ejecting a replica after failures in a row (Envoy outlier detection) | `outlier_detection` | edge |
 //! | [`pushback`] | retry-after hints and honouring them | `pushback`, `honor_retry_after` | service, edge |
 //! | [`admission`] | bounded queue, reject delay | `queue_cap`, `reject_delay` | service |
 //! | [`discipline`] | FIFO, LIFO, adaptive LIFO | `queue_discipline`, `lifo_after` | service |
@@ -47,6 +48,7 @@ pub mod concurrency_limit;
 pub mod discipline;
 pub mod hedge;
 pub mod load_balancer;
+pub mod outlier;
 pub mod pushback;
 pub mod quota;
 pub mod rate_limit;

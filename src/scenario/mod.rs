@@ -23,6 +23,7 @@ pub use crate::protections::concurrency_limit::ConcurrencyLimit;
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
 pub use crate::protections::load_balancer::LoadBalancer;
+pub use crate::protections::outlier::OutlierDetection;
 pub use crate::protections::pushback::Pushback;
 pub use crate::protections::quota::RetryQuota;
 pub use crate::protections::rate_limit::RateLimit;
@@ -178,6 +179,8 @@ pub struct Edge {
     pub latency: Option<Dist>,
     /// The AWS SDKs' standard retry mode's quota.
     pub retry_quota: Option<RetryQuota>,
+    /// Envoy outlier detection over the callee's replicas.
+    pub outlier_detection: Option<OutlierDetection>,
 }
 
 impl Edge {

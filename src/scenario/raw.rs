@@ -21,6 +21,7 @@ use crate::protections::concurrency_limit::ConcurrencyLimitRaw;
 use crate::protections::discipline::{DEFAULT_DISCIPLINE, DEFAULT_LIFO_AFTER, QueueDisciplineRaw};
 use crate::protections::hedge::HedgeRaw;
 use crate::protections::load_balancer::LoadBalancerRaw;
+use crate::protections::outlier::OutlierDetectionRaw;
 use crate::protections::pushback::PushbackRaw;
 use crate::protections::quota::RetryQuotaRaw;
 use crate::protections::rate_limit::RateLimitRaw;
@@ -227,6 +228,9 @@ pub struct CallRaw {
     /// after a timeout), refunds on success; `retries` 2 and backoff U[0, min(20s, 2ⁿ s)] unless
     /// given (default none).
     pub retry_quota: Option<RetryQuotaRaw>,
+    /// Envoy outlier detection: eject a replica of the callee from this caller's balancer after
+    /// failures in a row (default none).
+    pub outlier_detection: Option<OutlierDetectionRaw>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

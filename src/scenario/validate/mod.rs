@@ -13,7 +13,7 @@ use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
     Problems, adaptive, admission, breaker, budget, codel, concurrency_limit, discipline, hedge,
-    load_balancer, pushback, quota, rate_limit, retry, retry_on, throttle, timeout,
+    load_balancer, outlier, pushback, quota, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
 use arrivals::closed_rate;
@@ -525,6 +525,12 @@ impl Validator<'_> {
                 .as_ref()
                 .and_then(|d| self.dist(&format!("{key}.latency"), d)),
             retry_quota,
+            outlier_detection: self.nested(
+                key,
+                "outlier_detection",
+                c.outlier_detection.as_ref(),
+                outlier::validate,
+            ),
         }
     }
 
