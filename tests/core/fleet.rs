@@ -92,3 +92,71 @@ fn a_timeout_counts_the_network_delay() {
     let fast = run_text(&text.replace("        latency: {dist: constant, value: 30ms}\n", ""));
     assert_eq!(fast.calls["a->b"].timeouts, 0);
 }
+
+#[test]
+fn ejection_beats_least_request_and_round_robin_with_one_slow_replica() {
+    for seed in SEEDS {
+        let during = |s: &loadsim::RunSummary| s.metrics.success_rate_during.unwrap();
+        let p99 = |s: &loadsim::RunSummary| s.metrics.success_latency_p99_s.unwrap();
+        let rr = run("fleet/slow_replica", &[], seed);
+        let p2c = run("fleet/slow_replica_least_request", &[], seed);
+        let od = run("fleet/slow_replica_ejection", &[], seed);
+        assert!(
+            during(&od) > during(&p2c) && during(&p2c) > during(&rr),
+            "seed {seed}: ejection {} least_request {} round robin {}",
+            during(&od),
+            during(&p2c),
+            during(&rr)
+        );
+        // Without the slow replica in the choice, the tail is the healthy replicas' (about
+        // 0.11 s against 0.34 s: the 300 ms timeout and a retry).
+        assert!(
+            p99(&od) < 0.6 * p99(&p2c),
+            "seed {seed}: p99 {} vs {}",
+            p99(&od),
+            p99(&p2c)
+        );
+        // Only the slow replica is ejected, and for most of the 30 s window (an ejection lasts
+        // 5 s × its backoff; it ends at a 1 s sweep).
+        let stats = &od.services["backend"].replica_stats;
+        let (n0, t0) = (stats[0].ejections.unwrap(), stats[0].ejected_s.unwrap());
+        assert!(n0 >= 2 && t0 > 20.0 && t0 < 60.0, "seed {seed}: {n0} {t0}");
+        for r in &stats[1..] {
+            assert_eq!((r.ejections, r.ejected_s), (Some(0), Some(0.0)));
+        }
+        // The other files carry no ejection fields.
+        assert!(p2c.services["backend"].replica_stats[0].ejections.is_none());
+    }
+}
+
+#[test]
+fn an_ejected_replica_gets_nothing_until_a_sweep_returns_it() {
+    // Replica 0 refuses everything from 0 s to 10 s (an outage on it alone); five rejects in a
+    // row eject it; it returns at the first 2 s sweep at least 4 s after (backoff 1), and is
+    // ejected again at once while the outage lasts (backoff 2: 8 s, …).
+    let text = "duration: 20s\nseed: 7\narrivals: {rate: 100, process: constant}\n\
+        client: {entry: a, attempt_timeout: 5s}\nservices:\n  a:\n    slots: 1000\n    calls:\n      b:\n\
+        \x20       attempt_timeout: 1s\n        retries: 1\n\
+        \x20       outlier_detection: {consecutive_failures: 5, interval: 2s, base_ejection_time: 4s}\n\
+        \x20 b:\n    replicas: 2\n    slots: 100\n    service_time: {dist: constant, value: 1ms}\n\
+        faults:\n  down:\n    kind: outage\n    service: b\n    replicas: [0]\n    from: 0s\n    duration: 10s\n";
+    let s = run_text(text);
+    let stats = &s.services["b"].replica_stats;
+    // Round robin from replica 0, and a rejected call is retried at once on the next pick, so
+    // every user call tries replica 0 first: the 5th reject (user 4, at 40 ms + the 0.5 ms reject
+    // delay) ejects it. The 2 s sweeps return it at 6 s (5.96 s ≥ 4 s); its count restarts; the
+    // pick counter then sends user 600 to replica 1 and users 601..605 to replica 0 first: 5
+    // more rejects, ejected again at 6.0505 s with backoff 2 (8 s), returned at the 16 s sweep
+    // (9.95 s ≥ 8 s; 7.95 s at 14 s is not), after the outage.
+    assert_eq!(stats[0].ejections, Some(2));
+    let t = stats[0].ejected_s.unwrap();
+    let want = (6.0 - 0.0405) + (16.0 - 6.0505);
+    assert!((t - want).abs() < 1e-6, "{t} vs {want}");
+    // Every call succeeded (each reject was retried on replica 1); replica 0 saw only the 10
+    // rejected calls before 16 s, then every other one of the last 400 users.
+    assert_eq!(s.services["a"].counts.completed, 2000);
+    assert_eq!(
+        (stats[0].counts.arrivals, stats[0].counts.admitted),
+        (10 + 200, 200)
+    );
+}
