@@ -1,7 +1,8 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
-//! (every algorithm) at services and on edges, replicas, load balancers, network delay, a slow
+//! (every algorithm) at services and on edges, replicas, load balancers, outlier detection,
+//! network delay, a slow
 //! fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
@@ -253,17 +254,41 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
             0.2,
             (1u32..600).prop_map(|ms| format!("call_timeout: {ms}ms")),
         ),
-        prop::option::weighted(
-            0.2,
-            (0u32..30).prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
+        (
+            prop::option::weighted(
+                0.2,
+                (0u32..30)
+                    .prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
+            ),
+            outlier_detection(),
         ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, l)| {
-            [a, b, c, d, e, f, g, h, i, j, k, l]
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, (l, m))| {
+            [a, b, c, d, e, f, g, h, i, j, k, l, m]
                 .into_iter()
                 .flatten()
                 .collect()
         })
+}
+
+/// Optional outlier detection, with short sweeps and ejections so that a few-second run sees
+/// ejections and returns.
+fn outlier_detection() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.25,
+        (1u32..6, 1u32..1000, 1u32..2000, 0u32..=100, 0u32..3).prop_map(
+            |(n, interval, base, pct, max)| {
+                let max = match max {
+                    0 => String::new(),
+                    _ => format!(", max_ejection_time: {}ms", base * (1 + max)),
+                };
+                format!(
+                    "outlier_detection: {{consecutive_failures: {n}, interval: {interval}ms, \
+                     base_ejection_time: {base}ms, max_ejection_percent: {pct}{max}}}"
+                )
+            },
+        ),
+    )
 }
 
 fn call() -> impl Strategy<Value = Call> {
@@ -612,6 +637,26 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                         "replicas' {name} {replicas} != service's {total}"
                     )));
                 }
+            }
+        }
+        // Ejections: reported exactly when a call toward the service has outlier detection,
+        // and no replica is ejected longer than the run, per such call.
+        let detectors = sc
+            .edges
+            .iter()
+            .filter(|e| e.callee == i && e.outlier_detection.is_some())
+            .count();
+        for (k, rm) in x.replica_stats.iter().enumerate() {
+            let t = rm.ejected_s.unwrap_or(0.0);
+            if rm.ejections.is_some() != (detectors > 0)
+                || rm.ejected_s.is_some() != (detectors > 0)
+                || !(0.0..=r.engine.simulated_s * detectors as f64 + 1e-9).contains(&t)
+                || (rm.ejections == Some(0) && t != 0.0)
+            {
+                return fail(at(&format!(
+                    "replica {k}: ejections {:?}, ejected_s {:?} with {detectors} detectors",
+                    rm.ejections, rm.ejected_s
+                )));
             }
         }
         if drained && x.in_flight_at_end != 0 {
