@@ -13,8 +13,8 @@ use super::{CLIENT_EDGE, Event, ServiceState, Simulation};
 use crate::metrics::levels::{LevelAreas, LevelSample};
 use crate::metrics::summary::ReplicaMetrics;
 use crate::protections::load_balancer::{Balancer, LoadBalancer};
-use crate::rng::Stream;
 use crate::protections::outlier::Detector;
+use crate::rng::Stream;
 use crate::scenario::{Dist, Edge, Scenario, ServiceId};
 use crate::time::{SimDuration, SimTime};
 

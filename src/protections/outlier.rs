@@ -348,7 +348,11 @@ mod tests {
         fail(&mut d, secs(1), 1, 3);
         assert_eq!(d.ejected(), [true, false, false]);
         fail(&mut d, secs(1), 1, 2);
-        assert_eq!(d.ejected(), [true, false, false], "count restarted after the refusal");
+        assert_eq!(
+            d.ejected(),
+            [true, false, false],
+            "count restarted after the refusal"
+        );
         // 3 replicas at 66 %: 2/3 = 66.67 % > 66 % is refused; at 67 % it is allowed.
         let mut d = detector(3, 66);
         fail(&mut d, secs(1), 0, 3);
@@ -391,7 +395,10 @@ mod tests {
         assert!(d.any_ejected());
         d.advance(secs(120));
         assert!(!d.any_ejected());
-        assert_eq!(d.ejected_time(0, secs(120)), SimDuration::from_secs(38 + 65));
+        assert_eq!(
+            d.ejected_time(0, secs(120)),
+            SimDuration::from_secs(38 + 65)
+        );
         // Had it failed at 60 s, the tick at 60 s would have decayed the backoff to 0 first.
         let mut d = detector(3, 10);
         fail(&mut d, secs(12), 0, 3);

@@ -361,3 +361,29 @@ fn limiter_settings_that_cannot_act_are_flagged() {
         0
     );
 }
+
+#[test]
+fn outlier_detection_toward_one_replica_is_flagged() {
+    let text = |replicas: u32| {
+        format!(
+            "duration: 10s\narrivals: {{ rate: 10 }}\nclient: {{ entry: a, attempt_timeout: 1s }}\n\
+             services:\n  a:\n    slots: 8\n    calls:\n      b:\n        attempt_timeout: 100ms\n\
+             \x20       outlier_detection: {{}}\n  b:\n    slots: 8\n    replicas: {replicas}\n\
+             \x20   service_time: {{ dist: constant, value: 5ms }}\n"
+        )
+    };
+    let l = lint(&scenario(&text(1)));
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.subject == "a->b")
+        .expect("a finding on a->b");
+    assert_eq!(f.level, Level::Warning);
+    assert!(f.message.contains("one replica"), "{}", f.message);
+    assert_eq!(
+        f.fix.as_deref(),
+        Some("set `services.b.replicas` above 1, or remove `services.a.calls.b.outlier_detection`")
+    );
+    let l = lint(&scenario(&text(3)));
+    assert!(!l.findings.iter().any(|f| f.subject == "a->b"));
+}
