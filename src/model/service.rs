@@ -198,13 +198,17 @@ impl Simulation<'_> {
         let j = &mut self.jobs[job];
         j.state = JobState::Running;
         let (s, u, admitted_at) = (j.service as usize, j.unit as usize, j.admitted_at);
+        let contention = self.sc.services[s].contention;
         let st = &mut self.services[u];
         st.station.occupy(now);
         self.rec.services[s].start(now, admitted_at);
         let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
         match sampler {
             Some(sampler) => {
-                let work = sampler.sample(&mut st.stream);
+                let mut work = sampler.sample(&mut st.stream);
+                if let Some(c) = contention {
+                    work = c.stretch(work, st.station.busy());
+                }
                 self.engine.schedule_in(work, Event::WorkDone { job });
             }
             None => self.begin_calls(job),

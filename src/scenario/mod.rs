@@ -4,6 +4,7 @@
 //! `validate` (every check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
 //! service, computed from the policies alone.
 
+pub mod contention;
 pub mod faults;
 pub mod profile;
 pub mod raw;
@@ -143,6 +144,8 @@ pub struct Service {
     pub retryable_fraction: f64,
     /// Identical replicas (default 1); `slots` and the queue are per replica.
     pub replicas: u32,
+    /// Work slows with the replica's busy slots (USL factor).
+    pub contention: Option<contention::Contention>,
 }
 
 /// A caller's policy on one call edge.

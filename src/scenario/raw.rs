@@ -179,6 +179,9 @@ pub struct ServiceRaw {
     /// Identical replicas, each with its own `slots`, queue and service-time stream (default 1);
     /// the other keys describe one replica.
     pub replicas: Option<u32>,
+    /// Work slows as the replica gets busier: the universal scalability law's factor
+    /// `1 + sigma·(n−1) + kappa·n·(n−1)`, `n` its busy slots when the work starts (default none).
+    pub contention: Option<super::contention::ContentionRaw>,
 }
 
 /// A caller's policy on one call edge.

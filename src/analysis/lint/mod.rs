@@ -27,6 +27,7 @@
 //!   its queue wait a lower bound.
 
 pub mod budget;
+pub mod contention;
 pub mod limiter;
 pub mod load;
 pub mod queue;
@@ -237,6 +238,7 @@ pub fn lint(sc: &Scenario) -> Lint {
     limiter::limiter_findings(sc, &mut findings);
     capacity_fault_findings(sc, &mut findings);
     outlier_findings(sc, &mut findings);
+    contention::contention_findings(sc, &mean[0], &first, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,

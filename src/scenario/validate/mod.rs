@@ -320,6 +320,12 @@ impl Validator<'_> {
                 self,
             ),
             replicas: self.replicas(&key, s.replicas),
+            contention: self.nested(
+                &key,
+                "contention",
+                s.contention.as_ref(),
+                super::contention::validate,
+            ),
         }
     }
 
