@@ -160,3 +160,53 @@ fn an_ejected_replica_gets_nothing_until_a_sweep_returns_it() {
         (10 + 200, 200)
     );
 }
+
+#[test]
+fn contention_turns_a_short_surge_into_a_collapse_that_outlasts_it() {
+    for seed in SEEDS {
+        let after = |s: &loadsim::RunSummary| s.metrics.success_rate_after.unwrap();
+        let collapse = run("fleet/contention_collapse", &[], seed);
+        // The system stays down for the 95 s after the surge ended.
+        assert!(
+            after(&collapse) < 0.8 && collapse.metrics.recovered == Some(false),
+            "seed {seed}: {}",
+            after(&collapse)
+        );
+        // Without the surge, or with a coherency cost low enough that a full backend still
+        // serves 700/s, every request after 25 s succeeds.
+        for sets in [
+            &["faults.surge.factor=1"][..],
+            &["services.backend.contention.kappa=0.001"],
+            &["services.backend.contention=null"],
+            &["services.backend.slots=22"],
+        ] {
+            let ok = run("fleet/contention_collapse", sets, seed);
+            assert_eq!(after(&ok), 1.0, "seed {seed} {sets:?}");
+            assert_eq!(ok.metrics.recovered, Some(true), "seed {seed} {sets:?}");
+        }
+    }
+}
+
+#[test]
+fn contention_stretches_work_by_the_busy_slots_counting_its_own() {
+    // Constant 15 ms work every 10 ms with sigma 0.1: the first job runs alone (n = 1, 15 ms);
+    // each later one starts while its predecessor still works (n = 2: 16.5 ms, and the one
+    // before ended at +6.5 ms), so every latency but the first is 16.5 ms.
+    let text = "duration: 10s\nseed: 7\narrivals: {rate: 100, process: constant}\n\
+        client: {entry: a, attempt_timeout: 1s}\nservices:\n  a:\n    slots: 10\n\
+        \x20   service_time: {dist: constant, value: 15ms}\n    contention: {sigma: 0.1}\n";
+    let s = run_text(text);
+    let m = &s.metrics;
+    assert_eq!(m.succeeded, 1000);
+    assert!(
+        (m.success_latency_p50_s.unwrap() - 0.0165).abs() < 2e-5,
+        "{m:?}"
+    );
+    assert!(
+        (m.success_latency_p99_s.unwrap() - 0.0165).abs() < 2e-5,
+        "{m:?}"
+    );
+    // kappa counts ordered pairs: n = 2 adds 2·kappa.
+    let s = run_text(&text.replace("{sigma: 0.1}", "{kappa: 0.05}"));
+    assert!((s.metrics.success_latency_p50_s.unwrap() - 0.0165).abs() < 2e-5);
+}

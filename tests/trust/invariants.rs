@@ -1,10 +1,8 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
-//! (every algorithm) at services and on edges, replicas, load balancers, outlier detection,
-//! network delay, a slow
-//! fault, and a drain
-//! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
+//! (every algorithm) at services and on edges, replicas, contention, load balancers, outlier
+//! detection, network delay, a slow fault, and a drain horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
 //! arrivals = admitted + rejected_full (+ outage rejects and error-fault failures) and admitted =
@@ -112,7 +110,7 @@ fn svc() -> impl Strategy<Value = Svc> {
 }
 
 /// Optional service protections: adaptive LIFO, a queueing-time limit, CoDel, pushback on
-/// rejects, parallel calls.
+/// rejects, parallel calls, replicas, contention.
 fn svc_extra() -> impl Strategy<Value = Vec<String>> {
     (
         prop::option::weighted(
@@ -144,9 +142,22 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
         rate_limit(),
         concurrency_limit(),
         prop::option::weighted(0.3, (2u32..5).prop_map(|n| format!("replicas: {n}"))),
+        prop::option::weighted(
+            0.2,
+            (0u32..20, 0u32..20).prop_map(|(s, k)| {
+                format!(
+                    "contention: {{sigma: {}, kappa: {}}}",
+                    s as f64 / 100.0,
+                    k as f64 / 1000.0
+                )
+            }),
+        ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i)| {
-            [a, b, c, d, e, f, g, h, i].into_iter().flatten().collect()
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
+            [a, b, c, d, e, f, g, h, i, j]
+                .into_iter()
+                .flatten()
+                .collect()
         })
 }
 
