@@ -255,6 +255,8 @@ pub(crate) struct EdgeState {
     latency: Option<fleet::Latency>,
     /// The AWS standard mode's retry quota.
     quota: Option<Quota>,
+    /// With a call `probability`: the stream that decides whether a job makes the call.
+    probability: Option<Stream>,
 }
 
 /// One run of a scenario.
@@ -381,6 +383,9 @@ impl<'a> Simulation<'a> {
                     .latency
                     .as_ref()
                     .map(|d| fleet::Latency::new(seed, d, &e.name)),
+                probability: e
+                    .probability
+                    .map(|_| Stream::new(seed, &format!("probability/{}", e.name))),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;

@@ -8,6 +8,7 @@ pub mod contention;
 pub mod faults;
 pub mod profile;
 pub mod raw;
+pub mod stages;
 pub mod trace;
 mod validate;
 
@@ -146,6 +147,9 @@ pub struct Service {
     pub replicas: u32,
     /// Work slows with the replica's busy slots (USL factor).
     pub contention: Option<contention::Contention>,
+    /// With `stages`: the calls' steps (groups of call indices started together, in order);
+    /// `None` for the `calls`/`parallel` shorthand.
+    pub stages: Option<stages::Steps>,
 }
 
 /// A caller's policy on one call edge.
@@ -184,6 +188,8 @@ pub struct Edge {
     pub retry_quota: Option<RetryQuota>,
     /// Envoy outlier detection over the callee's replicas.
     pub outlier_detection: Option<OutlierDetection>,
+    /// The share of jobs that make this call (`None`: every job).
+    pub probability: Option<f64>,
 }
 
 impl Edge {

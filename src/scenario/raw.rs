@@ -182,6 +182,9 @@ pub struct ServiceRaw {
     /// Work slows as the replica gets busier: the universal scalability law's factor
     /// `1 + sigma·(n−1) + kappa·n·(n−1)`, `n` its busy slots when the work starts (default none).
     pub contention: Option<super::contention::ContentionRaw>,
+    /// The calls as ordered stages, each `{parallel: [callees]}` or `{sequential: [callees]}`
+    /// (default: `calls` in order, or all at once with `parallel: true`).
+    pub stages: Option<Vec<super::stages::StageRaw>>,
 }
 
 /// A caller's policy on one call edge.
@@ -234,6 +237,9 @@ pub struct CallRaw {
     /// Envoy outlier detection: eject a replica of the callee from this caller's balancer after
     /// failures in a row (default none).
     pub outlier_detection: Option<OutlierDetectionRaw>,
+    /// The share of this service's jobs that make the call, drawn per job from the edge's own
+    /// stream (default 1: every job).
+    pub probability: Option<f64>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

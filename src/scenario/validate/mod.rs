@@ -279,14 +279,25 @@ impl Validator<'_> {
             .as_ref()
             .and_then(|d| self.dist(&format!("{key}.service_time"), d));
         let mut calls = Vec::new();
+        let mut call_names = Vec::new();
         for (callee_name, c) in &s.calls {
             let ckey = format!("{key}.calls.{callee_name}");
             let callee = self.callee(&ckey, name, callee_name, names);
             if let Some(callee) = callee {
                 calls.push(edges.len());
+                call_names.push(callee_name.as_str());
                 edges.push(self.edge(&ckey, id, callee, name, callee_name, c));
             }
         }
+        let stages = s.stages.as_ref().and_then(|st| {
+            super::stages::validate(
+                &format!("{key}.stages"),
+                st,
+                &call_names,
+                s.parallel.unwrap_or(false),
+                self,
+            )
+        });
         Service {
             name: name.to_owned(),
             slots: s.slots,
@@ -326,6 +337,7 @@ impl Validator<'_> {
                 s.contention.as_ref(),
                 super::contention::validate,
             ),
+            stages,
         }
     }
 
@@ -536,6 +548,11 @@ impl Validator<'_> {
                 "outlier_detection",
                 c.outlier_detection.as_ref(),
                 outlier::validate,
+            ),
+            probability: super::stages::validate_probability(
+                &format!("{key}.probability"),
+                c.probability,
+                self,
             ),
         }
     }
