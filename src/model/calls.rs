@@ -48,9 +48,12 @@ impl Simulation<'_> {
             self.jobs[job].call = 0;
             self.start_step(job, 0);
         } else if service.parallel {
-            if service.calls.iter().any(|&e| sc.edges[e].probability.is_some()) {
-                let taken: Vec<u16> =
-                    (0..n as u16).filter(|&k| self.takes_call(job, k)).collect();
+            if service
+                .calls
+                .iter()
+                .any(|&e| sc.edges[e].probability.is_some())
+            {
+                let taken: Vec<u16> = (0..n as u16).filter(|&k| self.takes_call(job, k)).collect();
                 return self.start_together(job, &taken, true);
             }
             self.jobs[job].pending = n as u16;
@@ -73,7 +76,10 @@ impl Simulation<'_> {
         match self.sc.edges[e].probability {
             None => true,
             Some(p) => {
-                let stream = self.edges[e].probability.as_mut().expect("a stream per probability");
+                let stream = self.edges[e]
+                    .probability
+                    .as_mut()
+                    .expect("a stream per probability");
                 stream.unit() < p
             }
         }
@@ -82,7 +88,9 @@ impl Simulation<'_> {
     /// Sequential calls from `k` on: the first the job takes becomes the open call; with none
     /// left the job succeeds.
     fn start_sequential(&mut self, job: Handle, mut k: u16) {
-        let n = self.sc.services[self.jobs[job].service as usize].calls.len() as u16;
+        let n = self.sc.services[self.jobs[job].service as usize]
+            .calls
+            .len() as u16;
         while k < n && !self.takes_call(job, k) {
             k += 1;
         }

@@ -151,7 +151,10 @@ pub(crate) fn validate_probability(
 ) -> Option<f64> {
     let v = given?;
     if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
-        p.problem(key, format!("is {v}; a probability must be between 0 and 1"));
+        p.problem(
+            key,
+            format!("is {v}; a probability must be between 0 and 1"),
+        );
         return None;
     }
     (v < 1.0).then_some(v)
@@ -159,7 +162,91 @@ pub(crate) fn validate_probability(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::protections::bad_snippets::{At, accepted, check};
+
+    #[derive(Default)]
+    struct Seen(Vec<(String, String)>);
+
+    impl Problems for Seen {
+        fn problem(&mut self, key: &str, message: String) {
+            self.0.push((key.to_owned(), message));
+        }
+    }
+
+    fn stage(parallel: bool, names: &[&str]) -> StageRaw {
+        let names = Some(names.iter().map(|n| n.to_string()).collect());
+        if parallel {
+            StageRaw {
+                parallel: names,
+                sequential: None,
+            }
+        } else {
+            StageRaw {
+                parallel: None,
+                sequential: names,
+            }
+        }
+    }
+
+    #[test]
+    fn a_parallel_stage_is_one_step_and_a_sequential_stage_one_step_per_call() {
+        let calls = ["inventory", "pricing", "payments", "email"];
+        let mut p = Seen::default();
+        let steps = validate(
+            "s",
+            &[
+                stage(true, &["pricing", "inventory"]),
+                stage(false, &["payments", "email"]),
+            ],
+            &calls,
+            false,
+            &mut p,
+        );
+        assert!(p.0.is_empty(), "{:?}", p.0);
+        assert_eq!(steps, Some(vec![vec![1, 0], vec![2], vec![3]]));
+    }
+
+    #[test]
+    fn every_call_in_exactly_one_stage_and_not_with_parallel() {
+        let calls = ["b", "c", "d"];
+        let mut p = Seen::default();
+        let steps = validate(
+            "services.a.stages",
+            &[stage(true, &["b", "c"]), stage(false, &["c"])],
+            &calls,
+            true,
+            &mut p,
+        );
+        assert_eq!(steps, None);
+        assert_eq!(
+            p.0,
+            [
+                (
+                    "services.a.stages".to_owned(),
+                    "cannot be combined with `parallel: true`; write the parallel calls as a \
+                     stage `{parallel: [..]}`"
+                        .to_owned()
+                ),
+                (
+                    "services.a.stages[1].sequential[0]".to_owned(),
+                    "`c` is already in a stage; each call runs once".to_owned()
+                ),
+            ]
+        );
+        let mut p = Seen::default();
+        assert_eq!(
+            validate("k", &[stage(false, &["c"])], &calls, false, &mut p),
+            None
+        );
+        assert_eq!(
+            p.0,
+            [(
+                "k".to_owned(),
+                "leaves out `b`, `d`; put every call of `calls` in a stage".to_owned()
+            )]
+        );
+    }
 
     #[test]
     fn bad_snippets() {
@@ -179,7 +266,10 @@ mod tests {
                 ),
             ],
         );
-        accepted(At::Edge, &["probability: 0.3", "probability: 0", "probability: 1"]);
+        accepted(
+            At::Edge,
+            &["probability: 0.3", "probability: 0", "probability: 1"],
+        );
         check(
             At::Service,
             &[

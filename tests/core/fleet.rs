@@ -210,3 +210,95 @@ fn contention_stretches_work_by_the_busy_slots_counting_its_own() {
     let s = run_text(&text.replace("{sigma: 0.1}", "{kappa: 0.05}"));
     assert!((s.metrics.success_latency_p50_s.unwrap() - 0.0165).abs() < 2e-5);
 }
+
+/// `a` calls `b` (30 ms), `c` (50 ms) and `d` (20 ms), constant work, 10 requests/s for 10 s;
+/// `extra` goes under `a`, `d_extra` under `d`.
+fn staged(extra: &str, b_extra: &str, d_extra: &str) -> String {
+    format!(
+        "duration: 10s\nseed: 7\narrivals: {{rate: 10, process: constant}}\n\
+         client: {{entry: a, attempt_timeout: 5s}}\nservices:\n  a:\n    slots: 100\n{extra}\
+         \x20   calls:\n      b: {{attempt_timeout: 1s{b_extra}}}\n      c: {{attempt_timeout: 1s}}\n\
+         \x20     d: {{attempt_timeout: 1s}}\n\
+         \x20 b: {{slots: 100, service_time: {{dist: constant, value: 30ms}}}}\n\
+         \x20 c: {{slots: 100, service_time: {{dist: constant, value: 50ms}}}}\n\
+         \x20 d: {{slots: 100, service_time: {{dist: constant, value: 20ms}}{d_extra}}}\n"
+    )
+}
+
+#[test]
+fn stages_run_in_order_each_parallel_or_sequential() {
+    let p50 = |yaml: &str| run_text(yaml).metrics.success_latency_p50_s.unwrap();
+    // Quantiles are exact to the histogram's 0.1 %.
+    let close = |x: f64, want: f64| (x - want).abs() < 1e-3 * want;
+    // `calls` in order: 30 + 50 + 20 ms; `parallel: true`: the longest, 50 ms.
+    let x = p50(&staged("", "", ""));
+    assert!(close(x, 0.100), "{x}");
+    assert!(close(p50(&staged("    parallel: true\n", "", "")), 0.050));
+    // b and c together, then d: max(30, 50) + 20 = 70 ms.
+    let two = "    stages: [{parallel: [b, c]}, {sequential: [d]}]\n";
+    assert!(close(p50(&staged(two, "", "")), 0.070));
+    // d, then b and c one after another, then nothing else: 20 + 30 + 50 ms.
+    let seq = "    stages: [{sequential: [d]}, {sequential: [b, c]}]\n";
+    assert!(close(p50(&staged(seq, "", "")), 0.100));
+    // Order: with `d` down, a stage after it never starts, a stage before it runs in full.
+    let down = "\nfaults:\n  d_down: {kind: outage, service: d, from: 0s, duration: 10s}\n";
+    let first = run_text(&(staged(two, "", "") + down));
+    let last = run_text(
+        &(staged(
+            "    stages: [{sequential: [d]}, {parallel: [b, c]}]\n",
+            "",
+            "",
+        ) + down),
+    );
+    for name in ["b", "c"] {
+        assert_eq!(first.services[name].counts.arrivals, 100, "{name}");
+        assert_eq!(last.services[name].counts.arrivals, 0, "{name}");
+    }
+    assert_eq!(first.metrics.succeeded + last.metrics.succeeded, 0);
+}
+
+#[test]
+fn a_call_probability_takes_that_share_of_jobs_from_its_own_stream() {
+    // 10 requests/s for 1000 s: b is called by a binomial(10 000, 0.3) share of the jobs.
+    let long = |yaml: String| run_text(&yaml.replace("duration: 10s", "duration: 1000s"));
+    let base = long(staged("", "", ""));
+    let p = long(staged("", ", probability: 0.3", ""));
+    let b = p.services["b"].counts.arrivals as f64;
+    assert!((b / 10_000.0 - 0.3).abs() < 0.015, "{b}");
+    // The other calls are made by every job, and a skipped call costs nothing: the latency is
+    // 70 ms or 100 ms, never anything else.
+    assert_eq!(p.services["c"].counts.arrivals, 10_000);
+    assert_eq!(p.services["d"].counts.arrivals, 10_000);
+    assert_eq!(p.metrics.succeeded, 10_000);
+    let (p50, p99) = (
+        p.metrics.success_latency_p50_s.unwrap(),
+        p.metrics.success_latency_p99_s.unwrap(),
+    );
+    assert!(
+        (p50 - 0.070).abs() < 1e-4 && (p99 - 0.100).abs() < 1e-4,
+        "{p50} {p99}"
+    );
+    // Its own stream: the draws are the same whatever else the scenario does, so the same jobs
+    // call b with a parallel fan-out as in order (b's count is identical).
+    let par = long(staged("    parallel: true\n", ", probability: 0.3", ""));
+    assert_eq!(par.services["b"].counts.arrivals, b as u64);
+    // Probability 0: never; 1: always (and no draw: identical to no probability at all).
+    let never = long(staged("", ", probability: 0", ""));
+    assert_eq!(never.services["b"].counts.arrivals, 0);
+    let always = long(staged("", ", probability: 1", ""));
+    assert_eq!(
+        serde_json::to_string(&always.metrics).unwrap(),
+        serde_json::to_string(&base.metrics).unwrap()
+    );
+    // In stages, a skipped call leaves its parallel stage to the others.
+    let st = long(staged(
+        "    stages: [{parallel: [b, c]}, {sequential: [d]}]\n",
+        ", probability: 0.3",
+        "",
+    ));
+    assert_eq!(st.services["b"].counts.arrivals, b as u64);
+    assert_eq!(
+        st.metrics.success_latency_p99_s, p.metrics.success_latency_p50_s,
+        "b (30 ms) skipped or not, c (50 ms) sets the first stage"
+    );
+}

@@ -2,7 +2,7 @@
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
 //! (every algorithm) at services and on edges, replicas, contention, load balancers, outlier
-//! detection, network delay, a slow fault, and a drain horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
+//! detection, call stages and probabilities, network delay, a slow fault, and a drain horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
 //! arrivals = admitted + rejected_full (+ outage rejects and error-fault failures) and admitted =
@@ -272,10 +272,14 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                     .prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
             ),
             outlier_detection(),
+            prop::option::weighted(
+                0.2,
+                (0u32..=10).prop_map(|p| format!("probability: {}", p as f64 / 10.0)),
+            ),
         ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, (l, m))| {
-            [a, b, c, d, e, f, g, h, i, j, k, l, m]
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, (l, m, n))| {
+            [a, b, c, d, e, f, g, h, i, j, k, l, m, n]
                 .into_iter()
                 .flatten()
                 .collect()
@@ -432,6 +436,20 @@ impl Spec {
                 .iter()
                 .filter(|(a, b, _)| *a == i && *b > i && *b < n && seen.insert(*b))
                 .collect();
+            // Stages, for every other service with two or more calls and no `parallel: true`
+            // (a choice that follows from the drawn graph): the first two calls together, then
+            // the rest one after another.
+            let parallel = s.extra.iter().any(|l| l.starts_with("parallel"));
+            if calls.len() >= 2 && !parallel && (i + calls.len()) % 2 == 0 {
+                let name = |c: &&(usize, usize, Call)| format!("s{}", c.1);
+                let first: Vec<String> = calls[..2].iter().map(name).collect();
+                let rest: Vec<String> = calls[2..].iter().map(name).collect();
+                let _ = write!(y, "    stages: [{{parallel: [{}]}}", first.join(", "));
+                if !rest.is_empty() {
+                    let _ = write!(y, ", {{sequential: [{}]}}", rest.join(", "));
+                }
+                y.push_str("]\n");
+            }
             if !calls.is_empty() {
                 y.push_str("    calls:\n");
             }
@@ -507,8 +525,9 @@ fn deterministic_part(mut r: RunSummary) -> RunSummary {
     r
 }
 
-/// Services reachable from the client, and edges on those paths.
-fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
+/// Services reachable from the client, and edges on those paths; with `certain`, only through
+/// calls without a `probability` (the ones every request that gets there makes).
+fn reachable(sc: &Scenario, certain: bool) -> (Vec<bool>, Vec<bool>) {
     let mut svc = vec![false; sc.services.len()];
     let mut edge = vec![false; sc.edges.len()];
     svc[sc.client.entry] = true;
@@ -517,6 +536,9 @@ fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
             continue;
         }
         for &e in &sc.services[s].calls {
+            if certain && sc.edges[e].probability.is_some() {
+                continue;
+            }
             edge[e] = true;
             svc[sc.edges[e].callee] = true;
         }
@@ -551,7 +573,9 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         ));
     }
     let worst = sc.worst_case_attempts();
-    let (on_path, edge_on_path) = reachable(sc);
+    let (on_path, _) = reachable(sc, false);
+    // Services and edges every successful request passes (no call `probability` on the way).
+    let (always_on_path, edge_always_on_path) = reachable(sc, true);
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
         let at = |what: &str| format!("service {}: {what}", s.name);
@@ -682,7 +706,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         if !on_path[i] && x.counts.arrivals != 0 {
             return fail(at("arrivals at a service the client cannot reach"));
         }
-        if on_path[i] && m.succeeded > x.counts.completed {
+        if always_on_path[i] && m.succeeded > x.counts.completed {
             return fail(at(&format!(
                 "{} user successes but only {} completions",
                 m.succeeded, x.counts.completed
@@ -735,7 +759,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         if edge.throttle.is_none() && c.retries_throttled != 0 {
             return fail(at("throttled retries without a throttle"));
         }
-        if edge_on_path[e] && m.succeeded > c.successes {
+        if edge_always_on_path[e] && m.succeeded > c.successes {
             return fail(at(&format!(
                 "{} user successes but {} successful attempts",
                 m.succeeded, c.successes

@@ -49,7 +49,8 @@ pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
 }
 
 /// Attempts per user request at each service when every call on an edge multiplies by
-/// `edge_factor` and the client by `client_factor`: the sum over call paths of the products.
+/// `edge_factor` and the client by `client_factor`: the sum over call paths of the products (a
+/// call with `probability` p counts p times: a mean).
 pub fn amplification(
     sc: &Scenario,
     client_factor: f64,
@@ -60,7 +61,7 @@ pub fn amplification(
     for s in sc.topological_order() {
         for &e in &sc.services[s].calls {
             let edge = &sc.edges[e];
-            a[edge.callee] += a[s] * edge_factor(edge);
+            a[edge.callee] += a[s] * edge_factor(edge) * edge.probability.unwrap_or(1.0);
         }
     }
     a

@@ -439,3 +439,19 @@ fn contention_is_read_as_the_usl_peak_and_its_full_slot_capacity() {
     // 500/s: a note only.
     assert_eq!(finding(500).level, Level::Note);
 }
+
+#[test]
+fn a_call_probability_scales_the_load_and_a_parallel_stage_holds_its_longest_call() {
+    let sc = scenario(
+        "duration: 10s\narrivals: { rate: 100 }\nclient: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 8\n    stages: [{parallel: [b, c]}]\n    calls:\n\
+         \x20     b: { attempt_timeout: 100ms, probability: 0.3 }\n      c: { attempt_timeout: 100ms }\n\
+         \x20 b:\n    slots: 8\n    service_time: { dist: constant, value: 40ms }\n\
+         \x20 c:\n    slots: 8\n    service_time: { dist: constant, value: 10ms }\n",
+    );
+    let first = amplification(&sc, 1.0, |_| 1.0);
+    assert_eq!(first, vec![1.0, 0.3, 1.0]);
+    // a holds its slot for max(0.3 × 40 ms, 10 ms) = 12 ms at least.
+    let hold = mean_service_time(&sc, Regime::Normal);
+    assert!((hold[0] - 0.012).abs() < 1e-12, "{hold:?}");
+}
