@@ -440,7 +440,7 @@ impl Spec {
             // (a choice that follows from the drawn graph): the first two calls together, then
             // the rest one after another.
             let parallel = s.extra.iter().any(|l| l.starts_with("parallel"));
-            if calls.len() >= 2 && !parallel && (i + calls.len()) % 2 == 0 {
+            if calls.len() >= 2 && !parallel && (i + calls.len()).is_multiple_of(2) {
                 let name = |c: &&(usize, usize, Call)| format!("s{}", c.1);
                 let first: Vec<String> = calls[..2].iter().map(name).collect();
                 let rest: Vec<String> = calls[2..].iter().map(name).collect();
