@@ -48,14 +48,6 @@ impl Simulation<'_> {
             self.jobs[job].call = 0;
             self.start_step(job, 0);
         } else if service.parallel {
-            if service
-                .calls
-                .iter()
-                .any(|&e| sc.edges[e].probability.is_some())
-            {
-                let taken: Vec<u16> = (0..n as u16).filter(|&k| self.takes_call(job, k)).collect();
-                return self.start_together(job, &taken, true);
-            }
             self.jobs[job].pending = n as u16;
             for k in 0..n as u16 {
                 if !self.running(job) {
@@ -64,7 +56,10 @@ impl Simulation<'_> {
                 self.start_call(job, k);
             }
         } else {
-            self.start_sequential(job, 0);
+            let j = &mut self.jobs[job];
+            j.call = 0;
+            j.pending = 1;
+            self.start_call(job, 0);
         }
     }
 
@@ -83,25 +78,6 @@ impl Simulation<'_> {
                 stream.unit() < p
             }
         }
-    }
-
-    /// Sequential calls from `k` on: the first the job takes becomes the open call; with none
-    /// left the job succeeds.
-    fn start_sequential(&mut self, job: Handle, mut k: u16) {
-        let n = self.sc.services[self.jobs[job].service as usize]
-            .calls
-            .len() as u16;
-        while k < n && !self.takes_call(job, k) {
-            k += 1;
-        }
-        if k == n {
-            self.finish(job, Outcome::Success);
-            return;
-        }
-        let j = &mut self.jobs[job];
-        j.call = k;
-        j.pending = 1;
-        self.start_call(job, k);
     }
 
     /// Starts the calls `taken` together; with none, the group is done at once: the job
@@ -350,8 +326,14 @@ impl Simulation<'_> {
                 self.finish(job, Outcome::Success);
             }
         } else {
-            let next = j.call + 1;
-            self.start_sequential(job, next);
+            j.call += 1;
+            if (j.call as usize) < service.calls.len() {
+                j.pending = 1;
+                let next = j.call;
+                self.start_call(job, next);
+            } else {
+                self.finish(job, Outcome::Success);
+            }
         }
     }
 

@@ -246,16 +246,6 @@ impl Simulation<'_> {
             .map_or(SimDuration::ZERO, |l| l.sampler.sample(&mut l.reply))
     }
 
-    /// An attempt to `replica` on edge `e` ended with a result (`ok`: success): the edge's
-    /// outlier detector, if any, counts it.
-    #[inline]
-    pub(super) fn outlier_result(&mut self, e: usize, replica: u16, ok: bool) {
-        let now = self.engine.now();
-        if let Some(b) = &mut self.edges[e].balancer {
-            b.on_result(now, replica as u32, ok);
-        }
-    }
-
     /// An attempt to `replica` on `edge` (or the client's) settled: the caller's balancer counts
     /// one outstanding request fewer there.
     #[inline]

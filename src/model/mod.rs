@@ -232,6 +232,8 @@ pub(crate) struct ServiceState {
     limiter: Option<Limiter>,
     /// With `retryable_fraction` below 1: the stream that marks its errors non-retryable.
     retryable: Option<Stream>,
+    /// The service's `contention`, beside the work it stretches.
+    contention: Option<crate::scenario::contention::Contention>,
 }
 
 /// Live state of one call edge.
@@ -351,6 +353,7 @@ impl<'a> Simulation<'a> {
                             &fleet::replica_label(&format!("retryable/{}", s.name), r),
                         )
                     }),
+                    contention: s.contention,
                 }
             })
             .collect();

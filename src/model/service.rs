@@ -198,7 +198,6 @@ impl Simulation<'_> {
         let j = &mut self.jobs[job];
         j.state = JobState::Running;
         let (s, u, admitted_at) = (j.service as usize, j.unit as usize, j.admitted_at);
-        let contention = self.sc.services[s].contention;
         let st = &mut self.services[u];
         st.station.occupy(now);
         self.rec.services[s].start(now, admitted_at);
@@ -206,7 +205,7 @@ impl Simulation<'_> {
         match sampler {
             Some(sampler) => {
                 let mut work = sampler.sample(&mut st.stream);
-                if let Some(c) = contention {
+                if let Some(c) = st.contention {
                     work = c.stretch(work, st.station.busy());
                 }
                 self.engine.schedule_in(work, Event::WorkDone { job });

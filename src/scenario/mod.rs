@@ -147,8 +147,9 @@ pub struct Service {
     pub replicas: u32,
     /// Work slows with the replica's busy slots (USL factor).
     pub contention: Option<contention::Contention>,
-    /// With `stages`: the calls' steps (groups of call indices started together, in order);
-    /// `None` for the `calls`/`parallel` shorthand.
+    /// With `stages`, or a call with a `probability`: the calls' steps (groups of call indices
+    /// started together, in order); `None` for the `calls`/`parallel` shorthand without
+    /// probabilities.
     pub stages: Option<stages::Steps>,
 }
 

@@ -10,7 +10,9 @@
 //! other). Any failed call fails the job, as before.
 //!
 //! The plan is a list of *steps*, each a group of calls started together: a parallel stage is one
-//! step, a sequential stage one step per call.
+//! step, a sequential stage one step per call. A service without `stages` whose calls have a
+//! `probability` gets the shorthand's steps (all calls in one step with `parallel: true`, else
+//! one per call), so only stepped services ever draw.
 //!
 //! `probability: p` (default 1) makes a call only for that share of the jobs: when the job
 //! reaches the call (its step starts), one uniform draw from the edge's own stream
@@ -141,6 +143,17 @@ pub(crate) fn validate(
         ok = false;
     }
     ok.then_some(steps)
+}
+
+/// The steps of the `calls` shorthand for `n` calls: one group of all with `parallel`, else one
+/// step per call in order.
+pub(crate) fn shorthand(n: usize, parallel: bool) -> Steps {
+    let all = 0..n as u16;
+    if parallel {
+        vec![all.collect()]
+    } else {
+        all.map(|k| vec![k]).collect()
+    }
 }
 
 /// Checks `probability` at `key`: a share in [0, 1]; `None` (always) for 1 or when absent.

@@ -298,6 +298,14 @@ impl Validator<'_> {
                 self,
             )
         });
+        // Calls taken with a probability run through the steps, like stages: without `stages`,
+        // the shorthand's own steps (the plain paths stay free of draws).
+        let stages = stages.or_else(|| {
+            calls
+                .iter()
+                .any(|&e| edges[e].probability.is_some())
+                .then(|| super::stages::shorthand(calls.len(), s.parallel.unwrap_or(false)))
+        });
         Service {
             name: name.to_owned(),
             slots: s.slots,
