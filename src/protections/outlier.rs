@@ -48,6 +48,8 @@ pub const DEFAULT_INTERVAL: SimDuration = SimDuration::from_secs(10);
 pub const DEFAULT_BASE_EJECTION_TIME: SimDuration = SimDuration::from_secs(30);
 /// Default share of the replicas that may be ejected at once, in percent.
 pub const DEFAULT_MAX_EJECTION_PERCENT: u32 = 10;
+/// Shortest `interval` (Envoy's unit: a millisecond).
+pub const MIN_INTERVAL: SimDuration = SimDuration::from_millis(1);
 /// Default cap of the ejection time (or `base_ejection_time`, if larger).
 pub const DEFAULT_MAX_EJECTION_TIME: SimDuration = SimDuration::from_secs(300);
 
@@ -104,7 +106,18 @@ pub(crate) fn validate(
         &format!("{key}.interval"),
         raw.interval.map_or(DEFAULT_INTERVAL, |d| d.0),
         p,
-    );
+    )
+    .and_then(|d| {
+        // Envoy counts the interval in milliseconds; a finer one would only add sweeps.
+        if d < MIN_INTERVAL {
+            p.problem(
+                &format!("{key}.interval"),
+                format!("is {d}; it must be at least {MIN_INTERVAL} (Envoy counts it in ms)"),
+            );
+            return None;
+        }
+        Some(d)
+    });
     let base = positive(
         &format!("{key}.base_ejection_time"),
         raw.base_ejection_time
@@ -462,6 +475,11 @@ mod tests {
                     &od("interval: 0s"),
                     "outlier_detection.interval",
                     "must be longer than 0s",
+                ),
+                (
+                    &od("interval: 500us"),
+                    "outlier_detection.interval",
+                    "is 500us; it must be at least 1ms (Envoy counts it in ms)",
                 ),
                 (
                     &od("base_ejection_time: 0s"),
