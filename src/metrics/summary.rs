@@ -231,6 +231,13 @@ pub struct ReplicaMetrics {
     /// Mean busy slots / slots over the arrival period.
     pub utilization: f64,
     pub mean_queue_len: f64,
+    /// Times callers' outlier detection ejected this replica, summed over the calls with
+    /// `outlier_detection` toward the service (absent when none has it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ejections: Option<u64>,
+    /// Seconds this replica spent ejected until the end of the run, summed like `ejections`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ejected_s: Option<f64>,
 }
 
 /// What the run cost.

@@ -33,7 +33,7 @@ impl Simulation<'_> {
                 self.client_attempt_timed_out(user, a.child)
             }
             Owner::Job(job) => {
-                self.release(job, attempt, &a);
+                self.release(job, attempt, &a, false);
                 let e = a.edge as usize;
                 self.release_edge_permit(e, attempt, Release::Dropped, true);
                 self.rec.edges[e].timeouts += 1;
@@ -87,7 +87,7 @@ impl Simulation<'_> {
             }
             Owner::Job(parent) => {
                 self.jobs.take(job);
-                self.release(parent, attempt, &a);
+                self.release(parent, attempt, &a, outcome == Outcome::Success);
                 let e = a.edge as usize;
                 let how = match outcome {
                     Outcome::Success => Release::Success,
@@ -122,8 +122,8 @@ impl Simulation<'_> {
     }
 
     /// A settled attempt leaves its owner's list, its call's outstanding count and its edge's
-    /// concurrency.
-    fn release(&mut self, job: Handle, attempt: Handle, a: &Attempt) {
+    /// concurrency; its result (`ok`: success) goes to the edge's outlier detector, if any.
+    fn release(&mut self, job: Handle, attempt: Handle, a: &Attempt, ok: bool) {
         self.unlink(job, attempt, a.next);
         let cs = self.call_state(job, a.call);
         cs.outstanding -= 1;
@@ -135,6 +135,7 @@ impl Simulation<'_> {
             }
             if let Some(b) = &mut es.balancer {
                 b.settled(a.replica as u32);
+                b.on_result(self.engine.now(), a.replica as u32, ok);
             }
         }
     }

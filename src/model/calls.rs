@@ -44,7 +44,10 @@ impl Simulation<'_> {
         }
         let base = job.index as usize * self.max_calls;
         self.call_states[base..base + n].fill(CallState::default());
-        if service.parallel {
+        if service.stages.is_some() {
+            self.jobs[job].call = 0;
+            self.start_step(job, 0);
+        } else if service.parallel {
             self.jobs[job].pending = n as u16;
             for k in 0..n as u16 {
                 if !self.running(job) {
@@ -58,6 +61,64 @@ impl Simulation<'_> {
             j.pending = 1;
             self.start_call(job, 0);
         }
+    }
+
+    /// Whether the job makes call `k`: always, or with the edge's `probability` (one draw from
+    /// the edge's own stream).
+    #[inline]
+    fn takes_call(&mut self, job: Handle, k: u16) -> bool {
+        let e = self.edge_of(job, k);
+        match self.sc.edges[e].probability {
+            None => true,
+            Some(p) => {
+                let stream = self.edges[e]
+                    .probability
+                    .as_mut()
+                    .expect("a stream per probability");
+                stream.unit() < p
+            }
+        }
+    }
+
+    /// Starts the calls `taken` together; with none, the group is done at once: the job
+    /// succeeds (`last`) or goes on to its next step.
+    fn start_together(&mut self, job: Handle, taken: &[u16], last: bool) {
+        if taken.is_empty() {
+            if last {
+                self.finish(job, Outcome::Success);
+            } else {
+                let next = self.jobs[job].call + 1;
+                self.jobs[job].call = next;
+                self.start_step(job, next);
+            }
+            return;
+        }
+        self.jobs[job].pending = taken.len() as u16;
+        for &k in taken {
+            if !self.running(job) {
+                break;
+            }
+            self.start_call(job, k);
+        }
+    }
+
+    /// Step `i` of a service with `stages`: its calls the job takes, started together.
+    fn start_step(&mut self, job: Handle, i: u16) {
+        let sc = self.sc;
+        let steps = sc.services[self.jobs[job].service as usize]
+            .stages
+            .as_ref()
+            .expect("a staged service");
+        let Some(step) = steps.get(i as usize) else {
+            self.finish(job, Outcome::Success);
+            return;
+        };
+        let taken: Vec<u16> = step
+            .iter()
+            .copied()
+            .filter(|&k| self.takes_call(job, k))
+            .collect();
+        self.start_together(job, &taken, i as usize + 1 == steps.len());
     }
 
     /// The deadline that bounds call `k` now: the request's, or the call's own if earlier.
@@ -296,7 +357,13 @@ impl Simulation<'_> {
         let service = &sc.services[self.jobs[job].service as usize];
         let j = &mut self.jobs[job];
         j.pending -= 1;
-        if service.parallel {
+        if service.stages.is_some() {
+            if j.pending == 0 {
+                let next = j.call + 1;
+                j.call = next;
+                self.start_step(job, next);
+            }
+        } else if service.parallel {
             if j.pending == 0 {
                 self.finish(job, Outcome::Success);
             }

@@ -13,8 +13,9 @@ use super::{CLIENT_EDGE, Event, ServiceState, Simulation};
 use crate::metrics::levels::{LevelAreas, LevelSample};
 use crate::metrics::summary::ReplicaMetrics;
 use crate::protections::load_balancer::{Balancer, LoadBalancer};
+use crate::protections::outlier::Detector;
 use crate::rng::Stream;
-use crate::scenario::{Dist, Scenario, ServiceId};
+use crate::scenario::{Dist, Edge, Scenario, ServiceId};
 use crate::time::{SimDuration, SimTime};
 
 /// Per service: the index of its replica 1 in the per-replica state, and its replicas.
@@ -58,6 +59,16 @@ pub(super) fn balancer(
             replicas,
             Stream::new(sc.seed, &format!("lb/{name}")),
         )
+    })
+}
+
+/// A caller's balancer on edge `e` ([`balancer`]), with the edge's outlier detector if it has
+/// `outlier_detection`.
+pub(super) fn edge_balancer(sc: &Scenario, e: &Edge) -> Option<Balancer> {
+    let b = balancer(sc, e.load_balancer, e.callee, &e.name)?;
+    Some(match e.outlier_detection {
+        Some(p) => b.with_outlier(Detector::new(p, sc.services[e.callee].max_units())),
+        None => b,
     })
 }
 
@@ -132,6 +143,21 @@ impl Simulation<'_> {
                 if svc.max_units() == 1 {
                     return Vec::new();
                 }
+                // The outlier detectors of the calls toward `s`, run to the end.
+                let end = self.engine.now();
+                let detectors: Vec<Detector> = self
+                    .sc
+                    .edges
+                    .iter()
+                    .zip(&self.edges)
+                    .filter(|(e, _)| e.callee == s)
+                    .filter_map(|(_, es)| es.balancer.as_ref()?.outlier().cloned())
+                    .map(|mut d| {
+                        d.advance(end);
+                        d
+                    })
+                    .collect();
+                let outlier = !detectors.is_empty();
                 (0..svc.max_units())
                     .map(|r| {
                         let u = self.unit_of(s, r);
@@ -140,6 +166,14 @@ impl Simulation<'_> {
                             counts: self.replica_rec[u].summary(),
                             utilization: areas.busy as f64 / (period * svc.slots as f64),
                             mean_queue_len: areas.queue as f64 / period,
+                            ejections: outlier
+                                .then(|| detectors.iter().map(|d| d.ejections(r)).sum()),
+                            ejected_s: outlier.then(|| {
+                                detectors
+                                    .iter()
+                                    .map(|d| d.ejected_time(r, end).as_secs_f64())
+                                    .sum()
+                            }),
                         }
                     })
                     .collect()
@@ -165,13 +199,13 @@ impl Simulation<'_> {
             let es = &mut self.edges[edge as usize];
             (&mut es.balancer, &mut es.latency)
         };
+        let now = self.engine.now();
         let replica = match balancer {
             None => 0,
-            Some(b) if self.autoscaling => match super::autoscale::serving(&self.scalers, callee) {
-                Some(hosts) => b.pick_among(hosts),
-                None => b.pick(),
-            },
-            Some(b) => b.pick(),
+            Some(b) if self.autoscaling => {
+                b.pick_at(now, super::autoscale::serving(&self.scalers, callee))
+            }
+            Some(b) => b.pick_at(now, None),
         };
         let delay = latency.as_mut().map(|l| l.sampler.sample(&mut l.request));
         if replica != 0 {

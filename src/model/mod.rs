@@ -246,6 +246,8 @@ pub(crate) struct ServiceState {
     limiter: Option<Limiter>,
     /// With `retryable_fraction` below 1: the stream that marks its errors non-retryable.
     retryable: Option<Stream>,
+    /// The service's `contention`, beside the work it stretches.
+    contention: Option<crate::scenario::contention::Contention>,
 }
 
 /// Live state of one call edge.
@@ -272,6 +274,8 @@ pub(crate) struct EdgeState {
     /// The AWS adaptive mode's client-side rate limiter (boxed: most edges have none, and the
     /// edge state stays small).
     rate_limiter: Option<Box<RateLimiter>>,
+    /// With a call `probability`: the stream that decides whether a job makes the call.
+    probability: Option<Stream>,
 }
 
 /// One run of a scenario.
@@ -381,6 +385,7 @@ impl<'a> Simulation<'a> {
                             &fleet::replica_label(&format!("retryable/{}", s.name), r),
                         )
                     }),
+                    contention: s.contention,
                 }
             })
             .collect();
@@ -411,11 +416,14 @@ impl<'a> Simulation<'a> {
                     Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
                     _ => None,
                 },
-                balancer: fleet::balancer(sc, e.load_balancer, e.callee, &e.name),
+                balancer: fleet::edge_balancer(sc, e),
                 latency: e
                     .latency
                     .as_ref()
                     .map(|d| fleet::Latency::new(seed, d, &e.name)),
+                probability: e
+                    .probability
+                    .map(|_| Stream::new(seed, &format!("probability/{}", e.name))),
             })
             .collect();
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;

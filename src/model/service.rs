@@ -249,7 +249,10 @@ impl Simulation<'_> {
         let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
         match sampler {
             Some(sampler) => {
-                let work = sampler.sample(&mut st.stream);
+                let mut work = sampler.sample(&mut st.stream);
+                if let Some(c) = st.contention {
+                    work = c.stretch(work, st.station.busy());
+                }
                 self.engine.schedule_in(work, Event::WorkDone { job });
             }
             None => self.begin_calls(job),

@@ -25,7 +25,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::Problems;
+use super::outlier::Detector;
 use crate::rng::Stream;
+use crate::time::SimTime;
 
 /// Default `choice_count` of `least_request` (Envoy's default: two choices).
 pub const DEFAULT_CHOICE_COUNT: u32 = 2;
@@ -162,11 +164,16 @@ pub(crate) fn check_choice_count(
 #[derive(Clone, Debug)]
 pub struct Balancer {
     policy: LoadBalancer,
-    /// Round robin: the next replica.
-    next: u32,
+    /// Round robin: the pick counter (the next replica is this modulo the replicas to choose
+    /// from, as Envoy's `rr_index_`).
+    next: u64,
     /// Outstanding requests from this caller, per replica.
     outstanding: Vec<u32>,
     stream: Stream,
+    /// The edge's outlier detector: ejected replicas are left out of the choice.
+    outlier: Option<Detector>,
+    /// While some replicas are ejected: the others, to choose among (a reused buffer).
+    healthy: Vec<u32>,
 }
 
 impl Balancer {
@@ -177,6 +184,69 @@ impl Balancer {
             next: 0,
             outstanding: vec![0; replicas as usize],
             stream,
+            outlier: None,
+            healthy: Vec::new(),
+        }
+    }
+
+    /// The same balancer, leaving out the replicas `detector` ejects.
+    pub fn with_outlier(mut self, detector: Detector) -> Self {
+        self.outlier = Some(detector);
+        self
+    }
+
+    /// The edge's outlier detector, if it has one.
+    pub fn outlier(&self) -> Option<&Detector> {
+        self.outlier.as_ref()
+    }
+
+    /// Picks the replica for an attempt sent at `now` among `serving` (the replicas an
+    /// autoscaler has serving, in increasing order, at least one; `None`: every replica), less
+    /// the replicas the edge's outlier detector has ejected (all of `serving` when every one of
+    /// them is ejected). The attempt then counts as outstanding there.
+    #[inline]
+    pub fn pick_at(&mut self, now: SimTime, serving: Option<&[u32]>) -> u32 {
+        let ejecting = match &mut self.outlier {
+            None => false,
+            Some(d) => {
+                d.advance(now);
+                if let Some(h) = serving {
+                    d.set_present(h.len() as u32);
+                }
+                d.any_ejected()
+            }
+        };
+        let r = if !ejecting {
+            match serving {
+                None => self.choose(),
+                Some(h) => h[self.choose_in(h.len(), |i| h[i] as usize)],
+            }
+        } else {
+            let ejected = self.outlier.as_ref().map_or(&[][..], |d| d.ejected());
+            let mut healthy = std::mem::take(&mut self.healthy);
+            healthy.clear();
+            match serving {
+                None => healthy.extend((0..ejected.len() as u32).filter(|&r| !ejected[r as usize])),
+                Some(h) => healthy.extend(h.iter().copied().filter(|&r| !ejected[r as usize])),
+            }
+            let r = match (healthy.is_empty(), serving) {
+                (false, _) => healthy[self.choose_in(healthy.len(), |i| healthy[i] as usize)],
+                (true, None) => self.choose(),
+                (true, Some(h)) => h[self.choose_in(h.len(), |i| h[i] as usize)],
+            };
+            self.healthy = healthy;
+            r
+        };
+        self.outstanding[r as usize] += 1;
+        r
+    }
+
+    /// An attempt to replica `r` ended at `now` with a result (`ok`: success); the outlier
+    /// detector, if any, counts it.
+    #[inline]
+    pub fn on_result(&mut self, now: SimTime, r: u32, ok: bool) {
+        if let Some(d) = &mut self.outlier {
+            d.on_result(now, r, ok);
         }
     }
 
@@ -185,24 +255,28 @@ impl Balancer {
         self.outstanding[r as usize]
     }
 
-    /// Picks the replica for the next attempt; the attempt then counts as outstanding there.
-    pub fn pick(&mut self) -> u32 {
-        let r = self.choose();
-        self.outstanding[r as usize] += 1;
-        r
+    /// An attempt to replica `r` settled.
+    pub fn settled(&mut self, r: u32) {
+        self.outstanding[r as usize] -= 1;
     }
 
-    /// Picks among `hosts` only (the replicas an autoscaler has serving, in increasing order, at
-    /// least one) by the same rule as [`Balancer::pick`] applied to that list, as Envoy balances
-    /// over the hosts of its current set; the attempt then counts as outstanding there. With
-    /// every replica in `hosts` it picks exactly what `pick` would.
-    pub fn pick_among(&mut self, hosts: &[u32]) -> u32 {
-        let n = hosts.len();
-        let load = |b: &Self, i: usize| b.outstanding[hosts[i] as usize];
-        let i = match self.policy {
+    fn uniform(&mut self, n: usize) -> usize {
+        self.stream.up_to(n as u64 - 1) as usize
+    }
+
+    /// The choice rule over every replica.
+    fn choose(&mut self) -> u32 {
+        self.choose_in(self.outstanding.len(), |i| i) as u32
+    }
+
+    /// The choice rule over `n` candidates, candidate `i` being replica `replica(i)`; returns
+    /// the chosen candidate's position.
+    fn choose_in(&mut self, n: usize, replica: impl Fn(usize) -> usize) -> usize {
+        let load = |s: &Self, i: usize| s.outstanding[replica(i)];
+        match self.policy {
             LoadBalancer::RoundRobin => {
-                let i = self.next as usize % n;
-                self.next = (i + 1) as u32;
+                let i = (self.next % n as u64) as usize;
+                self.next += 1;
                 i
             }
             LoadBalancer::Random => self.uniform(n),
@@ -217,7 +291,8 @@ impl Balancer {
                 best
             }
             LoadBalancer::LeastRequestAll => {
-                let (mut best, mut ties) = (0, 1usize);
+                let mut best = 0;
+                let mut ties = 1usize;
                 for i in 1..n {
                     let (o, b) = (load(self, i), load(self, best));
                     if o < b {
@@ -231,58 +306,6 @@ impl Balancer {
                     }
                 }
                 best
-            }
-        };
-        let r = hosts[i];
-        self.outstanding[r as usize] += 1;
-        r
-    }
-
-    /// An attempt to replica `r` settled.
-    pub fn settled(&mut self, r: u32) {
-        self.outstanding[r as usize] -= 1;
-    }
-
-    fn uniform(&mut self, n: usize) -> usize {
-        self.stream.up_to(n as u64 - 1) as usize
-    }
-
-    /// The choice rule.
-    fn choose(&mut self) -> u32 {
-        let n = self.outstanding.len();
-        match self.policy {
-            LoadBalancer::RoundRobin => {
-                let r = self.next;
-                self.next = (r + 1) % n as u32;
-                r
-            }
-            LoadBalancer::Random => self.uniform(n) as u32,
-            LoadBalancer::LeastRequest { choice_count } => {
-                let mut best = self.uniform(n);
-                for _ in 1..choice_count {
-                    let r = self.uniform(n);
-                    if self.outstanding[r] < self.outstanding[best] {
-                        best = r;
-                    }
-                }
-                best as u32
-            }
-            LoadBalancer::LeastRequestAll => {
-                let mut best = 0;
-                let mut ties = 1usize;
-                for r in 1..n {
-                    let (o, b) = (self.outstanding[r], self.outstanding[best]);
-                    if o < b {
-                        best = r;
-                        ties = 1;
-                    } else if o == b {
-                        ties += 1;
-                        if self.uniform(ties) == 0 {
-                            best = r;
-                        }
-                    }
-                }
-                best as u32
             }
         }
     }
@@ -301,7 +324,7 @@ mod tests {
     fn round_robin_takes_each_replica_in_turn_whatever_the_load() {
         let mut b = balancer(LoadBalancer::RoundRobin, 3);
         b.outstanding = vec![9, 0, 0];
-        let picks: Vec<u32> = (0..7).map(|_| b.pick()).collect();
+        let picks: Vec<u32> = (0..7).map(|_| b.pick_at(SimTime::ZERO, None)).collect();
         assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0]);
         assert_eq!(b.outstanding(0), 12);
     }
@@ -311,7 +334,7 @@ mod tests {
         let mut b = balancer(LoadBalancer::Random, 4);
         let mut counts = [0u32; 4];
         for _ in 0..40_000 {
-            counts[b.pick() as usize] += 1;
+            counts[b.pick_at(SimTime::ZERO, None) as usize] += 1;
         }
         for c in counts {
             assert!((9_500..10_500).contains(&c), "{counts:?}");
@@ -322,7 +345,7 @@ mod tests {
             balancer(LoadBalancer::Random, 5),
         );
         for _ in 0..100 {
-            assert_eq!(x.pick(), y.pick());
+            assert_eq!(x.pick_at(SimTime::ZERO, None), y.pick_at(SimTime::ZERO, None));
         }
     }
 
@@ -341,14 +364,14 @@ mod tests {
             } else {
                 first
             };
-            let got = b.pick();
+            let got = b.pick_at(SimTime::ZERO, None);
             assert_eq!(got, want);
             b.settled(got);
         }
         // Replica 0 (5 outstanding) only wins when both draws are 0: about 1/9 of picks.
         let mut zero = 0;
         for _ in 0..9_000 {
-            let r = b.pick();
+            let r = b.pick_at(SimTime::ZERO, None);
             b.settled(r);
             zero += (r == 0) as u32;
         }
@@ -362,7 +385,7 @@ mod tests {
         // With three draws out of three, replica 2 is missed with probability (2/3)^3 ≈ 0.30.
         let mut two = 0;
         for _ in 0..10_000 {
-            let r = b.pick();
+            let r = b.pick_at(SimTime::ZERO, None);
             b.settled(r);
             two += (r == 2) as u32;
         }
@@ -375,7 +398,7 @@ mod tests {
         b.outstanding = vec![3, 1, 2, 1];
         let mut counts = [0u32; 4];
         for _ in 0..10_000 {
-            let r = b.pick();
+            let r = b.pick_at(SimTime::ZERO, None);
             b.settled(r);
             counts[r as usize] += 1;
         }
@@ -383,22 +406,48 @@ mod tests {
         assert!((4_700..5_300).contains(&counts[1]), "{counts:?}");
         // A unique least is always taken, and the pick counts as outstanding.
         b.outstanding = vec![3, 1, 0, 1];
-        assert_eq!(b.pick(), 2);
+        assert_eq!(b.pick_at(SimTime::ZERO, None), 2);
         assert_eq!(b.outstanding(2), 1);
+    }
+
+    #[test]
+    fn an_ejected_replica_is_left_out_of_the_serving_ones_unless_all_are_ejected() {
+        use crate::protections::outlier::OutlierDetection;
+        use crate::time::SimDuration;
+        let od = OutlierDetection {
+            consecutive_failures: 1,
+            interval: SimDuration::from_secs(10),
+            base_ejection_time: SimDuration::from_secs(30),
+            max_ejection_percent: 100,
+            max_ejection_time: SimDuration::from_secs(300),
+        };
+        let mut b = balancer(LoadBalancer::RoundRobin, 4).with_outlier(Detector::new(od, 4));
+        let t = SimTime::ZERO;
+        b.on_result(t, 1, false);
+        // Serving 1 and 3, 1 ejected: every pick is 3.
+        let picks: Vec<u32> = (0..3).map(|_| b.pick_at(t, Some(&[1, 3]))).collect();
+        assert_eq!(picks, [3, 3, 3]);
+        // Every serving replica ejected: round robin over the serving ones again.
+        b.on_result(t, 3, false);
+        let picks: Vec<u32> = (0..2).map(|_| b.pick_at(t, Some(&[1, 3]))).collect();
+        assert_eq!(picks, [3, 1]);
+        // Over all replicas: 0 and 2 only.
+        let picks: Vec<u32> = (0..2).map(|_| b.pick_at(t, None)).collect();
+        assert_eq!(picks, [2, 0]);
     }
 
     #[test]
     fn picking_among_serving_replicas_skips_the_others_and_matches_pick_over_all() {
         // Round robin over replicas 1 and 3 of 4: 1, 3, 1, …
         let mut b = balancer(LoadBalancer::RoundRobin, 4);
-        let picks: Vec<u32> = (0..3).map(|_| b.pick_among(&[1, 3])).collect();
+        let picks: Vec<u32> = (0..3).map(|_| b.pick_at(SimTime::ZERO, Some(&[1, 3]))).collect();
         assert_eq!(picks, [1, 3, 1]);
         // Full scan: replica 0 is the least loaded but not serving; 2 has fewer than 1.
         let mut b = balancer(LoadBalancer::LeastRequestAll, 3);
-        b.pick_among(&[0]);
-        b.pick_among(&[0]);
-        b.pick_among(&[1]);
-        assert_eq!(b.pick_among(&[1, 2]), 2);
+        b.pick_at(SimTime::ZERO, Some(&[0]));
+        b.pick_at(SimTime::ZERO, Some(&[0]));
+        b.pick_at(SimTime::ZERO, Some(&[1]));
+        assert_eq!(b.pick_at(SimTime::ZERO, Some(&[1, 2])), 2);
         // Over every replica, the same draws and picks as `pick`.
         for policy in [
             LoadBalancer::RoundRobin,
@@ -409,7 +458,7 @@ mod tests {
             let (mut x, mut y) = (balancer(policy, 5), balancer(policy, 5));
             let all = [0, 1, 2, 3, 4];
             for k in 0..200 {
-                let (a, b) = (x.pick(), y.pick_among(&all));
+                let (a, b) = (x.pick_at(SimTime::ZERO, None), y.pick_at(SimTime::ZERO, Some(&all)));
                 assert_eq!(a, b, "{policy:?} pick {k}");
                 if k % 3 == 0 {
                     x.settled(a);

@@ -17,6 +17,7 @@
 //! | [`hedge`] | hedged requests | `hedge` | edge |
 //! | [`load_balancer`] | picking a replica: round robin, random, least request (Envoy) | `load_balancer` | client, edge |
 //! | [`autoscale`] | horizontal autoscaling of replicas (Kubernetes HPA) | `autoscale` | service |
+//! | [`outlier`] | ejecting a replica after failures in a row (Envoy outlier detection) | `outlier_detection` | edge |
 //! | [`pushback`] | retry-after hints and honouring them | `pushback`, `honor_retry_after` | service, edge |
 //! | [`admission`] | bounded queue, reject delay | `queue_cap`, `reject_delay` | service |
 //! | [`discipline`] | FIFO, LIFO, adaptive LIFO | `queue_discipline`, `lifo_after` | service |
@@ -50,6 +51,7 @@ pub mod concurrency_limit;
 pub mod discipline;
 pub mod hedge;
 pub mod load_balancer;
+pub mod outlier;
 pub mod pushback;
 pub mod quota;
 pub mod rate_limit;

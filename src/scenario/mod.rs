@@ -4,9 +4,11 @@
 //! `validate` (every check, reported together). Also owns the R1 bound: worst-case attempts per user request at each
 //! service, computed from the policies alone.
 
+pub mod contention;
 pub mod faults;
 pub mod profile;
 pub mod raw;
+pub mod stages;
 pub mod trace;
 mod validate;
 
@@ -23,6 +25,7 @@ pub use crate::protections::concurrency_limit::{ConcurrencyLimit, Partition as L
 pub use crate::protections::discipline::QueueDiscipline;
 pub use crate::protections::hedge::Hedge;
 pub use crate::protections::load_balancer::LoadBalancer;
+pub use crate::protections::outlier::OutlierDetection;
 pub use crate::protections::pushback::Pushback;
 pub use crate::protections::quota::RetryQuota;
 pub use crate::protections::rate_limit::RateLimit;
@@ -174,6 +177,12 @@ pub struct Service {
     /// Identical replicas (default 1); `slots` and the queue are per replica. With `autoscale`,
     /// the count at time 0.
     pub replicas: u32,
+    /// Work slows with the replica's busy slots (USL factor).
+    pub contention: Option<contention::Contention>,
+    /// With `stages`, or a call with a `probability`: the calls' steps (groups of call indices
+    /// started together, in order); `None` for the `calls`/`parallel` shorthand without
+    /// probabilities.
+    pub stages: Option<stages::Steps>,
     /// Horizontal autoscaling of the replicas (Kubernetes HPA).
     pub autoscale: Option<crate::protections::autoscale::Autoscale>,
 }
@@ -222,6 +231,10 @@ pub struct Edge {
     pub latency: Option<Dist>,
     /// The AWS SDKs' standard retry mode's quota.
     pub retry_quota: Option<RetryQuota>,
+    /// Envoy outlier detection over the callee's replicas.
+    pub outlier_detection: Option<OutlierDetection>,
+    /// The share of jobs that make this call (`None`: every job).
+    pub probability: Option<f64>,
 }
 
 impl Edge {

@@ -23,6 +23,7 @@ use crate::protections::discipline::{
 };
 use crate::protections::hedge::HedgeRaw;
 use crate::protections::load_balancer::LoadBalancerRaw;
+use crate::protections::outlier::OutlierDetectionRaw;
 use crate::protections::pushback::PushbackRaw;
 use crate::protections::quota::RetryQuotaRaw;
 use crate::protections::rate_limit::RateLimitRaw;
@@ -285,6 +286,12 @@ pub struct ServiceRaw {
     pub replicas: Option<u32>,
     /// Kubernetes HPA over the replicas (default none); `replicas` is then the count at 0 s.
     pub autoscale: Option<crate::protections::autoscale::AutoscaleRaw>,
+    /// Work slows as the replica gets busier: the universal scalability law's factor
+    /// `1 + sigma·(n−1) + kappa·n·(n−1)`, `n` its busy slots when the work starts (default none).
+    pub contention: Option<super::contention::ContentionRaw>,
+    /// The calls as ordered stages, each `{parallel: [callees]}` or `{sequential: [callees]}`
+    /// (default: `calls` in order, or all at once with `parallel: true`).
+    pub stages: Option<Vec<super::stages::StageRaw>>,
 }
 
 /// A caller's policy on one call edge.
@@ -339,6 +346,12 @@ pub struct CallRaw {
     /// import` reads it; keys written beside it override the imported ones, as over a file named
     /// by `extends`.
     pub import: Option<crate::import::ImportRaw>,
+    /// Envoy outlier detection: eject a replica of the callee from this caller's balancer after
+    /// failures in a row (default none).
+    pub outlier_detection: Option<OutlierDetectionRaw>,
+    /// The share of this service's jobs that make the call, drawn per job from the edge's own
+    /// stream (default 1: every job).
+    pub probability: Option<f64>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

@@ -216,6 +216,34 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
         "services.svc_b.rate_limit.max_tokens",
         "at least 1",
     ),
+    (
+        "ejection percentage above 100",
+        "backoff: { base: 10ms }   # full",
+        "backoff: { base: 10ms }\n        outlier_detection: {max_ejection_percent: 150}   # full",
+        "services.gateway.calls.svc_a.outlier_detection.max_ejection_percent",
+        "between 0 and 100",
+    ),
+    (
+        "negative contention coefficient",
+        "slots: 16",
+        "slots: 16\n    contention: {sigma: 0.01, kappa: -0.001}",
+        "services.svc_b.contention.kappa",
+        "0 or more",
+    ),
+    (
+        "call probability above 1",
+        "backoff: { base: 10ms }   # full",
+        "backoff: { base: 10ms }\n        probability: 2   # full",
+        "services.gateway.calls.svc_a.probability",
+        "between 0 and 1",
+    ),
+    (
+        "empty stages",
+        "slots: 128 ",
+        "stages: []\n    slots: 128 ",
+        "services.svc_a.stages",
+        "lists no stage",
+    ),
 ];
 
 #[test]

@@ -1,8 +1,8 @@
 //! Bookkeeping invariants on random valid scenarios (proptest): 1 to 6 services in any acyclic
 //! call graph, random slots, queue caps, disciplines, drop-expired, own work of four shapes,
 //! timeouts, retries, backoff, A6 throttles, deadline propagation, rate and concurrency limiters
-//! (every algorithm) at services and on edges, replicas, autoscaling, load balancers, network delay, a slow
-//! fault, and a drain
+//! (every algorithm) at services and on edges, replicas, autoscaling, contention, load balancers,
+//! outlier detection, call stages and probabilities, network delay, a slow fault, and a drain
 //! horizon that may cut the run short. Each run is a few simulated seconds at a low rate.
 //!
 //! For every run: every user request ends exactly once or is reported unfinished; at each service
@@ -111,7 +111,7 @@ fn svc() -> impl Strategy<Value = Svc> {
 }
 
 /// Optional service protections: adaptive LIFO, a queueing-time limit, CoDel, pushback on
-/// rejects, parallel calls.
+/// rejects, parallel calls, replicas, contention.
 fn svc_extra() -> impl Strategy<Value = Vec<String>> {
     (
         prop::option::weighted(
@@ -144,6 +144,16 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
         concurrency_limit(),
         prop::option::weighted(0.3, (2u32..5).prop_map(|n| format!("replicas: {n}"))),
         autoscale(),
+        prop::option::weighted(
+            0.2,
+            (0u32..20, 0u32..20).prop_map(|(s, k)| {
+                format!(
+                    "contention: {{sigma: {}, kappa: {}}}",
+                    s as f64 / 100.0,
+                    k as f64 / 1000.0
+                )
+            }),
+        ),
     )
         .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
             [a, b, c, d, e, f, g, h, i, j]
@@ -288,13 +298,21 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
                 (None, Some(q)) => Some(q.to_owned()),
                 (Some(t), Some(q)) => Some(format!("{t}, {q}")),
             }),
-        prop::option::weighted(
-            0.2,
-            (0u32..30).prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
+        (
+            prop::option::weighted(
+                0.2,
+                (0u32..30)
+                    .prop_map(|ms| format!("latency: {{dist: exponential, mean: {}ms}}", ms + 1)),
+            ),
+            outlier_detection(),
+            prop::option::weighted(
+                0.2,
+                (0u32..=10).prop_map(|p| format!("probability: {}", p as f64 / 10.0)),
+            ),
         ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, l)| {
-            [a, b, c, d, e, f, g, h, i, j, k, l]
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k, (l, m, n))| {
+            [a, b, c, d, e, f, g, h, i, j, k, l, m, n]
                 .into_iter()
                 .flatten()
                 .collect()
@@ -304,6 +322,26 @@ fn call_extra() -> impl Strategy<Value = Vec<String>> {
 /// The AWS SDK retry modes the generator draws (not on a hedged edge).
 const QUOTA_STANDARD: &str = "retry_quota: {kind: aws_standard}";
 const QUOTA_ADAPTIVE: &str = "retry_quota: {kind: aws_adaptive}";
+
+/// Optional outlier detection, with short sweeps and ejections so that a few-second run sees
+/// ejections and returns.
+fn outlier_detection() -> impl Strategy<Value = Option<String>> {
+    prop::option::weighted(
+        0.25,
+        (1u32..6, 1u32..1000, 1u32..2000, 0u32..=100, 0u32..3).prop_map(
+            |(n, interval, base, pct, max)| {
+                let max = match max {
+                    0 => String::new(),
+                    _ => format!(", max_ejection_time: {}ms", base * (1 + max)),
+                };
+                format!(
+                    "outlier_detection: {{consecutive_failures: {n}, interval: {interval}ms, \
+                     base_ejection_time: {base}ms, max_ejection_percent: {pct}{max}}}"
+                )
+            },
+        ),
+    )
+}
 
 fn call() -> impl Strategy<Value = Call> {
     (
@@ -455,6 +493,20 @@ impl Spec {
                 .iter()
                 .filter(|(a, b, _)| *a == i && *b > i && *b < n && seen.insert(*b))
                 .collect();
+            // Stages, for every other service with two or more calls and no `parallel: true`
+            // (a choice that follows from the drawn graph): the first two calls together, then
+            // the rest one after another.
+            let parallel = s.extra.iter().any(|l| l.starts_with("parallel"));
+            if calls.len() >= 2 && !parallel && (i + calls.len()).is_multiple_of(2) {
+                let name = |c: &&(usize, usize, Call)| format!("s{}", c.1);
+                let first: Vec<String> = calls[..2].iter().map(name).collect();
+                let rest: Vec<String> = calls[2..].iter().map(name).collect();
+                let _ = write!(y, "    stages: [{{parallel: [{}]}}", first.join(", "));
+                if !rest.is_empty() {
+                    let _ = write!(y, ", {{sequential: [{}]}}", rest.join(", "));
+                }
+                y.push_str("]\n");
+            }
             if !calls.is_empty() {
                 y.push_str("    calls:\n");
             }
@@ -540,8 +592,9 @@ fn deterministic_part(mut r: RunSummary) -> RunSummary {
     r
 }
 
-/// Services reachable from `entries`, and edges on those paths.
-fn reachable_from(sc: &Scenario, entries: &[usize]) -> (Vec<bool>, Vec<bool>) {
+/// Services reachable from `entries`, and edges on those paths; with `certain`, only through
+/// calls without a `probability` (the ones every request that gets there makes).
+fn reachable_from(sc: &Scenario, entries: &[usize], certain: bool) -> (Vec<bool>, Vec<bool>) {
     let mut svc = vec![false; sc.services.len()];
     let mut edge = vec![false; sc.edges.len()];
     for &entry in entries {
@@ -552,6 +605,9 @@ fn reachable_from(sc: &Scenario, entries: &[usize]) -> (Vec<bool>, Vec<bool>) {
             continue;
         }
         for &e in &sc.services[s].calls {
+            if certain && sc.edges[e].probability.is_some() {
+                continue;
+            }
             edge[e] = true;
             svc[sc.edges[e].callee] = true;
         }
@@ -559,13 +615,14 @@ fn reachable_from(sc: &Scenario, entries: &[usize]) -> (Vec<bool>, Vec<bool>) {
     (svc, edge)
 }
 
-/// Services reachable from the client, and edges on those paths.
-fn reachable(sc: &Scenario) -> (Vec<bool>, Vec<bool>) {
-    reachable_from(sc, &sc.entries())
+/// Services reachable from the clients, and edges on those paths (`certain`: as above).
+fn reachable(sc: &Scenario, certain: bool) -> (Vec<bool>, Vec<bool>) {
+    reachable_from(sc, &sc.entries(), certain)
 }
 
 /// Per service and per edge: the user successes that passed through it — of every class whose
-/// call paths reach it (all successes for a scenario of one class).
+/// call paths reach it through calls without a `probability` (all successes for a scenario of
+/// one class).
 fn successes_through(sc: &Scenario, r: &RunSummary) -> (Vec<u64>, Vec<u64>) {
     let mut svc = vec![0u64; sc.services.len()];
     let mut edge = vec![0u64; sc.edges.len()];
@@ -575,7 +632,7 @@ fn successes_through(sc: &Scenario, r: &RunSummary) -> (Vec<u64>, Vec<u64>) {
         } else {
             r.metrics.succeeded
         };
-        let (s_on, e_on) = reachable_from(sc, &[class.client.entry]);
+        let (s_on, e_on) = reachable_from(sc, &[class.client.entry], true);
         for (n, on) in svc.iter_mut().zip(s_on) {
             *n += if on { succeeded } else { 0 };
         }
@@ -646,7 +703,9 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         return fail("per-class metrics for a scenario of one class".into());
     }
     let worst = sc.worst_case_attempts();
-    let (on_path, _) = reachable(sc);
+    let (on_path, _) = reachable(sc, false);
+    // Per service and edge: the successes of the classes whose every successful request passes
+    // it (no call `probability` on the way).
     let (through, edge_through) = successes_through(sc, r);
     for (i, s) in sc.services.iter().enumerate() {
         let x = &r.services[&s.name];
@@ -775,6 +834,26 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
                 return fail(at(
                     "autoscale metrics present without autoscale, or missing",
                 ));
+            }
+        }
+        // Ejections: reported exactly when a call toward the service has outlier detection,
+        // and no replica is ejected longer than the run, per such call.
+        let detectors = sc
+            .edges
+            .iter()
+            .filter(|e| e.callee == i && e.outlier_detection.is_some())
+            .count();
+        for (k, rm) in x.replica_stats.iter().enumerate() {
+            let t = rm.ejected_s.unwrap_or(0.0);
+            if rm.ejections.is_some() != (detectors > 0)
+                || rm.ejected_s.is_some() != (detectors > 0)
+                || !(0.0..=r.engine.simulated_s * detectors as f64 + 1e-9).contains(&t)
+                || (rm.ejections == Some(0) && t != 0.0)
+            {
+                return fail(at(&format!(
+                    "replica {k}: ejections {:?}, ejected_s {:?} with {detectors} detectors",
+                    rm.ejections, rm.ejected_s
+                )));
             }
         }
         if drained && x.in_flight_at_end != 0 {

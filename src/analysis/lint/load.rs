@@ -50,7 +50,8 @@ pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
 
 /// Attempts per user request at each service when every call on an edge multiplies by
 /// `edge_factor` and a class's client by `client_factor`: the sum over call paths of the
-/// products, with several request classes their mean weighted by each class's share of the rate.
+/// products (a call with `probability` p counts p times: a mean), with several request classes
+/// their mean weighted by each class's share of the rate.
 pub fn amplification(
     sc: &Scenario,
     client_factor: impl Fn(&ClientPolicy) -> f64,
@@ -69,7 +70,7 @@ pub fn amplification(
     for s in sc.topological_order() {
         for &e in &sc.services[s].calls {
             let edge = &sc.edges[e];
-            a[edge.callee] += a[s] * edge_factor(edge);
+            a[edge.callee] += a[s] * edge_factor(edge) * edge.probability.unwrap_or(1.0);
         }
     }
     a

@@ -28,6 +28,7 @@
 
 mod autoscale;
 pub mod budget;
+pub mod contention;
 pub mod limiter;
 pub mod load;
 pub mod queue;
@@ -288,6 +289,8 @@ pub fn lint(sc: &Scenario) -> Lint {
     autoscale::autoscale_findings(sc, &loads, &mean[0], &mut findings);
     capacity_fault_findings(sc, &mut findings);
     priority_findings(sc, &mut findings);
+    outlier_findings(sc, &mut findings);
+    contention::contention_findings(sc, &mean[0], &first, &mut findings);
     findings.sort_by_key(|f| std::cmp::Reverse(f.level));
     Lint {
         client,
@@ -298,6 +301,31 @@ pub fn lint(sc: &Scenario) -> Lint {
         queues,
         loads,
         findings,
+    }
+}
+
+/// `outlier_detection` on a call to a service of one replica ejects nothing from a balancer (there
+/// is none): say so.
+fn outlier_findings(sc: &Scenario, out: &mut Vec<Finding>) {
+    for e in sc.edges.iter().filter(|e| e.outlier_detection.is_some()) {
+        let callee = &sc.services[e.callee];
+        if callee.max_units() == 1 {
+            out.push(Finding {
+                level: Level::Warning,
+                check: Check::Load,
+                subject: e.name.clone(),
+                message: format!(
+                    "`outlier_detection` on `{}` does nothing: `{}` has one replica, so there is \
+                     no other to send to",
+                    e.name, callee.name
+                ),
+                fix: Some(format!(
+                    "set `services.{}.replicas` above 1, or remove \
+                     `services.{}.calls.{}.outlier_detection`",
+                    callee.name, sc.services[e.caller].name, callee.name
+                )),
+            });
+        }
     }
 }
 

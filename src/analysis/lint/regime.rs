@@ -107,11 +107,20 @@ fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
 pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
     let mut hold = vec![0.0; sc.services.len()];
     for s in sc.topological_order().into_iter().rev() {
-        let calls: f64 = sc.services[s]
-            .calls
-            .iter()
-            .map(|&e| hold[sc.edges[e].callee])
-            .sum();
+        // A call taken with `probability` p adds p × the callee's time (its mean); a parallel
+        // stage of `stages` adds its longest call (the mean of a maximum is at least that).
+        let svc = &sc.services[s];
+        let call = |k: usize| {
+            let e = &sc.edges[svc.calls[k]];
+            e.probability.unwrap_or(1.0) * hold[e.callee]
+        };
+        let calls: f64 = match &svc.stages {
+            None => (0..svc.calls.len()).map(call).sum(),
+            Some(steps) => steps
+                .iter()
+                .map(|step| step.iter().map(|&k| call(k as usize)).fold(0.0, f64::max))
+                .sum(),
+        };
         hold[s] = own_mean(sc, s, r) + calls;
     }
     hold

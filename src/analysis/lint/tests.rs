@@ -386,3 +386,97 @@ fn priority_without_classes_of_different_priority_is_a_warning() {
         l.findings
     );
 }
+
+#[test]
+fn outlier_detection_toward_one_replica_is_flagged() {
+    let text = |replicas: u32| {
+        format!(
+            "duration: 10s\narrivals: {{ rate: 10 }}\nclient: {{ entry: a, attempt_timeout: 1s }}\n\
+             services:\n  a:\n    slots: 8\n    calls:\n      b:\n        attempt_timeout: 100ms\n\
+             \x20       outlier_detection: {{}}\n  b:\n    slots: 8\n    replicas: {replicas}\n\
+             \x20   service_time: {{ dist: constant, value: 5ms }}\n"
+        )
+    };
+    let l = lint(&scenario(&text(1)));
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.subject == "a->b")
+        .expect("a finding on a->b");
+    assert_eq!(f.level, Level::Warning);
+    assert!(f.message.contains("one replica"), "{}", f.message);
+    assert_eq!(
+        f.fix.as_deref(),
+        Some("set `services.b.replicas` above 1, or remove `services.a.calls.b.outlier_detection`")
+    );
+    let l = lint(&scenario(&text(3)));
+    assert!(!l.findings.iter().any(|f| f.subject == "a->b"));
+}
+
+#[test]
+fn contention_is_read_as_the_usl_peak_and_its_full_slot_capacity() {
+    // 10 ms work, sigma 0.02, kappa 0.002: n / (10 ms × (1 + 0.02(n−1) + 0.002 n(n−1))) peaks at
+    // n = 22 (22 / 0.023444 = 938.4... checked against the neighbours) and is 64 / 0.103240 =
+    // 619.9/s at 64 slots.
+    let c = crate::scenario::contention::Contention {
+        sigma: 0.02,
+        kappa: 0.002,
+    };
+    let (n, best) = contention::peak(&c, 64, 0.010, 0.0);
+    assert_eq!(n, 22);
+    let x = |n: f64| n / (0.010 * (1.0 + 0.02 * (n - 1.0) + 0.002 * n * (n - 1.0)));
+    assert!((best - x(22.0)).abs() < 1e-9 && x(21.0) < best && x(23.0) < best);
+    let text = |rate: u32| {
+        format!(
+            "duration: 10s\narrivals: {{ rate: {rate} }}\nclient: {{ entry: a, attempt_timeout: 1s }}\n\
+             services:\n  a:\n    slots: 64\n    service_time: {{ dist: constant, value: 10ms }}\n\
+             \x20   contention: {{ sigma: 0.02, kappa: 0.002 }}\n"
+        )
+    };
+    let finding = |rate: u32| {
+        lint(&scenario(&text(rate)))
+            .findings
+            .into_iter()
+            .find(|f| f.message.contains("contention"))
+            .unwrap()
+    };
+    // 700/s: under the peak, above the full-slot 619.9/s: metastable.
+    let f = finding(700);
+    assert_eq!(f.level, Level::Warning);
+    assert!(
+        f.message.contains("metastable") && f.message.contains("619.9/s"),
+        "{}",
+        f.message
+    );
+    assert_eq!(
+        f.fix.as_deref(),
+        Some(
+            "set `services.a.slots: 22` (the most busy slots that still pay), or put a \
+             concurrency limit in front of it"
+        )
+    );
+    // 1000/s: above the peak.
+    assert!(
+        finding(1000)
+            .message
+            .starts_with("overloaded by contention")
+    );
+    // 500/s: a note only.
+    assert_eq!(finding(500).level, Level::Note);
+}
+
+#[test]
+fn a_call_probability_scales_the_load_and_a_parallel_stage_holds_its_longest_call() {
+    let sc = scenario(
+        "duration: 10s\narrivals: { rate: 100 }\nclient: { entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 8\n    stages: [{parallel: [b, c]}]\n    calls:\n\
+         \x20     b: { attempt_timeout: 100ms, probability: 0.3 }\n      c: { attempt_timeout: 100ms }\n\
+         \x20 b:\n    slots: 8\n    service_time: { dist: constant, value: 40ms }\n\
+         \x20 c:\n    slots: 8\n    service_time: { dist: constant, value: 10ms }\n",
+    );
+    let first = amplification(&sc, |_| 1.0, |_| 1.0);
+    assert_eq!(first, vec![1.0, 0.3, 1.0]);
+    // a holds its slot for max(0.3 × 40 ms, 10 ms) = 12 ms at least.
+    let hold = mean_service_time(&sc, Regime::Normal);
+    assert!((hold[0] - 0.012).abs() < 1e-12, "{hold:?}");
+}

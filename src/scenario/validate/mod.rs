@@ -14,7 +14,7 @@ use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
     Problems, adaptive, admission, breaker, budget, codel, concurrency_limit, discipline, hedge,
-    load_balancer, pushback, quota, rate_limit, retry, retry_on, throttle, timeout,
+    load_balancer, outlier, pushback, quota, rate_limit, retry, retry_on, throttle, timeout,
 };
 use crate::time::SimDuration;
 
@@ -195,14 +195,33 @@ impl Validator<'_> {
             .as_ref()
             .and_then(|d| self.dist(&format!("{key}.service_time"), d));
         let mut calls = Vec::new();
+        let mut call_names = Vec::new();
         for (callee_name, c) in &s.calls {
             let ckey = format!("{key}.calls.{callee_name}");
             let callee = self.callee(&ckey, name, callee_name, names);
             if let Some(callee) = callee {
                 calls.push(edges.len());
+                call_names.push(callee_name.as_str());
                 edges.push(self.edge(&ckey, id, callee, name, callee_name, c));
             }
         }
+        let stages = s.stages.as_ref().and_then(|st| {
+            super::stages::validate(
+                &format!("{key}.stages"),
+                st,
+                &call_names,
+                s.parallel.unwrap_or(false),
+                self,
+            )
+        });
+        // Calls taken with a probability run through the steps, like stages: without `stages`,
+        // the shorthand's own steps (the plain paths stay free of draws).
+        let stages = stages.or_else(|| {
+            calls
+                .iter()
+                .any(|&e| edges[e].probability.is_some())
+                .then(|| super::stages::shorthand(calls.len(), s.parallel.unwrap_or(false)))
+        });
         Service {
             name: name.to_owned(),
             slots: s.slots,
@@ -240,6 +259,13 @@ impl Validator<'_> {
                 self,
             ),
             replicas: self.replicas(&key, s.replicas),
+            contention: self.nested(
+                &key,
+                "contention",
+                s.contention.as_ref(),
+                super::contention::validate,
+            ),
+            stages,
             autoscale: self.nested(&key, "autoscale", s.autoscale.as_ref(), |k, a, p| {
                 crate::protections::autoscale::validate(k, a, MAX_TOTAL_REPLICAS, p)
             }),
@@ -492,6 +518,17 @@ impl Validator<'_> {
                 .as_ref()
                 .and_then(|d| self.dist(&format!("{key}.latency"), d)),
             retry_quota,
+            outlier_detection: self.nested(
+                key,
+                "outlier_detection",
+                c.outlier_detection.as_ref(),
+                outlier::validate,
+            ),
+            probability: super::stages::validate_probability(
+                &format!("{key}.probability"),
+                c.probability,
+                self,
+            ),
         }
     }
 
