@@ -63,11 +63,15 @@ impl Simulation<'_> {
         }
     }
 
-    /// Whether the job makes call `k`: always, or with the edge's `probability` (one draw from
-    /// the edge's own stream).
+    /// Whether the job makes call `k`: not if the edge lists `classes` without the job's; else
+    /// always, or with the edge's `probability` (one draw from the edge's own stream, only for
+    /// the jobs of a class that makes the call).
     #[inline]
     fn takes_call(&mut self, job: Handle, k: u16) -> bool {
         let e = self.edge_of(job, k);
+        if !self.sc.edges[e].taken_by(self.jobs[job].class as usize) {
+            return false;
+        }
         match self.sc.edges[e].probability {
             None => true,
             Some(p) => {

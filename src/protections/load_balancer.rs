@@ -345,7 +345,10 @@ mod tests {
             balancer(LoadBalancer::Random, 5),
         );
         for _ in 0..100 {
-            assert_eq!(x.pick_at(SimTime::ZERO, None), y.pick_at(SimTime::ZERO, None));
+            assert_eq!(
+                x.pick_at(SimTime::ZERO, None),
+                y.pick_at(SimTime::ZERO, None)
+            );
         }
     }
 
@@ -440,7 +443,9 @@ mod tests {
     fn picking_among_serving_replicas_skips_the_others_and_matches_pick_over_all() {
         // Round robin over replicas 1 and 3 of 4: 1, 3, 1, …
         let mut b = balancer(LoadBalancer::RoundRobin, 4);
-        let picks: Vec<u32> = (0..3).map(|_| b.pick_at(SimTime::ZERO, Some(&[1, 3]))).collect();
+        let picks: Vec<u32> = (0..3)
+            .map(|_| b.pick_at(SimTime::ZERO, Some(&[1, 3])))
+            .collect();
         assert_eq!(picks, [1, 3, 1]);
         // Full scan: replica 0 is the least loaded but not serving; 2 has fewer than 1.
         let mut b = balancer(LoadBalancer::LeastRequestAll, 3);
@@ -458,7 +463,10 @@ mod tests {
             let (mut x, mut y) = (balancer(policy, 5), balancer(policy, 5));
             let all = [0, 1, 2, 3, 4];
             for k in 0..200 {
-                let (a, b) = (x.pick_at(SimTime::ZERO, None), y.pick_at(SimTime::ZERO, Some(&all)));
+                let (a, b) = (
+                    x.pick_at(SimTime::ZERO, None),
+                    y.pick_at(SimTime::ZERO, Some(&all)),
+                );
                 assert_eq!(a, b, "{policy:?} pick {k}");
                 if k % 3 == 0 {
                     x.settled(a);

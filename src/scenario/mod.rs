@@ -235,9 +235,20 @@ pub struct Edge {
     pub outlier_detection: Option<OutlierDetection>,
     /// The share of jobs that make this call (`None`: every job).
     pub probability: Option<f64>,
+    /// The request classes (indices into `Scenario::classes`, increasing) whose requests make
+    /// this call (`None`: every class).
+    pub classes: Option<Vec<u16>>,
 }
 
 impl Edge {
+    /// Whether requests of class `class` make this call (`calls.<callee>.classes`).
+    #[inline]
+    pub fn taken_by(&self, class: usize) -> bool {
+        self.classes
+            .as_ref()
+            .is_none_or(|cs| cs.contains(&(class as u16)))
+    }
+
     /// Attempts one call may make at most: retries + 1, or hedges + 1.
     pub fn max_attempts_per_call(&self) -> u64 {
         match self.hedge {
@@ -373,15 +384,19 @@ impl Scenario {
     /// over every call path from the client, of the product of attempts allowed on each hop.
     /// Saturates instead of overflowing.
     pub fn worst_case_attempts(&self) -> Vec<u64> {
-        // A user request belongs to one class: the bound is the largest over classes.
+        // A user request belongs to one class and takes only the calls its class makes: the
+        // bound is the largest over classes.
         let order = self.topological_order();
         let mut worst = vec![0u64; self.services.len()];
-        for class in &self.classes {
+        for (c, class) in self.classes.iter().enumerate() {
             let mut attempts = vec![0u64; self.services.len()];
             attempts[class.client.entry] = class.client.retries as u64 + 1;
             for &s in &order {
                 for &e in &self.services[s].calls {
                     let edge = &self.edges[e];
+                    if !edge.taken_by(c) {
+                        continue;
+                    }
                     let add = attempts[s].saturating_mul(edge.max_attempts_per_call());
                     attempts[edge.callee] = attempts[edge.callee].saturating_add(add);
                 }
@@ -404,17 +419,35 @@ impl Scenario {
         out
     }
 
-    /// The number of call paths from the client to each service (saturating).
+    /// The number of call paths from the clients to each service (saturating): over the
+    /// classes, each counting the paths through the calls it makes; classes of the same entry
+    /// that make the same calls count their paths once.
     pub fn path_counts(&self) -> Vec<u64> {
+        let order = self.topological_order();
         let mut paths = vec![0u64; self.services.len()];
-        for e in self.entries() {
-            paths[e] = 1;
-        }
-        for s in self.topological_order() {
-            for &e in &self.services[s].calls {
-                let d = self.edges[e].callee;
-                paths[d] = paths[d].saturating_add(paths[s]);
+        let mut seen: Vec<(ServiceId, Vec<bool>)> = Vec::new();
+        for c in 0..self.classes.len() {
+            let key = (
+                self.classes[c].client.entry,
+                self.edges.iter().map(|e| e.taken_by(c)).collect(),
+            );
+            if seen.contains(&key) {
+                continue;
             }
+            let mut own = vec![0u64; self.services.len()];
+            own[key.0] = 1;
+            for &s in &order {
+                for &e in &self.services[s].calls {
+                    if key.1[e] {
+                        let d = self.edges[e].callee;
+                        own[d] = own[d].saturating_add(own[s]);
+                    }
+                }
+            }
+            for (p, o) in paths.iter_mut().zip(own) {
+                *p = p.saturating_add(o);
+            }
+            seen.push(key);
         }
         paths
     }
@@ -425,54 +458,66 @@ impl Scenario {
     /// that can still reach `service` are followed, so the walk costs at most `MAX_CHAINS`
     /// paths' worth of steps.
     pub fn attempt_chains(&self, service: ServiceId) -> Vec<Vec<(String, u64)>> {
-        fn walk(
-            sc: &Scenario,
-            at: ServiceId,
+        struct Walk<'a> {
+            sc: &'a Scenario,
+            class: usize,
             target: ServiceId,
-            reaches: &[bool],
+            reaches: Vec<bool>,
+        }
+        fn walk(
+            w: &Walk,
+            at: ServiceId,
             path: &mut Vec<(String, u64)>,
             out: &mut Vec<Vec<(String, u64)>>,
         ) {
             if out.len() >= MAX_CHAINS {
                 return;
             }
-            if at == target {
+            if at == w.target {
                 out.push(path.clone());
                 return;
             }
-            for &e in &sc.services[at].calls {
-                let edge = &sc.edges[e];
-                if !reaches[edge.callee] {
+            for &e in &w.sc.services[at].calls {
+                let edge = &w.sc.edges[e];
+                if !w.reaches[edge.callee] || !edge.taken_by(w.class) {
                     continue;
                 }
                 path.push((edge.name.clone(), edge.max_attempts_per_call()));
-                walk(sc, edge.callee, target, reaches, path, out);
+                walk(w, edge.callee, path, out);
                 path.pop();
             }
         }
-        // Which services can reach `service` through calls (itself included).
-        let mut reaches = vec![false; self.services.len()];
-        reaches[service] = true;
-        for s in self.topological_order().into_iter().rev() {
-            if self.services[s]
-                .calls
-                .iter()
-                .any(|&e| reaches[self.edges[e].callee])
-            {
-                reaches[s] = true;
-            }
-        }
+        let order = self.topological_order();
         let mut out = Vec::new();
-        for class in &self.classes {
+        for (c, class) in self.classes.iter().enumerate() {
+            // Which services can reach `service` through calls this class makes (itself
+            // included).
+            let mut reaches = vec![false; self.services.len()];
+            reaches[service] = true;
+            for &s in order.iter().rev() {
+                if self.services[s]
+                    .calls
+                    .iter()
+                    .any(|&e| reaches[self.edges[e].callee] && self.edges[e].taken_by(c))
+                {
+                    reaches[s] = true;
+                }
+            }
+            let w = Walk {
+                sc: self,
+                class: c,
+                target: service,
+                reaches,
+            };
             let client = &class.client;
-            if !reaches[client.entry] {
+            if !w.reaches[client.entry] {
                 continue;
             }
             let entry = format!("client->{}", self.services[client.entry].name);
             let hop = (entry, client.retries as u64 + 1);
             let mut path = vec![hop];
             let before = out.len();
-            walk(self, client.entry, service, &reaches, &mut path, &mut out);
+            walk(&w, client.entry, &mut path, &mut out);
             // Two classes with the same entry and retries list the same chains once.
             let fresh: Vec<Vec<(String, u64)>> = out.drain(before..).collect();
             for chain in fresh {

@@ -352,6 +352,9 @@ pub struct CallRaw {
     /// The share of this service's jobs that make the call, drawn per job from the edge's own
     /// stream (default 1: every job).
     pub probability: Option<f64>,
+    /// The request classes (`clients:` keys) whose requests make this call; the others skip it
+    /// (default: every class).
+    pub classes: Option<Vec<String>>,
 }
 
 /// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —

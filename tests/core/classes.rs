@@ -145,12 +145,10 @@ services:
 faults:
   slow: {kind: slow, service: a, from: 5s, duration: 5s, service_time: {dist: exponential, mean: 60ms}}
 ";
-    let classes = shorthand
-        .replace(
-            "arrivals: {rate: 300}\nclient: {",
-            "clients:\n  default: {arrivals: {rate: 300}, ",
-        )
-        .replace("retry_interval: 50ms}", "retry_interval: 50ms}");
+    let classes = shorthand.replace(
+        "arrivals: {rate: 300}\nclient: {",
+        "clients:\n  default: {arrivals: {rate: 300}, ",
+    );
     assert!(classes.contains("clients:"), "{classes}");
     let a = crate::common::run_text(shorthand);
     let b = crate::common::run_text(&classes);
@@ -354,5 +352,125 @@ fn bad_partitions_are_reported_at_their_key() {
             .find(|d| d.key == key)
             .unwrap_or_else(|| panic!("{limit}: no diagnostic at `{key}`:\n{err}"));
         assert!(d.message.contains(words), "{limit}: {}", d.message);
+    }
+}
+
+/// `front` calls `catalog` (10 ms) for every request and `payments` (50 ms) for `checkout`'s
+/// only; constant arrivals, so every number is exact. `payments_extra` goes on that call.
+fn storefront(payments_extra: &str, browse: bool) -> String {
+    let browse = if browse {
+        "  browse: {arrivals: {rate: 20, process: constant}, entry: front, attempt_timeout: 5s, retries: 3}\n"
+    } else {
+        ""
+    };
+    format!(
+        "duration: 10s
+seed: 7
+clients:
+{browse}  checkout: {{arrivals: {{rate: 10, process: constant}}, entry: front, attempt_timeout: 5s, retries: 1}}
+services:
+  front:
+    slots: 100
+    service_time: {{dist: constant, value: 1ms}}
+    calls:
+      catalog: {{attempt_timeout: 1s}}
+      payments: {{attempt_timeout: 1s, classes: [checkout]{payments_extra}}}
+  catalog: {{slots: 100, service_time: {{dist: constant, value: 10ms}}}}
+  payments: {{slots: 100, service_time: {{dist: constant, value: 50ms}}}}
+"
+    )
+}
+
+#[test]
+fn a_call_restricted_to_classes_is_made_by_their_requests_only() {
+    let yaml = storefront("", true);
+    let r = crate::common::run_text(&yaml);
+    // 10 s at 20/s and 10/s: 200 browse and 100 checkout requests, all served.
+    assert_eq!(r.metrics.succeeded, 300);
+    assert_eq!(r.services["catalog"].counts.arrivals, 300);
+    assert_eq!(r.services["payments"].counts.arrivals, 100);
+    // Browse skips payments: 1 + 10 ms; checkout makes both calls in order: 1 + 10 + 50 ms.
+    let p50 = |c: &str| class(&r, c).success_latency_p50_s.unwrap();
+    assert!((p50("browse") - 0.011).abs() < 2e-5, "{}", p50("browse"));
+    assert!(
+        (p50("checkout") - 0.061).abs() < 1e-4,
+        "{}",
+        p50("checkout")
+    );
+    // R1 follows each class's own calls: payments sees checkout's 2 client attempts, not
+    // browse's 4; catalog sees browse's 4.
+    let sc = crate::common::scenario_text(&yaml);
+    let worst = sc.worst_case_attempts();
+    let at = |name: &str| worst[sc.services.iter().position(|s| s.name == name).unwrap()];
+    assert_eq!((at("front"), at("catalog"), at("payments")), (4, 4, 2));
+    let chains = sc.attempt_chains(
+        sc.services
+            .iter()
+            .position(|s| s.name == "payments")
+            .unwrap(),
+    );
+    assert_eq!(
+        chains,
+        vec![vec![
+            ("client->front".to_owned(), 2),
+            ("front->payments".to_owned(), 1)
+        ]]
+    );
+    // The class named by the shorthand is `default`.
+    let one = "duration: 1s\narrivals: {rate: 10, process: constant}\n\
+               client: {entry: a, attempt_timeout: 1s}\nservices:\n  a:\n    slots: 4\n    calls:\n\
+               \x20     b: {attempt_timeout: 1s, classes: [default]}\n  b: {slots: 4}\n";
+    assert_eq!(
+        crate::common::run_text(one).services["b"].counts.arrivals,
+        10
+    );
+}
+
+#[test]
+fn a_class_that_skips_a_call_draws_nothing_from_its_probability_stream() {
+    // payments at probability 0.5: the draws go to checkout's jobs only, in their order, so the
+    // same checkout requests call payments whether browse requests run beside them or not.
+    let both = crate::common::run_text(&storefront(", probability: 0.5", true));
+    let alone = crate::common::run_text(&storefront(", probability: 0.5", false));
+    let n = both.services["payments"].counts.arrivals;
+    assert_eq!(n, alone.services["payments"].counts.arrivals);
+    assert!((30..=70).contains(&n), "{n} of 100");
+    assert_eq!(both.services["catalog"].counts.arrivals, 300);
+}
+
+#[test]
+fn bad_call_classes_are_reported_at_their_key_and_line() {
+    for (classes, key, words) in [
+        (
+            "[chekout]",
+            "services.front.calls.payments.classes[0]",
+            "did you mean `checkout`",
+        ),
+        (
+            "[checkout, checkout]",
+            "services.front.calls.payments.classes[1]",
+            "twice",
+        ),
+        (
+            "[]",
+            "services.front.calls.payments.classes",
+            "lists no class",
+        ),
+    ] {
+        let yaml =
+            storefront("", true).replace("classes: [checkout]", &format!("classes: {classes}"));
+        let doc =
+            loadsim::scenario::Document::from_text(std::path::Path::new("t.yaml"), &yaml).unwrap();
+        let err = Scenario::from_document(&doc).expect_err(classes);
+        let d = err
+            .diagnostics
+            .iter()
+            .find(|d| d.key == key)
+            .unwrap_or_else(|| panic!("{classes}: no diagnostic at `{key}`:\n{err}"));
+        assert!(d.message.contains(words), "{classes}: {}", d.message);
+        let loadsim::scenario::Origin::File { line, .. } = &d.origin else {
+            panic!("{classes}: {:?}", d.origin)
+        };
+        assert_eq!(*line, Some(12), "{classes}: {d:?}");
     }
 }

@@ -29,9 +29,13 @@ pub fn run(name: &str, sets: &[&str], seed: u64) -> RunSummary {
     loadsim::model::run(&load(name, sets, seed)).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Loads an in-memory scenario.
+pub fn scenario_text(yaml: &str) -> Scenario {
+    let doc = Document::from_text(Path::new("test.yaml"), yaml).unwrap_or_else(|e| panic!("{e}"));
+    Scenario::from_document(&doc).unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Runs an in-memory scenario.
 pub fn run_text(yaml: &str) -> RunSummary {
-    let doc = Document::from_text(Path::new("test.yaml"), yaml).unwrap_or_else(|e| panic!("{e}"));
-    let sc = Scenario::from_document(&doc).unwrap_or_else(|e| panic!("{e}"));
-    loadsim::model::run(&sc).unwrap_or_else(|e| panic!("{e}"))
+    loadsim::model::run(&scenario_text(yaml)).unwrap_or_else(|e| panic!("{e}"))
 }

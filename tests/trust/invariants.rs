@@ -111,7 +111,7 @@ fn svc() -> impl Strategy<Value = Svc> {
 }
 
 /// Optional service protections: adaptive LIFO, a queueing-time limit, CoDel, pushback on
-/// rejects, parallel calls, replicas, contention.
+/// rejects, parallel calls, retryable fraction, limits, replicas, autoscaling, contention.
 fn svc_extra() -> impl Strategy<Value = Vec<String>> {
     (
         prop::option::weighted(
@@ -155,8 +155,8 @@ fn svc_extra() -> impl Strategy<Value = Vec<String>> {
             }),
         ),
     )
-        .prop_map(|(a, b, c, d, e, f, g, h, i, j)| {
-            [a, b, c, d, e, f, g, h, i, j]
+        .prop_map(|(a, b, c, d, e, f, g, h, i, j, k)| {
+            [a, b, c, d, e, f, g, h, i, j, k]
                 .into_iter()
                 .flatten()
                 .collect()
@@ -519,6 +519,16 @@ impl Spec {
                     if hedged { 0 } else { c.retries },
                     c.propagate
                 );
+                // With two classes, some calls are made by one class only (a choice that
+                // follows from the drawn graph).
+                if shape == 4 {
+                    match (i + callee + c.timeout_ms as usize) % 4 {
+                        0 => y.push_str(", classes: [hi]"),
+                        1 => y.push_str(", classes: [lo]"),
+                        2 => y.push_str(", classes: [lo, hi]"),
+                        _ => {}
+                    }
+                }
                 for e in &c.extra {
                     if hedged && (e == QUOTA_STANDARD || e == QUOTA_ADAPTIVE) {
                         continue;
@@ -592,20 +602,19 @@ fn deterministic_part(mut r: RunSummary) -> RunSummary {
     r
 }
 
-/// Services reachable from `entries`, and edges on those paths; with `certain`, only through
-/// calls without a `probability` (the ones every request that gets there makes).
-fn reachable_from(sc: &Scenario, entries: &[usize], certain: bool) -> (Vec<bool>, Vec<bool>) {
+/// Services reachable from class `class`'s entry through the calls its requests make, and
+/// edges on those paths; with `certain`, only through calls without a `probability` (the ones
+/// every request of the class that gets there makes).
+fn reachable_from(sc: &Scenario, class: usize, certain: bool) -> (Vec<bool>, Vec<bool>) {
     let mut svc = vec![false; sc.services.len()];
     let mut edge = vec![false; sc.edges.len()];
-    for &entry in entries {
-        svc[entry] = true;
-    }
+    svc[sc.classes[class].client.entry] = true;
     for s in sc.topological_order() {
         if !svc[s] {
             continue;
         }
         for &e in &sc.services[s].calls {
-            if certain && sc.edges[e].probability.is_some() {
+            if !sc.edges[e].taken_by(class) || (certain && sc.edges[e].probability.is_some()) {
                 continue;
             }
             edge[e] = true;
@@ -615,24 +624,31 @@ fn reachable_from(sc: &Scenario, entries: &[usize], certain: bool) -> (Vec<bool>
     (svc, edge)
 }
 
-/// Services reachable from the clients, and edges on those paths (`certain`: as above).
+/// Services reachable from any class's client, and edges on those paths (`certain`: as above).
 fn reachable(sc: &Scenario, certain: bool) -> (Vec<bool>, Vec<bool>) {
-    reachable_from(sc, &sc.entries(), certain)
+    let mut svc = vec![false; sc.services.len()];
+    let mut edge = vec![false; sc.edges.len()];
+    for c in 0..sc.classes.len() {
+        let (s, e) = reachable_from(sc, c, certain);
+        svc.iter_mut().zip(s).for_each(|(x, y)| *x |= y);
+        edge.iter_mut().zip(e).for_each(|(x, y)| *x |= y);
+    }
+    (svc, edge)
 }
 
 /// Per service and per edge: the user successes that passed through it — of every class whose
-/// call paths reach it through calls without a `probability` (all successes for a scenario of
-/// one class).
+/// call paths reach it through calls without a `probability` that the class makes (all
+/// successes for a scenario of one class).
 fn successes_through(sc: &Scenario, r: &RunSummary) -> (Vec<u64>, Vec<u64>) {
     let mut svc = vec![0u64; sc.services.len()];
     let mut edge = vec![0u64; sc.edges.len()];
-    for class in &sc.classes {
+    for (c, class) in sc.classes.iter().enumerate() {
         let succeeded = if sc.has_classes() {
             r.classes[&class.name].succeeded
         } else {
             r.metrics.succeeded
         };
-        let (s_on, e_on) = reachable_from(sc, &[class.client.entry], true);
+        let (s_on, e_on) = reachable_from(sc, c, true);
         for (n, on) in svc.iter_mut().zip(s_on) {
             *n += if on { succeeded } else { 0 };
         }

@@ -7,7 +7,7 @@ use super::regime::Regime;
 use super::show::{show_factor, show_rate, show_secs};
 use super::{Check, Finding, Level};
 use crate::protections::throttle::sustained_attempts_per_call;
-use crate::scenario::{ClientPolicy, Edge, Scenario, ServiceId};
+use crate::scenario::{ClientPolicy, Edge, RequestClass, Scenario, ServiceId};
 
 /// For a service with calls, the longest one request holds a slot when every call times out:
 /// normal mean own work + each call's worst case, the calls cut to the time the service serves
@@ -59,18 +59,39 @@ pub fn amplification(
 ) -> Vec<f64> {
     let mut a = vec![0.0; sc.services.len()];
     let total = sc.rate();
-    for class in &sc.classes {
-        let share = if sc.has_classes() && total > 0.0 {
+    let order = sc.topological_order();
+    let share = |class: &RequestClass| {
+        if sc.has_classes() && total > 0.0 {
             class.arrivals.rate / total
         } else {
             1.0
-        };
-        a[class.client.entry] += share * client_factor(&class.client);
+        }
+    };
+    let propagate = |a: &mut [f64], class: Option<usize>| {
+        for &s in &order {
+            for &e in &sc.services[s].calls {
+                let edge = &sc.edges[e];
+                if class.is_none_or(|c| edge.taken_by(c)) {
+                    a[edge.callee] += a[s] * edge_factor(edge) * edge.probability.unwrap_or(1.0);
+                }
+            }
+        }
+    };
+    if sc.edges.iter().all(|e| e.classes.is_none()) {
+        // Every class makes every call: one pass for all.
+        for class in &sc.classes {
+            a[class.client.entry] += share(class) * client_factor(&class.client);
+        }
+        propagate(&mut a, None);
+        return a;
     }
-    for s in sc.topological_order() {
-        for &e in &sc.services[s].calls {
-            let edge = &sc.edges[e];
-            a[edge.callee] += a[s] * edge_factor(edge) * edge.probability.unwrap_or(1.0);
+    // Per class, through the calls it makes.
+    for (c, class) in sc.classes.iter().enumerate() {
+        let mut own = vec![0.0; sc.services.len()];
+        own[class.client.entry] = share(class) * client_factor(&class.client);
+        propagate(&mut own, Some(c));
+        for (x, o) in a.iter_mut().zip(own) {
+            *x += o;
         }
     }
     a

@@ -106,13 +106,23 @@ fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
 /// own mean work plus, per call, the callee's bound (one attempt, no queueing).
 pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
     let mut hold = vec![0.0; sc.services.len()];
+    let mix = class_mix(sc);
     for s in sc.topological_order().into_iter().rev() {
-        // A call taken with `probability` p adds p × the callee's time (its mean); a parallel
-        // stage of `stages` adds its longest call (the mean of a maximum is at least that).
+        // A call taken with `probability` p adds p × the callee's time (its mean), a call made by
+        // some classes only their share of the service's requests; a parallel stage of `stages`
+        // adds its longest call (the mean of a maximum is at least that).
         let svc = &sc.services[s];
         let call = |k: usize| {
             let e = &sc.edges[svc.calls[k]];
-            e.probability.unwrap_or(1.0) * hold[e.callee]
+            let by_class = match (&mix, &e.classes) {
+                (Some(mix), Some(cs)) => {
+                    let all: f64 = mix.iter().map(|m| m[s]).sum();
+                    let listed: f64 = cs.iter().map(|&c| mix[c as usize][s]).sum();
+                    if all > 0.0 { listed / all } else { 0.0 }
+                }
+                _ => 1.0,
+            };
+            by_class * e.probability.unwrap_or(1.0) * hold[e.callee]
         };
         let calls: f64 = match &svc.stages {
             None => (0..svc.calls.len()).map(call).sum(),
@@ -124,4 +134,32 @@ pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
         hold[s] = own_mean(sc, s, r) + calls;
     }
     hold
+}
+
+/// With calls made by some classes only: per class, its requests' first attempts per second at
+/// each service (through the calls it makes, a call with `probability` p counting p times).
+fn class_mix(sc: &Scenario) -> Option<Vec<Vec<f64>>> {
+    if sc.edges.iter().all(|e| e.classes.is_none()) {
+        return None;
+    }
+    let order = sc.topological_order();
+    let mix = sc
+        .classes
+        .iter()
+        .enumerate()
+        .map(|(c, class)| {
+            let mut a = vec![0.0; sc.services.len()];
+            a[class.client.entry] = class.arrivals.rate;
+            for &s in &order {
+                for &e in &sc.services[s].calls {
+                    let edge = &sc.edges[e];
+                    if edge.taken_by(c) {
+                        a[edge.callee] += a[s] * edge.probability.unwrap_or(1.0);
+                    }
+                }
+            }
+            a
+        })
+        .collect();
+    Some(mix)
 }

@@ -480,3 +480,24 @@ fn a_call_probability_scales_the_load_and_a_parallel_stage_holds_its_longest_cal
     let hold = mean_service_time(&sc, Regime::Normal);
     assert!((hold[0] - 0.012).abs() < 1e-12, "{hold:?}");
 }
+
+#[test]
+fn a_call_made_by_some_classes_counts_their_share_of_the_load_and_the_hold() {
+    let sc = scenario(
+        "duration: 10s\nclients:\n\
+         \x20 browse: { arrivals: { rate: 20 }, entry: a, attempt_timeout: 1s }\n\
+         \x20 checkout: { arrivals: { rate: 10 }, entry: a, attempt_timeout: 1s }\n\
+         services:\n  a:\n    slots: 8\n    service_time: { dist: constant, value: 1ms }\n    calls:\n\
+         \x20     b: { attempt_timeout: 100ms }\n      c: { attempt_timeout: 100ms, classes: [checkout] }\n\
+         \x20 b:\n    slots: 8\n    service_time: { dist: constant, value: 10ms }\n\
+         \x20 c:\n    slots: 8\n    service_time: { dist: constant, value: 50ms }\n",
+    );
+    // Per user request (the classes weighted by their rates): c gets checkout's third.
+    let first = amplification(&sc, |_| 1.0, |_| 1.0);
+    assert_eq!(first.len(), 3);
+    assert!((first[2] - 1.0 / 3.0).abs() < 1e-12, "{first:?}");
+    assert!((first[1] - 1.0).abs() < 1e-12, "{first:?}");
+    // a holds 1 + 10 + 50/3 ms on average.
+    let hold = mean_service_time(&sc, Regime::Normal);
+    assert!((hold[0] - (0.011 + 0.050 / 3.0)).abs() < 1e-12, "{hold:?}");
+}

@@ -11,7 +11,9 @@ use super::{MAX_RATE, Validator, valid_service_name};
 use crate::protections::{load_balancer, retry, retry_on, timeout};
 use crate::scenario::raw::{ArrivalProcessRaw, ArrivalsRaw, ClientRaw, ScenarioRaw};
 use crate::scenario::trace::ClassFilter;
-use crate::scenario::{ArrivalProcess, Arrivals, ClientPolicy, DEFAULT_CLASS, RequestClass};
+use crate::scenario::{
+    ArrivalProcess, Arrivals, ClientPolicy, DEFAULT_CLASS, Edge, RequestClass, Service,
+};
 use crate::time::SimDuration;
 
 /// Most request classes in one scenario.
@@ -119,11 +121,8 @@ impl Validator<'_> {
                         if !given {
                             self.problem(
                                 key,
-                                format!(
-                                    "is missing: give `arrivals` and `client` (one class of \
-                                     requests), or request classes under `clients` (without \
-                                     them)"
-                                ),
+                                "is missing: give `arrivals` and `client` (one class of \
+                                 requests), or request classes under `clients` (without them)",
                             );
                         }
                     }
@@ -232,6 +231,55 @@ impl Validator<'_> {
                 self,
             ),
             latency: c.latency.as_ref().and_then(|d| self.dist(&k("latency"), d)),
+        }
+    }
+
+    /// Resolves every `calls.<callee>.classes` to class indices: each name a class of the
+    /// scenario, none twice, at least one.
+    pub(super) fn call_classes(
+        &mut self,
+        raw: &ScenarioRaw,
+        services: &[Service],
+        edges: &mut [Edge],
+        classes: &[RequestClass],
+    ) {
+        let known: Vec<&str> = classes.iter().map(|c| c.name.as_str()).collect();
+        for (caller, s) in raw.services.iter() {
+            for (callee, c) in &s.calls {
+                let Some(names) = &c.classes else { continue };
+                let key = format!("services.{caller}.calls.{callee}.classes");
+                let Some(edge) = edges.iter_mut().find(|e| {
+                    services[e.caller].name == *caller && services[e.callee].name == *callee
+                }) else {
+                    continue; // an unknown callee, reported already
+                };
+                if names.is_empty() {
+                    self.problem(
+                        &key,
+                        "lists no class, so no request would make the call; list the classes that \
+                         make it, or remove the call",
+                    );
+                }
+                let mut ids: Vec<u16> = Vec::with_capacity(names.len());
+                for (i, name) in names.iter().enumerate() {
+                    match known.iter().position(|k| k == name) {
+                        Some(id) if ids.contains(&(id as u16)) => {
+                            self.problem(&format!("{key}[{i}]"), format!("lists `{name}` twice"))
+                        }
+                        Some(id) => ids.push(id as u16),
+                        None => self.problem(
+                            &format!("{key}[{i}]"),
+                            format!(
+                                "`{}` is not a request class of this scenario{}",
+                                crate::config::suggest::shorten(name),
+                                crate::config::suggest::did_you_mean(name, known.iter().copied())
+                            ),
+                        ),
+                    }
+                }
+                ids.sort_unstable();
+                edge.classes = Some(ids);
+            }
         }
     }
 }

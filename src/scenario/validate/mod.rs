@@ -143,6 +143,7 @@ impl Validator<'_> {
         let classes = self.classes(&raw, duration, &names);
         self.check_fleet(&raw, &services, &edges, &classes);
         self.check_partitions(&services, &edges, &classes);
+        self.call_classes(&raw, &services, &mut edges, &classes);
         let replicas: Vec<u32> = services.iter().map(|s| s.max_units()).collect();
 
         let mut faults = Vec::new();
@@ -214,12 +215,13 @@ impl Validator<'_> {
                 self,
             )
         });
-        // Calls taken with a probability run through the steps, like stages: without `stages`,
-        // the shorthand's own steps (the plain paths stay free of draws).
+        // Calls taken with a probability or by some classes only run through the steps, like
+        // stages: without `stages`, the shorthand's own steps (the plain paths stay free of
+        // draws and class tests).
         let stages = stages.or_else(|| {
             calls
                 .iter()
-                .any(|&e| edges[e].probability.is_some())
+                .any(|&e| edges[e].probability.is_some() || edges[e].classes.is_some())
                 .then(|| super::stages::shorthand(calls.len(), s.parallel.unwrap_or(false)))
         });
         Service {
@@ -529,6 +531,8 @@ impl Validator<'_> {
                 c.probability,
                 self,
             ),
+            // Resolved against the scenario's classes once they are known (`call_classes`).
+            classes: c.classes.as_ref().map(|_| Vec::new()),
         }
     }
 
