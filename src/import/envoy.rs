@@ -347,8 +347,8 @@ fn read_route(
             ("retry_priority", "loadsim has no locality priorities"),
             (
                 "retry_host_predicate",
-                "loadsim's load balancer does not avoid previously tried hosts (issue 13's fleet \
-                 work); a retry picks a replica as a first attempt does",
+                "loadsim's load balancer does not avoid previously tried hosts: a retry picks a \
+                 replica as a first attempt does",
             ),
             (
                 "host_selection_retry_max_attempts",
@@ -637,13 +637,12 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
     for (k, _) in c {
         let k = k.as_str().unwrap_or_default();
         match k {
-            "name" | "circuit_breakers" => {}
-            "outlier_detection" => out.unsupported(
-                join(at, k),
-                "outlier detection is issue 13's fleet work, not on this branch's main",
-            ),
+            "name" | "circuit_breakers" | "outlier_detection" => {}
             _ => out.unsupported(join(at, k), "not a call policy loadsim models"),
         }
+    }
+    if let Some(od) = c.get("outlier_detection") {
+        read_outlier(src, out, &join(at, "outlier_detection"), od);
     }
     let mut max_requests = (DEFAULT_MAX_REQUESTS, "max_requests (Envoy's default 1024)");
     let mut max_retries = (
@@ -796,4 +795,171 @@ fn read_budget(src: &mut Source, at: &str, v: &Value) -> Option<(f64, u64)> {
         Some(v) => uint_at(src, &join(at, "min_retry_concurrency"), v),
     };
     Some((percent?, min?))
+}
+
+/// The cluster's `outlier_detection` (envoy/config/cluster/v3/outlier_detection.proto) as
+/// loadsim's `outlier_detection` on the call: the consecutive-5xx detector, field for field.
+/// Envoy's other detectors and switches are named unsupported; `enforcing_consecutive_5xx: 0`
+/// turns the detector off (nothing is written).
+fn read_outlier(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
+    const EXACT: [&str; 5] = [
+        "consecutive_5xx",
+        "interval",
+        "base_ejection_time",
+        "max_ejection_percent",
+        "max_ejection_time",
+    ];
+    const SWITCHES: [&str; 3] = [
+        "enforcing_consecutive_5xx",
+        "always_eject_one_host",
+        "max_ejection_time_jitter",
+    ];
+    let Some(m) = v.as_mapping() else {
+        src.problem(at, "must be a mapping");
+        return;
+    };
+    // A detector whose enforcement is 0 ejects nothing, as loadsim: its fields change nothing.
+    let mut percent = |key: &str, default: u64| match m.get(key) {
+        Some(v) => uint_at(src, &join(at, key), v).unwrap_or(default),
+        None => default,
+    };
+    let success_rate_on = percent("enforcing_success_rate", 100) > 0;
+    let gateway_on = percent("enforcing_consecutive_gateway_failure", 0) > 0;
+    let failure_percentage_on = percent("enforcing_failure_percentage", 0) > 0;
+    let split = matches!(
+        m.get("split_external_local_origin_errors"),
+        Some(Value::Bool(true))
+    );
+    for (k, _) in m {
+        let k = k.as_str().unwrap_or_default();
+        if EXACT.contains(&k) || SWITCHES.contains(&k) {
+            continue;
+        }
+        let why = if k.starts_with("success_rate") || k == "enforcing_success_rate" {
+            if !success_rate_on {
+                continue;
+            }
+            "loadsim models the consecutive-failure detector only, not success-rate ejection"
+        } else if k.contains("local_origin") || k == "split_external_local_origin_errors" {
+            if !split {
+                continue;
+            }
+            "loadsim does not tell local-origin failures from the upstream's: every failed \
+             attempt counts as a 5xx"
+        } else if k.starts_with("failure_percentage") || k == "enforcing_failure_percentage" {
+            if !failure_percentage_on {
+                continue;
+            }
+            "loadsim models the consecutive-failure detector only, not failure-percentage ejection"
+        } else if k.contains("gateway_failure") {
+            if !gateway_on {
+                continue;
+            }
+            "loadsim has no status codes: every failed attempt counts toward `consecutive_5xx`"
+        } else if k == "successful_active_health_check_uneject_host" {
+            "loadsim models no active health checking"
+        } else {
+            "not an outlier-detection field loadsim knows"
+        };
+        out.unsupported(join(at, k), why);
+    }
+    let enforcing = match m.get("enforcing_consecutive_5xx") {
+        Some(v) => uint_at(src, &join(at, "enforcing_consecutive_5xx"), v),
+        None => Some(100),
+    };
+    match enforcing {
+        Some(0) => {
+            out.unsupported(
+                join(at, "enforcing_consecutive_5xx"),
+                "0: Envoy ejects nothing by consecutive 5xx, so no outlier_detection is written",
+            );
+            return;
+        }
+        Some(100) | None => {}
+        Some(p) => out.unsupported(
+            join(at, "enforcing_consecutive_5xx"),
+            format!(
+                "approximated: Envoy ejects {p} % of detected outliers at random; loadsim ejects \
+                 every one"
+            ),
+        ),
+    }
+    if !matches!(m.get("always_eject_one_host"), Some(Value::Bool(true))) {
+        out.unsupported(
+            join(at, "always_eject_one_host"),
+            "approximated: loadsim always lets one replica be ejected (Envoy's \
+             `always_eject_one_host: true`); without it Envoy ejects nothing while one host is \
+             more than `max_ejection_percent` of the cluster",
+        );
+    }
+    if let Some(j) = m.get("max_ejection_time_jitter") {
+        let key = join(at, "max_ejection_time_jitter");
+        if duration_at(src, &key, j).is_some_and(|d| !d.is_zero()) {
+            out.unsupported(key, "loadsim adds no jitter to ejection times");
+        }
+    }
+    if success_rate_on && !m.contains_key("enforcing_success_rate") {
+        out.unsupported(
+            join(at, "enforcing_success_rate"),
+            "approximated: Envoy also runs its success-rate detector by default (100) on \
+             clusters of at least 5 hosts with 100 requests per interval each; loadsim does not \
+             (set it to 0 for an exact match)",
+        );
+    }
+    let mut fields: Vec<(&str, Value)> = Vec::new();
+    let mut from: Vec<&str> = Vec::new();
+    if let Some(v) = m.get("consecutive_5xx") {
+        let key = join(at, "consecutive_5xx");
+        match uint_at(src, &key, v) {
+            Some(0) => src.problem(
+                &key,
+                "is 0: Envoy's count never equals 0, so the detector would never eject; remove \
+                 outlier_detection instead",
+            ),
+            Some(n) => {
+                fields.push(("consecutive_failures", Value::Number(n.into())));
+                from.push("consecutive_5xx");
+            }
+            None => {}
+        }
+    }
+    for (envoy, ours) in [
+        ("interval", "interval"),
+        ("base_ejection_time", "base_ejection_time"),
+        ("max_ejection_time", "max_ejection_time"),
+    ] {
+        if let Some(v) = m.get(envoy) {
+            let key = join(at, envoy);
+            if let Some(d) = duration_at(src, &key, v).map(millis) {
+                if d.is_zero() {
+                    src.problem(&key, "must be at least 1ms (Envoy requires it above 0)");
+                } else {
+                    fields.push((ours, duration_value(d)));
+                    from.push(envoy);
+                }
+            }
+        }
+    }
+    if let Some(v) = m.get("max_ejection_percent") {
+        let key = join(at, "max_ejection_percent");
+        match uint_at(src, &key, v) {
+            Some(p) if p > 100 => src.problem(&key, "must be at most 100"),
+            Some(p) => {
+                fields.push(("max_ejection_percent", Value::Number(p.into())));
+                from.push("max_ejection_percent");
+            }
+            None => {}
+        }
+    }
+    let how = if from.is_empty() {
+        "outlier_detection with Envoy's defaults (consecutive_5xx 5, interval 10s, \
+         base_ejection_time 30s, max_ejection_percent 10, max_ejection_time 300s)"
+            .to_owned()
+    } else {
+        format!(
+            "outlier_detection {}; the rest Envoy's defaults",
+            from.join(", ")
+        )
+    };
+    out.push("outlier_detection", map_of(fields), how);
 }

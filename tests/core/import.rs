@@ -317,3 +317,79 @@ fn a_bad_import_key_names_the_scenario_line() {
         "{e}"
     );
 }
+
+/// An Envoy cluster's `outlier_detection` becomes the edge's, field for field; what loadsim does
+/// not model is named, and a detector enforced at 0 % writes nothing.
+#[test]
+fn envoy_outlier_detection_is_imported_and_its_gaps_named() {
+    let envoy_import = |file: PathBuf| {
+        import(&ImportRequest::Envoy {
+            file,
+            select: envoy::Select {
+                route: Some("gateway".into()),
+                cluster: Some("svc_c".into()),
+            },
+            strict: false,
+        })
+        .expect("imports")
+    };
+    let out = envoy_import(fixture("envoy.yaml"));
+    assert!(
+        out.stdout.contains(
+            "outlier_detection: {consecutive_failures: 3, interval: 2s, base_ejection_time: 5s, \
+             max_ejection_percent: 50}"
+        ),
+        "{}",
+        out.stdout
+    );
+    let notes = out.notes.join("\n");
+    assert!(
+        notes.contains("outlier_detection.always_eject_one_host`: approximated"),
+        "{notes}"
+    );
+    // The fixture sets enforcing_success_rate: 0 and leaves gateway failures unenforced: both
+    // detectors are off in Envoy too, so neither is reported.
+    assert!(!notes.contains("enforcing_success_rate"), "{notes}");
+    assert!(!notes.contains("consecutive_gateway_failure"), "{notes}");
+
+    let text = std::fs::read_to_string(fixture("envoy.yaml")).unwrap();
+    let dir = std::env::temp_dir().join(format!("loadsim-import-od-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let variant = |name: &str, from: &str, to: &str| {
+        assert!(text.contains(from));
+        let path = dir.join(name);
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        path
+    };
+    // Envoy's defaults: the success-rate detector is on, and loadsim says it does not run it.
+    let out = envoy_import(variant(
+        "defaults.yaml",
+        "        enforcing_success_rate: 0\n",
+        "        enforcing_consecutive_gateway_failure: 100\n        always_eject_one_host: true\n",
+    ));
+    let notes = out.notes.join("\n");
+    for named in [
+        "outlier_detection.enforcing_success_rate`: approximated",
+        "outlier_detection.consecutive_gateway_failure`: loadsim has no status codes",
+    ] {
+        assert!(notes.contains(named), "{named} missing in:\n{notes}");
+    }
+    assert!(!notes.contains("always_eject_one_host"), "{notes}");
+    // Enforced at 0 %: no detector.
+    let out = envoy_import(variant(
+        "off.yaml",
+        "        consecutive_5xx: 3\n",
+        "        consecutive_5xx: 3\n        enforcing_consecutive_5xx: 0\n",
+    ));
+    assert!(
+        !out.stdout.contains("outlier_detection: {"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.notes
+            .join("\n")
+            .contains("so no outlier_detection is written")
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
