@@ -1104,3 +1104,61 @@ fn a_sweep_without_report_gets_a_headline_table() {
     sweep(&with_report, &out2, &[]).success();
     assert!(!read(&out2, "results.md").contains("## Headline metrics"));
 }
+
+#[test]
+fn a_recovery_that_cannot_be_measured_is_not_called_never() {
+    // The window [6 s, 8 s) ends when arrivals stop (8 s): no 3-second span follows it, so
+    // `recovered` is absent and the table says "not measurable"; from 1 s it can be measured.
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        r#"name: unmeasurable
+scenarios:
+  - {s}/naive.yaml
+  - {s}/protected.yaml
+grid:
+  duration: [8s]
+  seed: [1, 2]
+  faults.slow_b.duration: [2s]
+  faults.slow_b.from: [1s, 6s]
+report:
+  sensitivity:
+    - axis: faults.slow_b.from
+      metric: metrics.recovery_s
+"#,
+        s = repo().join("scenarios").display()
+    );
+    let file = dir.path().join("u.yaml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    let row = |from: &str| -> Vec<String> {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {from} ")))
+            .unwrap_or_else(|| panic!("no row {from}: {md}"))
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let late = row("6s");
+    assert_eq!(&late[2..4], ["not measurable", "not measurable"], "{md}");
+    let early = row("1s");
+    assert!(
+        early[2..4].iter().all(|c| !c.contains("measurable")),
+        "{md}"
+    );
+    // The CSV agrees: recovery_s empty and recovered empty for the late window.
+    let mut r = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let (from, rec, recovered) = (
+        col("faults.slow_b.from"),
+        col("metrics.recovery_s"),
+        col("metrics.recovered"),
+    );
+    for rec_row in r.records().map(|x| x.unwrap()) {
+        if &rec_row[from] == "6s" {
+            assert_eq!((&rec_row[rec], &rec_row[recovered]), ("", ""));
+        }
+    }
+}

@@ -290,11 +290,16 @@ impl<'a> Results<'a> {
                     .map(|&i| self.headline_value(i, column))
                     .collect();
                 let is_recovery = column.ends_with("recovery_s");
+                let unmeasurable = indices
+                    .iter()
+                    .filter(|&&i| self.unmeasurable(i, column))
+                    .count();
                 row.push(summarize(
                     &samples,
                     decimals,
                     is_recovery,
                     SpreadKind::MinMax,
+                    unmeasurable,
                 ));
             }
             t.row(row);
@@ -305,6 +310,20 @@ impl<'a> Results<'a> {
 
     /// A headline value of a cell: a results.csv column, or the largest
     /// `services.*.arrivals_during_fault_per_request` for [`AMPLIFICATION`].
+    /// Whether cell `index` has no `column` because it is a recovery time that is not
+    /// measurable: its companion `recovered` is absent or null.
+    fn unmeasurable(&self, index: usize, column: &str) -> bool {
+        let Some(base) = column.strip_suffix("recovery_s") else {
+            return false;
+        };
+        let recovered = format!("{base}recovered");
+        self.metric(index, column).flatten().is_none()
+            && self.flat[&index]
+                .iter()
+                .find(|(k, _)| *k == recovered)
+                .is_none_or(|(_, v)| v.is_null())
+    }
+
     fn headline_value(&self, index: usize, column: &str) -> Option<f64> {
         if column == AMPLIFICATION {
             return self.flat[&index]
@@ -485,16 +504,34 @@ impl<'a> Results<'a> {
             for &v in &order {
                 let mut row = vec![axis.values[v].text.clone()];
                 for (sc, line) in lines.iter_mut().enumerate() {
-                    let samples: Vec<Option<f64>> = cells
+                    let records: Vec<usize> = cells
                         .iter()
                         .filter(|c| c.scenario == sc && c.values[s.axis] == v)
                         .filter_map(|c| self.records.get(&c.index))
-                        .filter_map(|r| self.metric(r.index, &s.metric))
+                        .map(|r| r.index)
                         .collect();
-                    row.push(summarize(&samples, decimals, is_recovery, s.interval));
+                    let samples: Vec<Option<f64>> = records
+                        .iter()
+                        .filter_map(|&i| self.metric(i, &s.metric))
+                        .collect();
+                    let unmeasurable = records
+                        .iter()
+                        .filter(|&&i| self.unmeasurable(i, &s.metric))
+                        .count();
+                    row.push(summarize(
+                        &samples,
+                        decimals,
+                        is_recovery,
+                        s.interval,
+                        unmeasurable,
+                    ));
                     let (mean, lo, hi) = band_of(&samples, s.band);
-                    // A recovery no seed reached is "never" (+∞), drawn as a mark, not left out.
-                    let never = is_recovery && !samples.is_empty() && mean.is_nan();
+                    // A recovery no seed reached is "never" (+∞), drawn as a mark, not left out;
+                    // one that no seed could measure is not drawn.
+                    let never = is_recovery
+                        && !samples.is_empty()
+                        && mean.is_nan()
+                        && unmeasurable < samples.len();
                     let mean = if never { f64::INFINITY } else { mean };
                     line.points.push((xs.values[v], mean, lo, hi));
                 }
@@ -797,24 +834,29 @@ fn mean_min_max(samples: &[Option<f64>]) -> (f64, f64, f64) {
 }
 
 /// `mean (min–max)` of the defined samples (`mean ± h` with [`SpreadKind::Ci95`]); undefined ones
-/// are counted as `never` for recovery times and as `undefined` otherwise.
+/// are counted as `never` for recovery times and as `undefined` otherwise, except the
+/// `unmeasurable` of them (recovery times whose `recovered` is absent), counted as "not
+/// measurable".
 fn summarize(
     samples: &[Option<f64>],
     decimals: usize,
     is_recovery: bool,
     interval: SpreadKind,
+    unmeasurable: usize,
 ) -> String {
     let defined: Vec<f64> = samples.iter().flatten().copied().collect();
-    let missing = samples.len() - defined.len();
+    let n = samples.len();
+    let missing = n - defined.len() - unmeasurable;
     let word = if is_recovery { "never" } else { "undefined" };
     if samples.is_empty() {
         return "—".into();
     }
     if defined.is_empty() {
-        return if is_recovery {
-            "never".into()
-        } else {
-            "—".into()
+        return match (is_recovery, missing, unmeasurable) {
+            (false, _, _) => "—".into(),
+            (true, _, 0) => "never".into(),
+            (true, 0, _) => "not measurable".into(),
+            (true, m, u) => format!("never in {m} of {n}; not measurable in {u} of {n}"),
         };
     }
     let (mean, min, max) = mean_min_max(samples);
@@ -827,7 +869,10 @@ fn summarize(
         (SpreadKind::Ci95, Some(h)) => format!("{mean:.decimals$} ± {h:.decimals$}"),
     };
     if missing > 0 {
-        let _ = write!(s, "; {word} in {missing} of {}", samples.len());
+        let _ = write!(s, "; {word} in {missing} of {n}");
+    }
+    if unmeasurable > 0 {
+        let _ = write!(s, "; not measurable in {unmeasurable} of {n}");
     }
     s
 }
@@ -845,15 +890,19 @@ mod tests {
                 &[Some(1.0), Some(2.0), Some(6.0)],
                 2,
                 false,
-                SpreadKind::Ci95
+                SpreadKind::Ci95,
+                0
             ),
             "3.00 ± 6.57"
         );
         assert_eq!(
-            summarize(&[Some(4.0), None, Some(4.0)], 1, true, SpreadKind::Ci95),
+            summarize(&[Some(4.0), None, Some(4.0)], 1, true, SpreadKind::Ci95, 0),
             "4.0 ± 0.0; never in 1 of 3"
         );
-        assert_eq!(summarize(&[Some(0.5)], 3, false, SpreadKind::Ci95), "0.500");
+        assert_eq!(
+            summarize(&[Some(0.5)], 3, false, SpreadKind::Ci95, 0),
+            "0.500"
+        );
     }
 
     #[test]
@@ -863,22 +912,36 @@ mod tests {
                 &[Some(1.0), Some(2.0), Some(6.0)],
                 2,
                 true,
-                SpreadKind::MinMax
+                SpreadKind::MinMax,
+                0
             ),
             "3.00 (1.00–6.00)"
         );
         assert_eq!(
-            summarize(&[None, None], 2, true, SpreadKind::MinMax),
+            summarize(&[None, None], 2, true, SpreadKind::MinMax, 0),
             "never"
         );
         assert_eq!(
-            summarize(&[Some(4.0), None], 2, true, SpreadKind::MinMax),
+            summarize(&[Some(4.0), None], 2, true, SpreadKind::MinMax, 0),
             "4.00; never in 1 of 2"
         );
         assert_eq!(
-            summarize(&[Some(0.5)], 3, false, SpreadKind::MinMax),
+            summarize(&[Some(0.5)], 3, false, SpreadKind::MinMax, 0),
             "0.500"
         );
-        assert_eq!(summarize(&[], 3, false, SpreadKind::MinMax), "—");
+        // Recovery times that could not be measured are said so, apart from `never`.
+        assert_eq!(
+            summarize(&[None, None], 2, true, SpreadKind::MinMax, 2),
+            "not measurable"
+        );
+        assert_eq!(
+            summarize(&[None, None, None], 2, true, SpreadKind::MinMax, 1),
+            "never in 2 of 3; not measurable in 1 of 3"
+        );
+        assert_eq!(
+            summarize(&[Some(4.0), None, None], 2, true, SpreadKind::MinMax, 1),
+            "4.00; never in 1 of 3; not measurable in 1 of 3"
+        );
+        assert_eq!(summarize(&[], 3, false, SpreadKind::MinMax, 0), "—");
     }
 }
