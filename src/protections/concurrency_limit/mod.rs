@@ -13,8 +13,9 @@
 //!
 //! The update rules are one module each, because each follows one source file and carries its
 //! own hand-computed tests: [`aimd`], [`vegas`], [`gradient2`], [`envoy_gradient`]; `fixed` is a
-//! constant limit (`FixedLimit`). Request classes do not exist in loadsim yet, so the partitioned
-//! limiter of concurrency-limits is not modelled.
+//! constant limit (`FixedLimit`). `partitions` is the library's `AbstractPartitionedLimiter`
+//! over request classes: once the limit is reached, each class is held to its partition's
+//! ceil(limit × share) (at least 1), and a class without a partition gets nothing.
 
 pub mod aimd;
 pub mod envoy_gradient;
