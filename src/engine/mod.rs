@@ -89,16 +89,27 @@ impl<E: Copy> Engine<E> {
         self.queue.push(at, event);
     }
 
-    /// Pops the next event at or before `horizon`, advancing the clock to it.
+    /// Pops the next event at or before `horizon`, advancing the clock to it. Settled events
+    /// (`live` false) that the queue meets on the way are dropped, neither counted nor reaching
+    /// the clock (see [`EventQueue::pop_live_if_at_most`]).
     #[inline]
-    pub fn next_before(&mut self, horizon: SimTime) -> Option<E> {
-        let (at, event) = self.queue.pop_if_at_most(horizon)?;
+    pub fn next_live_before(
+        &mut self,
+        horizon: SimTime,
+        live: impl FnMut(&E) -> bool,
+    ) -> Option<E> {
+        let (at, event) = self.queue.pop_live_if_at_most(horizon, live)?;
         if let Some(ops) = &mut self.ops {
             ops.push(QueueOp::Pop);
         }
         self.now = at;
         self.processed += 1;
         Some(event)
+    }
+
+    /// The latest time among the events dropped as settled (`None` when none was).
+    pub fn latest_dropped(&self) -> Option<SimTime> {
+        self.queue.latest_dropped()
     }
 
     /// Moves the clock forward to `t` (used to close a run at its horizon).

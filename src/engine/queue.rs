@@ -13,6 +13,16 @@
 //! instant is filed 2.5 times on average (a one-bit radix heap filed it 5.1 times; a binary heap
 //! moves 16-byte keys `log n` times per pop).
 //!
+//! **Settled events are dropped, not popped.** A pop may name a predicate that tells live events
+//! from settled ones (the model's: an attempt's timeout after the attempt was answered). When a
+//! refill moves an event down a level it tests it, and drops it if settled; so a timeout whose
+//! attempt was answered long before its deadline is filed once, tested once when its bucket is
+//! emptied, and never refiled, popped or dispatched. The predicate must be monotone — once
+//! settled, always settled — and then dropping is exact: the other events keep their order, and
+//! a dropped event would have done nothing when popped. The queue counts what it dropped and
+//! keeps the latest time among them, which is all a caller needs to end a run where it ended when
+//! such events were popped.
+//!
 //! **Why ties keep scheduling order without a sequence number.** All pending events of one instant
 //! are always in the same bucket (the bucket depends only on the time and `last`). Pushes append
 //! in scheduling order; emptying a bucket walks it front to back and appends into buckets of lower
@@ -46,6 +56,9 @@ pub struct EventQueue<E> {
     last: u64,
     len: usize,
     peak: usize,
+    /// Events dropped as settled, and the latest time among them (0 when none).
+    dropped: u64,
+    dropped_latest: u64,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -78,6 +91,8 @@ impl<E: Copy> EventQueue<E> {
             last: 0,
             len: 0,
             peak: 0,
+            dropped: 0,
+            dropped_latest: 0,
         }
     }
 
@@ -112,7 +127,21 @@ impl<E: Copy> EventQueue<E> {
     /// Removes and returns the earliest event if its time is at most `horizon`.
     #[inline]
     pub fn pop_if_at_most(&mut self, horizon: SimTime) -> Option<(SimTime, E)> {
-        if self.head == self.current.len() && !self.refill() {
+        self.pop_live_if_at_most(horizon, |_| true)
+    }
+
+    /// Removes and returns the earliest pending event if its time is at most `horizon`, dropping
+    /// on the way the settled events (`live` false) that a refill moves down a level (see the
+    /// module doc). A settled event can still be returned: one pushed for the current instant,
+    /// or one due at the instant a refill makes current; the caller's handler must treat it as
+    /// a no-op, as it did before events were dropped.
+    #[inline]
+    pub fn pop_live_if_at_most(
+        &mut self,
+        horizon: SimTime,
+        mut live: impl FnMut(&E) -> bool,
+    ) -> Option<(SimTime, E)> {
+        if self.head == self.current.len() && !self.refill(&mut live) {
             return None;
         }
         if self.last > horizon.0 {
@@ -124,10 +153,11 @@ impl<E: Copy> EventQueue<E> {
         Some((SimTime(self.last), event))
     }
 
-    /// `current` ran dry: empties the lowest non-empty bucket, its minimum becoming `last` and the
-    /// rest falling to lower levels. False when nothing is pending.
+    /// `current` ran dry: empties the lowest non-empty bucket, its minimum becoming `last`; the
+    /// events due then go to `current`, the rest fall to lower levels or, settled, are dropped.
+    /// False when nothing is pending.
     #[inline]
-    fn refill(&mut self) -> bool {
+    fn refill(&mut self, live: &mut impl FnMut(&E) -> bool) -> bool {
         self.current.clear();
         self.head = 0;
         if self.levels == 0 {
@@ -146,13 +176,23 @@ impl<E: Copy> EventQueue<E> {
             .min()
             .expect("occupied bucket is non-empty");
         self.last = m;
-        for &(t, event) in &bucket {
-            if t == m {
-                self.current.push(event);
+        // One test of `live` each time an event moves down a level. The events due at `m` are
+        // not tested: at least one must land in `current`, and testing them too cost more than
+        // the few tombstones it saved (measured: evidence/perf.md).
+        let (mut dropped, mut dropped_latest) = (0, self.dropped_latest);
+        for entry in &bucket {
+            if entry.0 == m {
+                self.current.push(entry.1);
+            } else if live(&entry.1) {
+                self.file(entry.0, entry.1);
             } else {
-                self.file(t, event);
+                dropped += 1;
+                dropped_latest = dropped_latest.max(entry.0);
             }
         }
+        self.dropped += dropped;
+        self.dropped_latest = dropped_latest;
+        self.len -= dropped as usize;
         // Keep a small bucket's allocation for reuse; give a large one back, or the 704 buckets
         // would each hold on to the most they ever held (megabytes for hour-long runs).
         if bucket.capacity() <= KEEP_CAPACITY {
@@ -197,6 +237,16 @@ impl<E: Copy> EventQueue<E> {
     /// The largest `len()` ever reached.
     pub fn peak_len(&self) -> usize {
         self.peak
+    }
+
+    /// Events dropped as settled so far.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The latest time among the events dropped as settled (`None` when none was).
+    pub fn latest_dropped(&self) -> Option<SimTime> {
+        (self.dropped > 0).then_some(SimTime(self.dropped_latest))
     }
 }
 
@@ -298,6 +348,27 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn settled_events_are_dropped_when_they_move_down_a_level() {
+        let mut q = EventQueue::new();
+        // Level 1, slot 1 holds 100..128; level 2, slot 1 holds 4096..8192 (last = 0).
+        for (t, e) in [(120, 1), (100, 4), (5000, 3), (4200, 6), (100, 7)] {
+            q.push(SimTime(t), e);
+        }
+        // Odd events are settled. 1 and 3 move down a level when their buckets are emptied and
+        // are dropped; 7 is due at its bucket's minimum, goes to `current` untested and is
+        // returned (the caller's handler ignores it, as before).
+        let live = |e: &u32| e.is_multiple_of(2);
+        let mut pops = Vec::new();
+        while let Some((t, e)) = q.pop_live_if_at_most(SimTime::NEVER, live) {
+            pops.push((t.0, e));
+        }
+        assert_eq!(pops, vec![(100, 4), (100, 7), (4200, 6)]);
+        assert_eq!((q.dropped(), q.len()), (2, 0));
+        assert_eq!(q.latest_dropped(), Some(SimTime(5000)));
+        assert_eq!(EventQueue::<u32>::new().latest_dropped(), None);
+    }
+
     proptest! {
         /// The queue pops exactly what a `(time, seq)` binary min-heap pops, horizons included.
         #[test]
@@ -329,6 +400,59 @@ mod tests {
             }
             let rest: Vec<_> = std::iter::from_fn(|| reference.pop().map(|Reverse(x)| x)).collect();
             prop_assert_eq!(drain(&mut q), rest);
+        }
+
+        /// With a predicate, the queue pops what the min-heap pops except some settled events:
+        /// everything it skips was settled, and every pushed event is popped, dropped or pending.
+        #[test]
+        fn drops_only_settled_events(
+            ops in proptest::collection::vec(op(), 1..400),
+            settle in proptest::collection::vec(any::<bool>(), 400),
+        ) {
+            let mut q = EventQueue::new();
+            let mut reference = BinaryHeap::new();
+            let (mut now, mut seq, mut popped) = (0u64, 0u32, 0u64);
+            // An event is settled from the step after its push on, when `settle[seq]` says so.
+            let mut settled = vec![false; 400];
+            for op in ops {
+                match op {
+                    Op::Push(d) => {
+                        q.push(SimTime(now + d), seq);
+                        reference.push(Reverse((now + d, seq)));
+                        seq += 1;
+                    }
+                    Op::Pop(h) => {
+                        let horizon = now + h;
+                        let got = q
+                            .pop_live_if_at_most(SimTime(horizon), |e| !settled[*e as usize])
+                            .map(|(t, e)| (t.0, e));
+                        // The reference's pops up to `got` (or up to the horizon): all but `got`
+                        // must be settled.
+                        loop {
+                            let next = match reference.peek() {
+                                Some(&Reverse((t, e))) if t <= horizon => (t, e),
+                                _ => {
+                                    prop_assert_eq!(got, None);
+                                    break;
+                                }
+                            };
+                            reference.pop();
+                            if Some(next) == got {
+                                break;
+                            }
+                            prop_assert!(settled[next.1 as usize], "{:?} skipped but live", next);
+                        }
+                        if let Some((t, _)) = got {
+                            now = t;
+                            popped += 1;
+                        }
+                    }
+                }
+                if seq > 0 && settle[seq as usize - 1] {
+                    settled[seq as usize - 1] = true;
+                }
+                prop_assert_eq!(popped + q.dropped() + q.len() as u64, seq as u64);
+            }
         }
     }
 }

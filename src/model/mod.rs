@@ -509,7 +509,17 @@ impl<'a> Simulation<'a> {
             self.schedule_next_arrival(class as u16, true);
         }
         let horizon = self.arrivals_end + self.sc.drain;
-        while let Some(event) = self.engine.next_before(horizon) {
+        loop {
+            // A timeout whose attempt has settled may be dropped by the queue instead of popped
+            // (docs/model.md §2.1): a stale handle never becomes live again, and the handler
+            // would do nothing. Testing `WorkDone` of cancelled jobs too cost more than it saved.
+            let attempts = &self.attempts;
+            let Some(event) = self.engine.next_live_before(horizon, |e| match *e {
+                Event::AttemptTimeout { attempt } => attempts.is_live(attempt),
+                _ => true,
+            }) else {
+                break;
+            };
             if self.engine.now() >= self.next_sample {
                 self.sample_series(self.engine.now());
             }
@@ -523,10 +533,13 @@ impl<'a> Simulation<'a> {
                 });
             }
         }
-        let end = if self.engine.pending() > 0 {
-            horizon
-        } else {
-            self.engine.now()
+        // The run ends where it ended when settled events were popped: at the horizon if
+        // anything was left after it, else at the last event, dropped ones included.
+        let end = match self.engine.latest_dropped() {
+            _ if self.engine.pending() > 0 => horizon,
+            Some(t) if t > horizon => horizon,
+            Some(t) => self.engine.now().max(t),
+            None => self.engine.now(),
         };
         self.engine.advance_to(end);
         if let Some(series) = &self.series {
