@@ -43,7 +43,12 @@ impl Simulation<'_> {
             return;
         }
         let base = job.index as usize * self.max_calls;
-        self.call_states[base..base + n].fill(CallState::default());
+        // One call (the article's chain) is one store, not a `memset` call.
+        if n == 1 {
+            self.call_states[base] = CallState::default();
+        } else {
+            self.call_states[base..base + n].fill(CallState::default());
+        }
         if service.stages.is_some() {
             self.jobs[job].call = 0;
             self.start_step(job, 0);
