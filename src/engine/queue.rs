@@ -369,37 +369,57 @@ mod tests {
         assert_eq!(EventQueue::<u32>::new().latest_dropped(), None);
     }
 
+    /// The queue under test beside its `(time, seq)` min-heap reference; events are numbered in
+    /// push order and pushed at `now + delay`.
+    struct Paired {
+        q: EventQueue<u32>,
+        reference: BinaryHeap<Reverse<(u64, u32)>>,
+        now: u64,
+        seq: u32,
+    }
+
+    impl Paired {
+        fn new() -> Self {
+            Paired {
+                q: EventQueue::new(),
+                reference: BinaryHeap::new(),
+                now: 0,
+                seq: 0,
+            }
+        }
+
+        fn push(&mut self, delay: u64) {
+            self.q.push(SimTime(self.now + delay), self.seq);
+            self.reference.push(Reverse((self.now + delay, self.seq)));
+            self.seq += 1;
+        }
+    }
+
     proptest! {
         /// The queue pops exactly what a `(time, seq)` binary min-heap pops, horizons included.
         #[test]
         fn matches_a_time_seq_min_heap(ops in proptest::collection::vec(op(), 1..400)) {
-            let mut q = EventQueue::new();
-            let mut reference = BinaryHeap::new();
-            let (mut now, mut seq) = (0u64, 0u32);
+            let mut p = Paired::new();
             for op in ops {
                 match op {
-                    Op::Push(d) => {
-                        q.push(SimTime(now + d), seq);
-                        reference.push(Reverse((now + d, seq)));
-                        seq += 1;
-                    }
+                    Op::Push(d) => p.push(d),
                     Op::Pop(h) => {
-                        let horizon = now + h;
-                        let want = match reference.peek() {
-                            Some(&Reverse((t, _))) if t <= horizon => reference.pop().map(|Reverse(x)| x),
+                        let horizon = p.now + h;
+                        let want = match p.reference.peek() {
+                            Some(&Reverse((t, _))) if t <= horizon => p.reference.pop().map(|Reverse(x)| x),
                             _ => None,
                         };
-                        let got = q.pop_if_at_most(SimTime(horizon)).map(|(t, e)| (t.0, e));
+                        let got = p.q.pop_if_at_most(SimTime(horizon)).map(|(t, e)| (t.0, e));
                         prop_assert_eq!(got, want);
                         if let Some((t, _)) = got {
-                            now = t;
+                            p.now = t;
                         }
                     }
                 }
-                prop_assert_eq!(q.len(), reference.len());
+                prop_assert_eq!(p.q.len(), p.reference.len());
             }
-            let rest: Vec<_> = std::iter::from_fn(|| reference.pop().map(|Reverse(x)| x)).collect();
-            prop_assert_eq!(drain(&mut q), rest);
+            let rest: Vec<_> = std::iter::from_fn(|| p.reference.pop().map(|Reverse(x)| x)).collect();
+            prop_assert_eq!(drain(&mut p.q), rest);
         }
 
         /// With a predicate, the queue pops what the min-heap pops except some settled events:
@@ -409,49 +429,46 @@ mod tests {
             ops in proptest::collection::vec(op(), 1..400),
             settle in proptest::collection::vec(any::<bool>(), 400),
         ) {
-            let mut q = EventQueue::new();
-            let mut reference = BinaryHeap::new();
-            let (mut now, mut seq, mut popped) = (0u64, 0u32, 0u64);
+            let mut p = Paired::new();
+            let mut popped = 0u64;
             // An event is settled from the step after its push on, when `settle[seq]` says so.
             let mut settled = vec![false; 400];
             for op in ops {
                 match op {
-                    Op::Push(d) => {
-                        q.push(SimTime(now + d), seq);
-                        reference.push(Reverse((now + d, seq)));
-                        seq += 1;
-                    }
+                    Op::Push(d) => p.push(d),
                     Op::Pop(h) => {
-                        let horizon = now + h;
-                        let got = q
+                        let horizon = p.now + h;
+                        let got = p
+                            .q
                             .pop_live_if_at_most(SimTime(horizon), |e| !settled[*e as usize])
                             .map(|(t, e)| (t.0, e));
                         // The reference's pops up to `got` (or up to the horizon): all but `got`
                         // must be settled.
                         loop {
-                            let next = match reference.peek() {
+                            let next = match p.reference.peek() {
                                 Some(&Reverse((t, e))) if t <= horizon => (t, e),
                                 _ => {
                                     prop_assert_eq!(got, None);
                                     break;
                                 }
                             };
-                            reference.pop();
+                            p.reference.pop();
                             if Some(next) == got {
                                 break;
                             }
                             prop_assert!(settled[next.1 as usize], "{:?} skipped but live", next);
                         }
                         if let Some((t, _)) = got {
-                            now = t;
+                            p.now = t;
                             popped += 1;
                         }
                     }
                 }
-                if seq > 0 && settle[seq as usize - 1] {
-                    settled[seq as usize - 1] = true;
+                let seq = p.seq as usize;
+                if seq > 0 && settle[seq - 1] {
+                    settled[seq - 1] = true;
                 }
-                prop_assert_eq!(popped + q.dropped() + q.len() as u64, seq as u64);
+                prop_assert_eq!(popped + p.q.dropped() + p.q.len() as u64, seq as u64);
             }
         }
     }

@@ -20,7 +20,10 @@ use std::path::Path;
 
 use yaml_serde::{Mapping, Value};
 
-use super::{Imported, Source, duration_at, duration_value, join, map_of, uint_at};
+use super::{
+    Imported, Source, duration_at, duration_value, join, map_of, retry_on_kinds, retry_on_value,
+    uint_at,
+};
 use crate::config::error::ConfigError;
 use crate::time::SimDuration;
 
@@ -413,7 +416,7 @@ fn read_route(
             ));
             rest.push((
                 "retry_on",
-                Value::Sequence(kinds.iter().map(|k| Value::String((*k).into())).collect()),
+                retry_on_value(&kinds),
                 "retry_on (5xx → timeout, reject, error; gateway-error → timeout, reject)".into(),
             ));
             rest.push((
@@ -554,12 +557,7 @@ fn read_retry_on(
             }
         }
     }
-    ok.then(|| {
-        ["timeout", "reject", "error"]
-            .into_iter()
-            .filter(|k| kinds.contains(k))
-            .collect()
-    })
+    ok.then(|| retry_on_kinds(&kinds))
 }
 
 /// `retry_back_off` → (base, cap, comment), Envoy's defaults filled in.

@@ -20,7 +20,8 @@ use std::path::Path;
 use yaml_serde::Value;
 
 use super::{
-    Imported, Source, duration_at, duration_value, join, map_of, number_at, number_value, uint_at,
+    Imported, Source, duration_at, duration_value, join, map_of, number_at, number_value,
+    retry_on_kinds, retry_on_value, uint_at,
 };
 use crate::config::error::ConfigError;
 use crate::time::SimDuration;
@@ -431,21 +432,7 @@ fn codes(src: &mut Source, key: &str, v: &Value, required: bool) -> Option<Vec<&
             }
         }
     }
-    ok.then(|| {
-        ["timeout", "reject", "error"]
-            .into_iter()
-            .filter(|k| kinds.contains(k))
-            .collect()
-    })
-}
-
-fn kinds_value(kinds: &[&str]) -> Value {
-    Value::Sequence(
-        kinds
-            .iter()
-            .map(|k| Value::String((*k).to_owned()))
-            .collect(),
-    )
+    ok.then(|| retry_on_kinds(&kinds))
 }
 
 fn read_retry(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
@@ -522,7 +509,7 @@ fn read_retry(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
     out.push("backoff", map_of(backoff), from);
     out.push(
         "retry_on",
-        kinds_value(&kinds),
+        retry_on_value(&kinds),
         "retryableStatusCodes (DEADLINE_EXCEEDED → timeout, UNAVAILABLE/RESOURCE_EXHAUSTED → \
          reject, others → error)",
     );
@@ -570,7 +557,7 @@ fn read_hedge(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
     } else {
         out.push(
             "retry_on",
-            kinds_value(&kinds),
+            retry_on_value(&kinds),
             "nonFatalStatusCodes (a listed failure sends the next hedge at once; any other \
              cancels the call)",
         );

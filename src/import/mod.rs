@@ -177,6 +177,24 @@ pub(crate) fn number_value(x: f64) -> Value {
     }
 }
 
+/// The `retry_on` kinds named by a source's conditions, each once, in loadsim's order.
+pub(crate) fn retry_on_kinds(named: &[&str]) -> Vec<&'static str> {
+    ["timeout", "reject", "error"]
+        .into_iter()
+        .filter(|k| named.contains(k))
+        .collect()
+}
+
+/// A `retry_on` list as YAML.
+pub(crate) fn retry_on_value(kinds: &[&str]) -> Value {
+    Value::Sequence(
+        kinds
+            .iter()
+            .map(|k| Value::String((*k).to_owned()))
+            .collect(),
+    )
+}
+
 /// A flow mapping from pairs.
 pub(crate) fn map_of(pairs: Vec<(&str, Value)>) -> Value {
     let mut m = Mapping::new();

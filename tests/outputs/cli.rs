@@ -4,9 +4,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use super::repo;
 
 /// `loadsim` with `args` and only the colour variables of `env` set (stderr is a pipe).
 fn loadsim(args: &[&str], env: &[(&str, &str)]) -> Output {

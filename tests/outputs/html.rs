@@ -5,22 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn loadsim(args: &[&str]) {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadsim"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "loadsim {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use super::{loadsim_ok, repo};
 
 /// The page with every `<a href="…">` attribute removed: what is left may hold no URL.
 fn without_links(page: &str) -> String {
@@ -74,7 +59,7 @@ fn a_sweep_report_is_self_contained_with_every_figure_and_source() {
     let out = dir.path().join("blog37");
     // The description of blog37 shows a figure of plots/ beside results.md, as in evidence/.
     copy_dir(&repo().join("evidence/blog37/plots"), &out.join("plots"));
-    loadsim(&[
+    loadsim_ok(&[
         "sweep",
         "sweeps/blog37.yaml",
         "--out",
@@ -156,7 +141,7 @@ fn a_merged_sweep_writes_the_same_report_but_for_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let whole = d.join("whole");
-    loadsim(&[
+    loadsim_ok(&[
         "sweep",
         "sweeps/blog37.yaml",
         "--out",
@@ -166,7 +151,7 @@ fn a_merged_sweep_writes_the_same_report_but_for_the_command() {
     let mut shards = Vec::new();
     for k in 1..=2 {
         let s = d.join(format!("s{k}"));
-        loadsim(&[
+        loadsim_ok(&[
             "sweep",
             "sweeps/blog37.yaml",
             "--shard",
@@ -181,7 +166,7 @@ fn a_merged_sweep_writes_the_same_report_but_for_the_command() {
     let mut args = vec!["merge"];
     args.extend(shards.iter().map(String::as_str));
     args.extend(["--out", merged.to_str().unwrap(), "--quiet"]);
-    loadsim(&args);
+    loadsim_ok(&args);
     let strip =
         |p: &Path| without_command(&std::fs::read_to_string(p.join("report.html")).unwrap());
     let (a, b) = (strip(&whole), strip(&merged));
@@ -196,7 +181,7 @@ fn a_merged_sweep_writes_the_same_report_but_for_the_command() {
 fn run_html_holds_the_table_the_three_figures_and_the_sources() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("run.html");
-    loadsim(&[
+    loadsim_ok(&[
         "run",
         "scenarios/naive.yaml",
         "scenarios/protected.yaml",

@@ -2,14 +2,12 @@
 //! subset in `kubernetes.schema.json`; the Indexed Job's shard count, index arithmetic, volume and
 //! image agree with each other, with the merge Job, the Dockerfile and the CLI.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use super::repo;
 
 fn manifest(name: &str) -> Value {
     let path = repo().join("contrib/k8s").join(name);

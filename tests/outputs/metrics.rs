@@ -4,27 +4,10 @@
 //! the very same JSON as no section, and the new fields valid under `loadsim schema report`.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn run(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadsim"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::{loadsim_ok, repo};
 
 /// A scenario extending `scenarios/<base>.yaml` with `metrics` (YAML lines under `metrics:`).
 fn scenario(dir: &Path, base: &str, metrics: &str) -> String {
@@ -45,8 +28,10 @@ fn scenario(dir: &Path, base: &str, metrics: &str) -> String {
 }
 
 fn json(file: &str, seed: &str) -> Value {
-    let v: Value =
-        serde_json::from_str(&run(&["run", file, "--seed", seed, "--format", "json"])).unwrap();
+    let v: Value = serde_json::from_str(&loadsim_ok(&[
+        "run", file, "--seed", seed, "--format", "json",
+    ]))
+    .unwrap();
     v.as_array().map_or(v.clone(), |a| a[0].clone())
 }
 
@@ -83,7 +68,7 @@ fn the_recovery_rule_is_the_one_written() {
             &format!("recovery: {{threshold: {threshold}, span: {span}s}}"),
         );
         let ts = dir.path().join("ts.csv");
-        let out = run(&[
+        let out = loadsim_ok(&[
             "run",
             &file,
             "--seed",
@@ -181,9 +166,10 @@ fn the_new_fields_validate_against_the_report_schema() {
         "naive",
         "quantiles: [0.9]\nwindows: {peak: [20s, 40s]}",
     );
-    let schema: Value = serde_json::from_str(&run(&["schema", "report"])).unwrap();
+    let schema: Value = serde_json::from_str(&loadsim_ok(&["schema", "report"])).unwrap();
     let v = jsonschema::draft7::new(&schema).unwrap();
-    let mut doc: Value = serde_json::from_str(&run(&["run", &file, "--format", "json"])).unwrap();
+    let mut doc: Value =
+        serde_json::from_str(&loadsim_ok(&["run", &file, "--format", "json"])).unwrap();
     let errors: Vec<String> = v.iter_errors(&doc).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     doc[0]["metrics"]["windows"]["peak"]["requests"] = "many".into();
@@ -205,7 +191,7 @@ fn latency_quantiles_over_time() {
     )
     .unwrap();
     let ts = dir.path().join("ts.csv");
-    run(&[
+    loadsim_ok(&[
         "run",
         path.to_str().unwrap(),
         "--timeseries",
@@ -238,7 +224,7 @@ fn latency_quantiles_over_time() {
             .replace("metrics:\n  quantiles: [0.5, 0.999]\n", ""),
     )
     .unwrap();
-    run(&[
+    loadsim_ok(&[
         "run",
         path.to_str().unwrap(),
         "--timeseries",

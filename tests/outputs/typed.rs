@@ -3,28 +3,11 @@
 //! wrong version or a mistyped field, the committed results.csv files read back with numeric
 //! columns where docs/results-columns.md says number, and that page is the generated one.
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn loadsim(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_loadsim"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::{loadsim_ok, repo};
 
 fn shipped_scenarios() -> Vec<String> {
     let mut files = Vec::new();
@@ -49,7 +32,7 @@ fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
 
 #[test]
 fn every_run_output_validates_against_the_report_schema() {
-    let schema: Value = serde_json::from_str(&loadsim(&["schema", "report"])).unwrap();
+    let schema: Value = serde_json::from_str(&loadsim_ok(&["schema", "report"])).unwrap();
     assert_eq!(schema, loadsim::schema::report());
     let v = jsonschema::draft7::new(&schema).expect("a valid draft-7 schema");
     let mut line_schema = schema.clone();
@@ -63,12 +46,12 @@ fn every_run_output_validates_against_the_report_schema() {
     let mut args = vec!["run"];
     args.extend(files.iter().map(String::as_str));
     let json: Value =
-        serde_json::from_str(&loadsim(&[&args[..], &["--format", "json"]].concat())).unwrap();
+        serde_json::from_str(&loadsim_ok(&[&args[..], &["--format", "json"]].concat())).unwrap();
     assert_eq!(json.as_array().unwrap().len(), files.len());
     let e = errors(&v, &json);
     assert!(e.is_empty(), "run JSON against the schema: {e:#?}");
 
-    let ndjson = loadsim(&[&args[..], &["--format", "ndjson"]].concat());
+    let ndjson = loadsim_ok(&[&args[..], &["--format", "ndjson"]].concat());
     let lines: Vec<&str> = ndjson.lines().collect();
     assert_eq!(lines.len(), files.len());
     for (line, doc) in lines.iter().zip(json.as_array().unwrap()) {
@@ -103,7 +86,7 @@ fn every_run_output_validates_against_the_report_schema() {
 
 #[test]
 fn recovered_is_null_without_a_fault_and_follows_recovery_s_with_one() {
-    let out = loadsim(&[
+    let out = loadsim_ok(&[
         "run",
         "scenarios/naive.yaml",
         "scenarios/protected.yaml",
@@ -118,7 +101,7 @@ fn recovered_is_null_without_a_fault_and_follows_recovery_s_with_one() {
         assert_eq!(v["metrics"]["recovered"], Value::Null, "{line}");
         assert_eq!(v["metrics"]["recovery_s"], Value::Null);
     }
-    let out = loadsim(&[
+    let out = loadsim_ok(&[
         "run",
         "scenarios/naive.yaml",
         "scenarios/protected.yaml",
@@ -140,7 +123,7 @@ fn recovered_is_null_without_a_fault_and_follows_recovery_s_with_one() {
     assert_eq!(got[1].0, Value::Bool(true));
     assert!(got[1].1.is_number());
     // A window that ends 2 s before arrivals stop leaves no 3-second span: not measurable.
-    let out = loadsim(&[
+    let out = loadsim_ok(&[
         "run",
         "scenarios/protected.yaml",
         "--set",
