@@ -121,12 +121,24 @@ impl Handle {
 
 /// A slab whose handles go stale when their record is removed (tombstone cancellation): events
 /// that name a removed record find nothing and do nothing.
+///
+/// A slot's generation is odd while it holds a record and even while it is free (insert and take
+/// each add one), and a handle carries the odd generation of its record. So one comparison tells
+/// a live handle from a stale one, and a removed record's bytes can stay where they are: no
+/// `Option` to write, test or clear on the hot path. Records are `Copy`, so leaving them is free.
 #[derive(Debug)]
 pub struct GenSlab<T> {
-    entries: Vec<(u32, Option<T>)>,
+    entries: Vec<Entry<T>>,
     free: Vec<u32>,
     live: usize,
     peak: usize,
+}
+
+/// One slot: its generation and its record (stale while the generation is even).
+#[derive(Debug)]
+struct Entry<T> {
+    generation: u32,
+    value: T,
 }
 
 impl<T> Default for GenSlab<T> {
@@ -140,7 +152,7 @@ impl<T> Default for GenSlab<T> {
     }
 }
 
-impl<T> GenSlab<T> {
+impl<T: Copy> GenSlab<T> {
     /// Stores `value` and returns a fresh handle.
     #[inline]
     pub fn insert(&mut self, value: T) -> Handle {
@@ -149,17 +161,21 @@ impl<T> GenSlab<T> {
         match self.free.pop() {
             Some(i) => {
                 let e = &mut self.entries[i as usize];
-                e.1 = Some(value);
+                e.generation = e.generation.wrapping_add(1);
+                e.value = value;
                 Handle {
                     index: i,
-                    generation: e.0,
+                    generation: e.generation,
                 }
             }
             None => {
-                self.entries.push((0, Some(value)));
+                self.entries.push(Entry {
+                    generation: 1,
+                    value,
+                });
                 Handle {
                     index: (self.entries.len() - 1) as u32,
-                    generation: 0,
+                    generation: 1,
                 }
             }
         }
@@ -169,7 +185,7 @@ impl<T> GenSlab<T> {
     #[inline]
     pub fn get(&self, h: Handle) -> Option<&T> {
         match self.entries.get(h.index as usize) {
-            Some((g, Some(v))) if *g == h.generation => Some(v),
+            Some(e) if e.generation == h.generation => Some(&e.value),
             _ => None,
         }
     }
@@ -178,7 +194,7 @@ impl<T> GenSlab<T> {
     #[inline]
     pub fn get_mut(&mut self, h: Handle) -> Option<&mut T> {
         match self.entries.get_mut(h.index as usize) {
-            Some((g, Some(v))) if *g == h.generation => Some(v),
+            Some(e) if e.generation == h.generation => Some(&mut e.value),
             _ => None,
         }
     }
@@ -193,13 +209,13 @@ impl<T> GenSlab<T> {
     #[inline]
     pub fn take(&mut self, h: Handle) -> Option<T> {
         let e = self.entries.get_mut(h.index as usize)?;
-        if e.0 != h.generation || e.1.is_none() {
+        if e.generation != h.generation {
             return None;
         }
-        e.0 = e.0.wrapping_add(1);
+        e.generation = e.generation.wrapping_add(1);
         self.free.push(h.index);
         self.live -= 1;
-        e.1.take()
+        Some(e.value)
     }
 
     /// Number of live records.
@@ -224,11 +240,14 @@ impl<T> GenSlab<T> {
 
     /// Live records in index order.
     pub fn iter(&self) -> impl Iterator<Item = &T> {
-        self.entries.iter().filter_map(|e| e.1.as_ref())
+        self.entries
+            .iter()
+            .filter(|e| e.generation % 2 == 1)
+            .map(|e| &e.value)
     }
 }
 
-impl<T> std::ops::Index<Handle> for GenSlab<T> {
+impl<T: Copy> std::ops::Index<Handle> for GenSlab<T> {
     type Output = T;
     /// Panics on a stale handle: use only where the record is known to be live.
     #[inline]
@@ -237,7 +256,7 @@ impl<T> std::ops::Index<Handle> for GenSlab<T> {
     }
 }
 
-impl<T> std::ops::IndexMut<Handle> for GenSlab<T> {
+impl<T: Copy> std::ops::IndexMut<Handle> for GenSlab<T> {
     #[inline]
     fn index_mut(&mut self, h: Handle) -> &mut T {
         self.get_mut(h).expect("handle is live")
@@ -270,5 +289,27 @@ mod tests {
         assert_eq!(h2.index, h.index);
         assert_eq!(s.take(h), None, "old handle must not reach the new record");
         assert_eq!(s.get(h2), Some(&2));
+    }
+
+    #[test]
+    fn genslab_iterates_only_live_records_and_never_revives_a_handle() {
+        let mut s = GenSlab::default();
+        let handles: Vec<Handle> = (0..4).map(|v| s.insert(v)).collect();
+        s.take(handles[1]);
+        s.take(handles[3]);
+        assert_eq!(s.iter().copied().collect::<Vec<_>>(), vec![0, 2]);
+        // Slot 3 is reused twice: neither older handle reaches a later record.
+        let h = s.insert(30);
+        assert_eq!(h.index, 3);
+        s.take(h);
+        let h2 = s.insert(31);
+        assert_eq!(h2.index, 3);
+        for stale in [handles[3], h] {
+            assert!(!s.is_live(stale));
+            assert_eq!(s.get(stale), None);
+        }
+        assert_eq!(s[h2], 31);
+        assert_eq!(s.len(), 3);
+        assert_eq!(s.iter().copied().collect::<Vec<_>>(), vec![0, 2, 31]);
     }
 }
