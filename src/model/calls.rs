@@ -141,6 +141,7 @@ impl Simulation<'_> {
         }
     }
 
+    #[inline(always)]
     fn start_call(&mut self, job: Handle, k: u16) {
         let e = self.edge_of(job, k);
         if let Some(ct) = self.sc.edges[e].call_timeout {

@@ -184,7 +184,7 @@ impl Simulation<'_> {
     /// Sends the request of `attempt` (on `edge`, or the client's) to `callee`: picks the replica
     /// through the caller's balancer, then delivers it at once, or after the network delay.
     /// Returns the admitted job when delivered at once.
-    #[inline]
+    #[inline(always)]
     pub(super) fn send_to(
         &mut self,
         edge: u32,

@@ -245,6 +245,7 @@ impl Simulation<'_> {
     }
 
     /// The job takes a slot: record its wait, then do its own work or go straight to its calls.
+    #[inline(always)]
     fn start(&mut self, job: Handle) {
         let now = self.now();
         let j = &mut self.jobs[job];
