@@ -85,6 +85,12 @@ impl Station {
         self.len - self.stale
     }
 
+    /// Whether the queue holds no entry at all, live or stale.
+    #[inline]
+    pub fn has_no_entries(&self) -> bool {
+        self.len == 0
+    }
+
     /// Whether no live job waits.
     #[inline]
     pub fn queue_is_empty(&self) -> bool {

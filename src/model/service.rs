@@ -396,10 +396,27 @@ impl Simulation<'_> {
     }
 
     /// Fills replica `u`'s free slots from its queue, shedding at dequeue on the way.
+    ///
+    /// Most calls (every finishing job of a service that is not saturated) find the queue
+    /// without a single entry; they are answered here without entering the loop, with what the
+    /// loop would have done for them: nothing, or CoDel's "queue empty".
+    #[inline]
     pub(super) fn pull_next(&mut self, u: usize) {
-        if self.services[u].draining {
+        let st = &mut self.services[u];
+        if st.draining {
             return;
         }
+        if st.station.has_no_entries() {
+            if let Some(codel) = st.codel.as_mut() {
+                codel.on_empty();
+            }
+            return;
+        }
+        self.pull_queued(u);
+    }
+
+    /// [`Simulation::pull_next`] for a queue that holds entries.
+    fn pull_queued(&mut self, u: usize) {
         self.services[u].draining = true;
         let s = self.services[u].service as usize;
         let sc = self.sc;
