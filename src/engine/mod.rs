@@ -66,7 +66,7 @@ impl<E: Copy> Engine<E> {
     }
 
     /// Schedules `event` at `now + delay`.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_in(&mut self, delay: SimDuration, event: E) {
         let at = self.now + delay;
         self.push(at, event);
@@ -79,7 +79,7 @@ impl<E: Copy> Engine<E> {
         self.push(at, event);
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, at: SimTime, event: E) {
         if let Some(ops) = &mut self.ops {
             ops.push(QueueOp::Push {
