@@ -188,7 +188,7 @@ impl Simulation<'_> {
     }
 
     /// Schedules a reply to `parent` after `delay`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn reply_in(
         &mut self,
         delay: SimDuration,
