@@ -57,24 +57,21 @@ impl Simulation<'_> {
         job: Handle,
         pushback_us: u32,
     ) {
-        let a = self.attempts.take(attempt);
-        if let Some(child) = self.jobs.get(job).copied() {
-            if child.completed && a.is_none() {
+        let Some(a) = self.attempts.take(attempt) else {
+            // Nobody waits for this reply: a job that completed did its work for nothing.
+            if let Some(child) = self.jobs.take(job)
+                && child.completed
+            {
                 self.rec.services[child.service as usize].completed_abandoned += 1;
             }
-            if outcome == Outcome::Success
-                && let Some(Attempt {
-                    owner: Owner::Job(parent),
-                    ..
-                }) = a
-            {
-                self.credit_parent(job, parent);
-            }
-        }
-        let Some(a) = a else {
-            self.jobs.take(job);
             return;
         };
+        if outcome == Outcome::Success
+            && let Owner::Job(parent) = a.owner
+            && self.jobs.is_live(job)
+        {
+            self.credit_parent(job, parent);
+        }
         match a.owner {
             Owner::User(user) => {
                 self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
