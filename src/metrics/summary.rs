@@ -323,14 +323,14 @@ fn latency_quantiles(
 }
 
 /// `metrics.windows`, when the scenario names windows.
-fn window_metrics(sc: &Scenario, rec: &Recorder) -> Option<IndexMap<String, WindowMetrics>> {
+fn window_metrics(sc: &Scenario, rec: &mut Recorder) -> Option<IndexMap<String, WindowMetrics>> {
     if rec.windows.is_empty() {
         return None;
     }
     let qs = sc.metrics.series_quantiles();
     Some(
         rec.windows
-            .iter()
+            .iter_mut()
             .map(|w| {
                 let h = w.success_latency.histogram();
                 let m = WindowMetrics {
@@ -342,7 +342,7 @@ fn window_metrics(sc: &Scenario, rec: &Recorder) -> Option<IndexMap<String, Wind
                     success_rate: ratio(w.succeeded, w.arrivals),
                     success_latency: qs
                         .iter()
-                        .map(|&q| (format!("{}_s", quantile_name(q)), quantile_s(&h, q)))
+                        .map(|&q| (format!("{}_s", quantile_name(q)), quantile_s(h, q)))
                         .collect(),
                 };
                 (w.window.name.clone(), m)
@@ -353,7 +353,7 @@ fn window_metrics(sc: &Scenario, rec: &Recorder) -> Option<IndexMap<String, Wind
 
 /// The user-facing outcomes of the user requests `u` counts (of one class, or of all), of which
 /// `unfinished` were still open at the horizon.
-fn user_metrics(sc: &Scenario, u: &UserCounters, unfinished: u64) -> RunMetrics {
+fn user_metrics(sc: &Scenario, u: &mut UserCounters, unfinished: u64) -> RunMetrics {
     let requests: u64 = u.by_window.iter().sum();
     let window = sc.fault_window();
     let rate = |w: ArrivalWindow| ratio(u.succeeded_by_window[w as usize], u.by_window[w as usize]);
@@ -386,15 +386,15 @@ fn user_metrics(sc: &Scenario, u: &UserCounters, unfinished: u64) -> RunMetrics 
         unfinished,
         success_rate: ratio(u.succeeded, requests),
         client_attempts_per_request: ratio(u.client_attempts, requests),
-        failed_latency_p50_s: quantile_s(&failed_latency, 0.5),
-        success_latency_p50_s: quantile_s(&success_latency, 0.5),
-        success_latency_p99_s: quantile_s(&success_latency, 0.99),
+        failed_latency_p50_s: quantile_s(failed_latency, 0.5),
+        success_latency_p50_s: quantile_s(success_latency, 0.5),
+        success_latency_p99_s: quantile_s(success_latency, 0.99),
         fault_start_s: window.map(|w| w.0.as_secs_f64()),
         fault_end_s: window.map(|w| w.1.as_secs_f64()),
         latency_quantiles: latency_quantiles(
             sc.metrics.quantiles.as_deref(),
-            &success_latency,
-            &failed_latency,
+            success_latency,
+            failed_latency,
         ),
         // The named windows are the run's, not a class's: set by `summarize`.
         windows: None,
@@ -402,8 +402,8 @@ fn user_metrics(sc: &Scenario, u: &UserCounters, unfinished: u64) -> RunMetrics 
 }
 
 /// Builds the summary of a finished run.
-pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary {
-    let u = &rec.users;
+pub fn summarize(sc: &Scenario, rec: &mut Recorder, fin: &FinalState) -> RunSummary {
+    let u = &mut rec.users;
     let requests: u64 = u.by_window.iter().sum();
     let requests_during_fault = u.by_window[ArrivalWindow::During as usize];
     let mut metrics = user_metrics(sc, u, fin.unfinished_users);
@@ -415,11 +415,11 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
             .iter()
             .enumerate()
             .map(|(i, class)| {
-                let m = match rec.classes.get(i) {
+                let m = match rec.classes.get_mut(i) {
                     Some(c) => {
                         user_metrics(sc, c, fin.unfinished_by_class.get(i).copied().unwrap_or(0))
                     }
-                    None => user_metrics(sc, &UserCounters::new(0), 0),
+                    None => user_metrics(sc, &mut UserCounters::new(0), 0),
                 };
                 (class.name.clone(), m)
             })
@@ -434,8 +434,9 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let (c, levels) = (&rec.services[i], fin.levels[i]);
+            let (c, levels) = (&mut rec.services[i], fin.levels[i]);
             let queue_wait = c.queue_wait.histogram();
+            let queue_wait_p = (quantile_s(queue_wait, 0.5), quantile_s(queue_wait, 0.99));
             let m = ServiceMetrics {
                 counts: c.summary_gated(&|name| super::counters::service_shows(s, name)),
                 arrivals_during_fault_per_request: ratio(
@@ -449,8 +450,8 @@ pub fn summarize(sc: &Scenario, rec: &Recorder, fin: &FinalState) -> RunSummary 
                 in_flight_at_end: fin.in_flight[i],
                 queue_wait_mean_s: (c.started > 0)
                     .then(|| c.wait_sum_ns as f64 / c.started as f64 / 1e9),
-                queue_wait_p50_s: quantile_s(&queue_wait, 0.5),
-                queue_wait_p99_s: quantile_s(&queue_wait, 0.99),
+                queue_wait_p50_s: queue_wait_p.0,
+                queue_wait_p99_s: queue_wait_p.1,
                 waited_fraction: ratio(c.enqueued, c.admitted),
                 utilization: levels.busy as f64
                     / (period

@@ -554,7 +554,7 @@ impl<'a> Simulation<'a> {
         }
         let wall = started.elapsed();
         let fin = self.final_state(end, wall);
-        let summary = crate::metrics::summary::summarize(self.sc, &self.rec, &fin);
+        let summary = crate::metrics::summary::summarize(self.sc, &mut self.rec, &fin);
         let series = self.series.take().map(|s| s.finish(&self.rec));
         let queue_ops = self.engine.take_queue_ops();
         Ok(RunOutput {

@@ -316,9 +316,9 @@ fn build(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, C
 
 /// The metric columns of results.csv that a scenario's runs have, in order.
 pub fn metric_columns(sc: &Scenario) -> Vec<String> {
-    let rec = Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0);
+    let mut rec = Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0);
     let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
-    let empty = crate::metrics::summary::summarize(sc, &rec, &fin);
+    let empty = crate::metrics::summary::summarize(sc, &mut rec, &fin);
     flatten(&empty, EngineColumns::Exclude)
         .into_iter()
         .map(|(k, _)| k)
