@@ -84,10 +84,9 @@ impl Journal {
     /// Appends a finished cell and returns it as the journal holds it (parsed back from the line,
     /// so fresh and resumed cells are the same values).
     pub fn append(&self, record: &CellRecord) -> std::io::Result<CellRecord> {
-        let text = line(record);
+        let (text, body) = line_and_body(record);
         let mut f = self.file.lock().unwrap_or_else(|p| p.into_inner());
         f.write_all(text.as_bytes())?;
-        let body = verified(text.trim_end()).expect("a fresh line verifies");
         Ok(serde_json::from_str(&body).expect("a record parses back"))
     }
 
@@ -101,12 +100,18 @@ const CHECKSUM: &str = ",\"sha256\":\"";
 
 /// `value` as a journal line: its JSON with the checksum member last, and a newline.
 fn line<T: Serialize>(value: &T) -> String {
+    line_and_body(value).0
+}
+
+/// [`line`], and the JSON it checksums (what [`verified`] gives back for that line).
+fn line_and_body<T: Serialize>(value: &T) -> (String, String) {
     let body = serde_json::to_string(value).expect("journal lines serialize");
     let hash = super::sha256([body.as_bytes()]);
     let open = body
         .strip_suffix('}')
         .expect("journal lines are JSON objects");
-    format!("{open}{CHECKSUM}{hash}\"}}\n")
+    let text = format!("{open}{CHECKSUM}{hash}\"}}\n");
+    (text, body)
 }
 
 /// The JSON of a line without its checksum member, if the checksum matches.
@@ -219,6 +224,8 @@ mod tests {
         assert!(l.ends_with("\"}\n") && l.contains(CHECKSUM), "{l}");
         let body = verified(l.trim_end()).expect("a fresh line verifies");
         assert_eq!(serde_json::from_str::<Header>(&body).unwrap(), h);
+        // What `append` parses back without re-hashing is what a resumed read verifies.
+        assert_eq!(line_and_body(&h), (l.clone(), body));
         assert!(verified(&l.trim_end().replace("\"s\"", "\"t\"")).is_none());
         assert!(verified(&l[..l.len() / 2]).is_none());
     }
