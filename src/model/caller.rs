@@ -120,6 +120,7 @@ impl Simulation<'_> {
 
     /// A settled attempt leaves its owner's list, its call's outstanding count and its edge's
     /// concurrency; its result (`ok`: success) goes to the edge's outlier detector, if any.
+    #[inline(always)]
     fn release(&mut self, job: Handle, attempt: Handle, a: &Attempt, ok: bool) {
         self.unlink(job, attempt, a.next);
         let cs = self.call_state(job, a.call);
