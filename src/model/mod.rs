@@ -8,6 +8,11 @@
 //! in slabs; events are small `Copy` values naming them by generation-checked handles, so an event
 //! for a record that is gone (a settled attempt, a cancelled job) does nothing. A run is a pure
 //! function of its scenario: integer time, `(time, seq)` order, one random stream per purpose.
+//!
+//! The `#[inline(always)]` marks on the path of a request down and back up the call tree
+//! (`start`, `start_call`, `send_to`, `reply_in`, `release`, scheduling an event) were each kept
+//! because callgrind counted fewer instructions with them, and others were dropped because it
+//! counted more (evidence/perf.md, "Cuts on the spine"): change one only with a measurement.
 
 mod arrivals;
 mod autoscale;
