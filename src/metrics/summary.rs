@@ -401,7 +401,8 @@ fn user_metrics(sc: &Scenario, u: &mut UserCounters, unfinished: u64) -> RunMetr
     }
 }
 
-/// Builds the summary of a finished run.
+/// Builds the summary of a finished run. The recorder is borrowed mutably only because reading
+/// a latency histogram moves its exact counts into it ([`super::histogram::MicrosHistogram::histogram`]).
 pub fn summarize(sc: &Scenario, rec: &mut Recorder, fin: &FinalState) -> RunSummary {
     let u = &mut rec.users;
     let requests: u64 = u.by_window.iter().sum();

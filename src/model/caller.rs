@@ -192,11 +192,20 @@ impl Simulation<'_> {
 
     /// The job stops waiting for its outstanding attempts (all, or those of one call): each is
     /// settled without a result, and its callee's work is cancelled where the edge says so.
+    ///
+    /// Most jobs and calls end with nothing outstanding: that case is answered here, inline,
+    /// without a call into the walk of the list.
+    #[inline]
     pub(super) fn abandon_attempts(&mut self, job: Handle, only_call: Option<u16>) {
-        let mut cur = self.jobs[job].attempts;
-        if cur.is_none() {
-            return;
+        let head = self.jobs[job].attempts;
+        if !head.is_none() {
+            self.abandon_listed(job, head, only_call);
         }
+    }
+
+    /// [`Simulation::abandon_attempts`] for a job whose list starts at `head`.
+    fn abandon_listed(&mut self, job: Handle, head: Handle, only_call: Option<u16>) {
+        let mut cur = head;
         let mut kept = Handle::NONE;
         while !cur.is_none() {
             let a = self.attempts[cur];

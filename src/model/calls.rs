@@ -362,10 +362,7 @@ impl Simulation<'_> {
                 q.on_call_success(cost);
             }
         }
-        // Most calls have no other attempt outstanding (no hedge, no retry racing the reply).
-        if !self.jobs[job].attempts.is_none() {
-            self.abandon_attempts(job, Some(k));
-        }
+        self.abandon_attempts(job, Some(k));
         let sc = self.sc;
         let service = &sc.services[self.jobs[job].service as usize];
         let j = &mut self.jobs[job];

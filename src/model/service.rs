@@ -271,10 +271,7 @@ impl Simulation<'_> {
     /// free the slot, reply, pull the next.
     pub(super) fn finish(&mut self, job: Handle, outcome: Outcome) {
         let now = self.now();
-        // Most jobs finish with nothing outstanding: no call into the abandon path for them.
-        if !self.jobs[job].attempts.is_none() {
-            self.abandon_attempts(job, None);
-        }
+        self.abandon_attempts(job, None);
         let j = &mut self.jobs[job];
         j.state = JobState::Done;
         j.completed = true;
