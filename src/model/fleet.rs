@@ -192,8 +192,15 @@ impl Simulation<'_> {
         attempt: Handle,
         deadline: SimTime,
     ) -> Handle {
+        // The request's class (its priority) travels with the request itself: the attempt may be
+        // settled (timed out) before a delayed request arrives, and the callee still serves it.
+        let class = if self.multi_class {
+            self.attempts[attempt].class
+        } else {
+            0
+        };
         let (balancer, latency) = if edge == CLIENT_EDGE {
-            let c = &mut self.classes[self.attempts[attempt].class as usize];
+            let c = &mut self.classes[class as usize];
             (&mut c.balancer, &mut c.latency)
         } else {
             let es = &mut self.edges[edge as usize];
@@ -219,19 +226,20 @@ impl Simulation<'_> {
                     Event::Deliver {
                         attempt,
                         unit: unit as u32,
+                        class,
                         deadline,
                     },
                 );
                 Handle::NONE
             }
-            _ => self.deliver(callee as u32, unit, attempt, deadline),
+            _ => self.deliver(callee as u32, unit, attempt, class, deadline),
         }
     }
 
     /// A request delayed by the network arrives; if its attempt is still open, it learns the job.
-    pub(super) fn on_deliver(&mut self, attempt: Handle, unit: u32, deadline: SimTime) {
+    pub(super) fn on_deliver(&mut self, attempt: Handle, unit: u32, class: u16, deadline: SimTime) {
         let s = self.services[unit as usize].service;
-        let child = self.deliver(s, unit as usize, attempt, deadline);
+        let child = self.deliver(s, unit as usize, attempt, class, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
         }

@@ -117,6 +117,8 @@ pub(crate) enum Event {
     Deliver {
         attempt: Handle,
         unit: u32,
+        /// The request's class, carried with it (its attempt may be settled before it arrives).
+        class: u16,
         deadline: SimTime,
     },
     /// The autoscaler of `service` evaluates (every `interval` before `duration`).
@@ -672,8 +674,9 @@ impl<'a> Simulation<'a> {
             Event::Deliver {
                 attempt,
                 unit,
+                class,
                 deadline,
-            } => self.on_deliver(attempt, unit, deadline),
+            } => self.on_deliver(attempt, unit, class, deadline),
             Event::AutoscaleTick { service } => self.on_autoscale_tick(service as usize),
             Event::ReplicaReady { service, replica } => {
                 self.on_replica_ready(service as usize, replica)

@@ -16,13 +16,14 @@ use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// A request from `parent` arrives at `service`'s replica `u` (see [`Simulation::unit_of`]),
-    /// carrying `deadline`. Returns the admitted job, or `Handle::NONE` when the service turned it
+    /// carrying its request class `class` (0 with one class) and `deadline`. Returns the admitted job, or `Handle::NONE` when the service turned it
     /// away (the reply is then scheduled).
     pub(super) fn deliver(
         &mut self,
         service: u32,
         u: usize,
         parent: Handle,
+        class: u16,
         deadline: SimTime,
     ) -> Handle {
         let now = self.now();
@@ -37,12 +38,6 @@ impl Simulation<'_> {
         if during {
             c.arrivals_during_fault += 1;
         }
-        // The request's class (its priority) travels with it from the client down.
-        let class = if self.multi_class {
-            self.attempts.get(parent).map_or(0, |a| a.class)
-        } else {
-            0
-        };
         let st = &mut self.services[u];
         if !st.faults.is_empty() {
             if st.faults.outage(now) {

@@ -966,9 +966,19 @@ pub fn run_and_check(yaml: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Random cases per run: 300, or proptest's own `PROPTEST_CASES` for a longer soak
+/// (`PROPTEST_CASES=20000 cargo test --release --test trust invariants_hold_on_random`); the
+/// cases are drawn afresh each run, so a soak explores cases CI has not.
+fn random_cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(300)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: 300,
+        cases: random_cases(),
         max_shrink_iters: 2000,
         ..ProptestConfig::default()
     })]
@@ -1000,6 +1010,32 @@ fn regression_a_locally_throttled_first_try_may_be_retried() {
     let c = &r.calls["s2->s3"];
     assert!(c.throttled_locally > 0, "{c:?}");
     assert!(c.retries > c.attempts - c.retries, "{c:?}");
+}
+
+/// Found by proptest in CI: a lower-class request delayed by the network (`latency` on the
+/// call) arrived after its attempt had timed out, and the callee read the request's class from
+/// that settled attempt, found none and served it as class 0 — which took a call listed for class
+/// 0 only (`s1 -> s4`, `classes: [hi]`), beyond the class-aware R1 bound of 0. The class now
+/// travels with the delayed request.
+#[test]
+fn regression_a_delayed_request_keeps_its_class_after_its_attempt_timed_out() {
+    let yaml = "duration: 500ms\ndrain: 0ms\nseed: 14513225924902626279\n\
+        clients:\n  \
+          hi: {priority: 1, arrivals: {rate: 5}, entry: s0, attempt_timeout: 1ms}\n  \
+          lo: {priority: sheddable, arrivals: {rate: 5}, entry: s0, attempt_timeout: 1ms, \
+               retries: 1}\n\
+        services:\n  \
+          s0: {slots: 1, calls: {s1: {attempt_timeout: 12ms, classes: [lo], \
+                latency: {dist: exponential, mean: 2ms}}}}\n  \
+          s1: {slots: 1, calls: {s4: {attempt_timeout: 307ms, classes: [hi]}}}\n  \
+          s4: {slots: 1}\n";
+    run_and_check(yaml).unwrap();
+    let r = run(&parse(yaml).unwrap()).unwrap();
+    // The run holds a request delivered after its attempt timed out (what made the bug), and
+    // class `lo` reached `s1` while nothing reached `s4`.
+    assert!(r.calls["s0->s1"].timeouts > 0, "{:?}", r.calls["s0->s1"]);
+    assert!(r.services["s1"].counts.arrivals > 0);
+    assert_eq!(r.services["s4"].counts.arrivals, 0);
 }
 
 /// Every shipped scenario (faults, protections beyond the article, fan-out), as shipped.
