@@ -11,9 +11,15 @@
 //!
 //! The event bound is an upper bound, not a forecast: per user request one arrival event, and per
 //! attempt that can reach a service at most five events (the caller's timeout timer, the reply,
-//! the caller's retry timer, the caller's hedge timer and the service's end of own work), times
-//! R1, the worst-case attempts per user request at each service; plus one event per fault whose
-//! end wakes a service (a capacity fault). The number of user requests is the arrival rate
+//! the caller's retry timer, the caller's hedge timer and the service's end of own work) and a
+//! sixth, its delayed delivery, in a scenario with network `latency`, times R1, the worst-case
+//! attempts per user request at each service; plus the events no request causes
+//! ([`fixed_events`]): one per fault whose end wakes a service (a capacity fault), and per
+//! autoscaled service its evaluations (one each `interval` before the end of arrivals) and the
+//! end of each replica's warm-up (at most `max_replicas` per evaluation). An AWS `aws_adaptive`
+//! call's first wait for a token takes the place of the hedge timer (such a call cannot hedge);
+//! a wait repeated because another sender took the token first is not bounded per attempt. The
+//! number of user requests is the arrival rate
 //! integrated over the arrival period, surges included where they are in force
 //! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
 //! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
@@ -26,7 +32,7 @@ use crate::scenario::Scenario;
 use crate::scenario::faults::RatePlan;
 
 /// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
-/// own work.
+/// own work (and its delivery when the network delays it, see [`events_per_attempt`]).
 pub const EVENTS_PER_ATTEMPT: f64 = 5.0;
 
 /// Largest sweep grid that runs without `--yes`.
@@ -34,10 +40,49 @@ pub const MAX_CELLS_WITHOUT_YES: u64 = 1_000;
 /// Largest sweep grid at all: every cell is expanded and validated in memory before any runs.
 pub const MAX_CELLS: u64 = 1_000_000;
 
+/// Most events one attempt of `sc` can cause: [`EVENTS_PER_ATTEMPT`], and one more (the delayed
+/// delivery of its request) when a client or a call has network `latency`.
+pub fn events_per_attempt(sc: &Scenario) -> f64 {
+    let delayed = sc.classes.iter().any(|c| c.client.latency.is_some())
+        || sc.edges.iter().any(|e| e.latency.is_some());
+    EVENTS_PER_ATTEMPT + if delayed { 1.0 } else { 0.0 }
+}
+
 /// Most events one user request of `sc` can cause (see the module doc).
 pub fn events_per_user_bound(sc: &Scenario) -> f64 {
     let attempts: f64 = sc.worst_case_attempts().iter().map(|&a| a as f64).sum();
-    1.0 + EVENTS_PER_ATTEMPT * attempts
+    1.0 + events_per_attempt(sc) * attempts
+}
+
+/// Most events of a run of `sc` that no user request causes: a capacity fault's end, and each
+/// autoscaler's evaluations (at every multiple of `interval` before the end of arrivals) with
+/// the warm-up ends of the replicas they start (at most `max_replicas` each).
+pub fn fixed_events(sc: &Scenario) -> f64 {
+    let faults = sc
+        .faults
+        .iter()
+        .filter(|f| f.kind.wakes_at_end().is_some())
+        .count() as f64;
+    let autoscaling: f64 = sc
+        .services
+        .iter()
+        .filter_map(|s| s.autoscale.as_ref())
+        .map(|a| {
+            let ticks = sc.duration.0.saturating_sub(1) / a.interval.0.max(1);
+            let warmups = if a.warmup.0 > 0 {
+                ticks.saturating_mul(a.max_replicas as u64)
+            } else {
+                0
+            };
+            ticks as f64 + warmups as f64
+        })
+        .sum();
+    faults + autoscaling
+}
+
+/// Most events a run of `sc` with `requests` user requests can cause.
+pub fn event_bound_for(sc: &Scenario, requests: f64) -> f64 {
+    requests * events_per_user_bound(sc) + fixed_events(sc)
 }
 
 /// The expected number of user requests of a run of `sc`: the arrival rate integrated over the
@@ -51,12 +96,7 @@ pub fn expected_requests(sc: &Scenario) -> f64 {
 
 /// Most events a run of `sc` can cause with its expected number of user requests.
 pub fn event_bound(sc: &Scenario) -> f64 {
-    let fault_events = sc
-        .faults
-        .iter()
-        .filter(|f| f.kind.wakes_at_end().is_some())
-        .count();
-    expected_requests(sc) * events_per_user_bound(sc) + fault_events as f64
+    event_bound_for(sc, expected_requests(sc))
 }
 
 /// Refuses a scenario whose event bound exceeds `max_events` (the `--max-events` limit); `file`

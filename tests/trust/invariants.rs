@@ -15,7 +15,7 @@
 
 use std::fmt::Write;
 
-use loadsim::guard::events_per_user_bound;
+use loadsim::guard::event_bound_for;
 use loadsim::metrics::RunSummary;
 use loadsim::model::run;
 use loadsim::scenario::Scenario;
@@ -944,7 +944,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
             )));
         }
     }
-    let bound = m.requests as f64 * events_per_user_bound(sc) + sc.faults.len() as f64;
+    let bound = event_bound_for(sc, m.requests as f64);
     if r.engine.events as f64 > bound {
         return fail(format!(
             "{} events above the guard's bound {bound}",
@@ -1036,6 +1036,28 @@ fn regression_a_delayed_request_keeps_its_class_after_its_attempt_timed_out() {
     assert!(r.calls["s0->s1"].timeouts > 0, "{:?}", r.calls["s0->s1"]);
     assert!(r.services["s1"].counts.arrivals > 0);
     assert_eq!(r.services["s4"].counts.arrivals, 0);
+}
+
+/// Found by a soak of the random invariants: a run with no user request at all (a profile that
+/// ramps to rate 0 drew none) still evaluates its autoscaler every `interval`, and those events
+/// broke the event bound of 0 × events per request. The guard's bound now counts the events no
+/// request causes (`guard::fixed_events`).
+#[test]
+fn regression_an_autoscaler_evaluates_without_requests() {
+    let yaml = "duration: 500ms\ndrain: 0ms\nseed: 2070333221204832436\n\
+        arrivals: {process: poisson, profile: [{at: 0ms, rate: 5}, \
+                   {at: 1ms, to: 500ms, rate: 5, to_rate: 0}]}\n\
+        client: {entry: s0, attempt_timeout: 1ms}\n\
+        services:\n  \
+          s0: {slots: 1, autoscale: {min_replicas: 1, max_replicas: 1, target_utilization: 0.01, \
+               interval: 50ms, warmup: 0ms, scale_down_cooldown: 0ms}}\n";
+    run_and_check(yaml).unwrap();
+    let sc = parse(yaml).unwrap();
+    let r = run(&sc).unwrap();
+    assert_eq!(r.metrics.requests, 0);
+    // Evaluations at 50, 100, …, 450 ms: nine events, all of the run's, and exactly the bound.
+    assert_eq!(r.engine.events, 9);
+    assert_eq!(loadsim::guard::fixed_events(&sc), 9.0);
 }
 
 /// Every shipped scenario (faults, protections beyond the article, fan-out), as shipped.
