@@ -16,8 +16,8 @@ use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
     /// A request from `parent` arrives at `service`'s replica `u` (see [`Simulation::unit_of`]),
-    /// carrying its request class `class` (0 with one class) and `deadline`. Returns the admitted job, or `Handle::NONE` when the service turned it
-    /// away (the reply is then scheduled).
+    /// carrying its request class `class` (0 with one class) and `deadline`. Returns the admitted
+    /// job, or `Handle::NONE` when the service turned it away (the reply is then scheduled).
     pub(super) fn deliver(
         &mut self,
         service: u32,
