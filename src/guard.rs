@@ -122,12 +122,18 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
             secs = sc.duration.as_secs_f64()
         )
     };
+    let per_attempt = events_per_attempt(sc);
+    let fixed = match fixed_events(sc) {
+        n if n > 0.0 => format!(" + {n} events no request causes"),
+        _ => String::new(),
+    };
     Err(ConfigError::file(
         file,
         format!(
-            "this run could take up to {bound:.3e} events ({requests} × (1 + {EVENTS_PER_ATTEMPT} × \
-             {attempts} worst-case attempts per request)), above the limit of {max_events}; shorten \
-             `duration`, lower `arrivals.rate` or the retries, or raise --max-events if you mean it",
+            "this run could take up to {bound:.3e} events ({requests} × (1 + {per_attempt} × \
+             {attempts} worst-case attempts per request){fixed}), above the limit of {max_events}; \
+             shorten `duration`, lower `arrivals.rate` or the retries, or raise --max-events if you \
+             mean it",
         ),
     ))
 }
