@@ -85,6 +85,25 @@ pub fn check(schema: &Json, value: &Value, removals: &[Removal]) -> Vec<FoundVal
 /// serde's message, in loadsim's words: "wrong type", whole numbers with their range, and
 /// unknown keys or values as a sentence with a suggestion. Returns the unknown key, if any.
 pub fn wording(serde_message: &str) -> (String, Option<String>) {
+    // serde names an untagged enum by its Rust type; say what the key takes instead.
+    const UNTAGGED: [(&str, &str); 2] = [
+        (
+            "PriorityRaw",
+            "must be a whole number (higher is more important) or one of `critical_plus`, \
+             `critical`, `sheddable_plus`, `sheddable`",
+        ),
+        (
+            "ChoiceCountRaw",
+            "must be a whole number of draws from 1 to 4294967295, or `all`",
+        ),
+    ];
+    if let Some(name) = serde_message
+        .strip_prefix("data did not match any variant of untagged enum ")
+        .map(|rest| rest.split_whitespace().next().unwrap_or_default())
+        && let Some((_, says)) = UNTAGGED.iter().find(|(n, _)| *n == name)
+    {
+        return ((*says).to_owned(), None);
+    }
     let (message, unknown) = explain_serde_message(serde_message);
     let message = message
         .replace("invalid type: ", "wrong type: ")

@@ -62,30 +62,46 @@ pub struct Document {
     /// The files named by `calls.<callee>.import`, with their text (inputs of the document
     /// beside `files`, which holds only the `extends` chain).
     pub imported: Vec<(PathBuf, String)>,
+    /// The same files, each with the scenario keys its values became and where each is written
+    /// there, so that a problem with an imported value names the source's line.
+    pub import_sources: Vec<(usize, SourceFile)>,
+    /// Problems found while importing (a file that cannot be read or is invalid), kept so that
+    /// validation reports them with every other problem of the document ([`Document::load_all`]).
+    pub deferred: Vec<Diagnostic>,
+    /// The edges (`services.<s>.calls.<c>`) whose import failed, so lack the imported keys.
+    pub incomplete: Vec<String>,
 }
 
 impl Document {
-    /// Reads `path` and every file it extends, and merges them.
+    /// Reads `path` and every file it extends, and merges them; a problem with a file it
+    /// imports is an error.
     pub fn load(path: &Path) -> Result<Document, ConfigError> {
+        let doc = Self::load_all(path)?;
+        if doc.deferred.is_empty() {
+            Ok(doc)
+        } else {
+            Err(doc.sorted(doc.deferred.clone()))
+        }
+    }
+
+    /// Like [`Document::load`], but the problems of the files it imports are kept in
+    /// [`Document::deferred`], for validation to report with the rest in one pass.
+    pub fn load_all(path: &Path) -> Result<Document, ConfigError> {
         let mut files = Vec::new();
         let mut chain: Vec<PathBuf> = Vec::new();
         let mut removals = Vec::new();
-        let mut notes = Vec::new();
-        let mut imported = Vec::new();
-        let value = load_with_extends(
-            path,
-            &mut files,
-            &mut chain,
-            &mut removals,
-            &mut (&mut notes, &mut imported),
-        )?;
+        let mut imports = crate::import::Resolved::default();
+        let value = load_with_extends(path, &mut files, &mut chain, &mut removals, &mut imports)?;
         Ok(Document {
             value,
             files,
             sets: Vec::new(),
             removals,
-            notes,
-            imported,
+            notes: imports.notes,
+            imported: imports.read,
+            import_sources: imports.sources,
+            deferred: imports.problems,
+            incomplete: imports.failed,
         })
     }
 
@@ -99,6 +115,9 @@ impl Document {
             removals: Vec::new(),
             notes: Vec::new(),
             imported: Vec::new(),
+            import_sources: Vec::new(),
+            deferred: Vec::new(),
+            incomplete: Vec::new(),
         })
     }
 
@@ -161,7 +180,7 @@ impl Document {
     }
 
     /// Where `key` was written: the last `--set` that covers it, else the first file (child before
-    /// base) that writes it or its nearest written ancestor.
+    /// base, then the files it imports) that writes it or its nearest written ancestor.
     pub fn locate(&self, key: &str) -> Origin {
         for set in self.sets.iter().rev() {
             if key == set.key
@@ -176,7 +195,19 @@ impl Document {
         }
         let mut probe = key.to_owned();
         loop {
-            for file in &self.files {
+            // Each file, then the files it imports (the keys written beside `import` first).
+            let owned = |i: usize| {
+                self.import_sources
+                    .iter()
+                    .filter(move |(k, _)| *k == i)
+                    .map(|(_, f)| f)
+            };
+            let ordered = self
+                .files
+                .iter()
+                .enumerate()
+                .flat_map(|(i, f)| std::iter::once(f).chain(owned(i)));
+            for file in ordered {
                 if let Some(pos) = file.keys.get(&probe) {
                     return Origin::File {
                         path: file.path.clone(),
@@ -221,7 +252,11 @@ impl Document {
                 path, line, column, ..
             } => (
                 0,
-                self.files.iter().position(|f| &f.path == path).unwrap_or(0),
+                // The files it imports (or reads otherwise) after the extends chain.
+                self.files
+                    .iter()
+                    .position(|f| &f.path == path)
+                    .unwrap_or(self.files.len()),
                 line.unwrap_or(0),
                 column.unwrap_or(0),
             ),
@@ -368,7 +403,7 @@ fn load_with_extends(
     files: &mut Vec<SourceFile>,
     chain: &mut Vec<PathBuf>,
     removals: &mut Vec<Removal>,
-    imports: &mut (&mut Vec<String>, &mut Vec<(PathBuf, String)>),
+    imports: &mut crate::import::Resolved,
 ) -> Result<Value, ConfigError> {
     let canonical = path
         .canonicalize()
@@ -392,10 +427,14 @@ fn load_with_extends(
     }
     chain.push(canonical);
     let text = read_text(path)?;
-    let (mut value, mut file) = parse_file(path, &text)?;
-    let (notes, read) = crate::import::resolve_imports(path, &mut value, &mut file.keys, &text)?;
-    imports.0.extend(notes);
-    imports.1.extend(read);
+    let (mut value, file) = parse_file(path, &text)?;
+    imports.extend(crate::import::resolve_imports(
+        path,
+        files.len(),
+        &mut value,
+        &file.keys,
+        &text,
+    ));
     files.push(file);
     let index = files.len() - 1;
 

@@ -43,6 +43,220 @@ pub const DEFAULT_MAX_RETRIES: u64 = 3;
 pub const DEFAULT_BUDGET_PERCENT: f64 = 20.0;
 pub const DEFAULT_MIN_RETRY_CONCURRENCY: u64 = 3;
 
+/// The fields of each message read, as its proto declares them (envoyproxy/data-plane-api at
+/// 84e8436, api/envoy/config/route/v3/route_components.proto, cluster/v3/cluster.proto,
+/// circuit_breaker.proto, outlier_detection.proto). Envoy refuses a configuration with a field its
+/// message does not have, so loadsim does too; a field it has that loadsim does not model is
+/// reported unsupported.
+pub mod proto {
+    /// `envoy.config.route.v3.Route`.
+    pub const ROUTE: &[&str] = &[
+        "name",
+        "match",
+        "route",
+        "redirect",
+        "direct_response",
+        "filter_action",
+        "non_forwarding_action",
+        "metadata",
+        "decorator",
+        "typed_per_filter_config",
+        "request_headers_to_add",
+        "request_headers_to_remove",
+        "response_headers_to_add",
+        "response_headers_to_remove",
+        "tracing",
+        "per_request_buffer_limit_bytes",
+        "stat_prefix",
+        "request_body_buffer_limit",
+    ];
+    /// `envoy.config.route.v3.RouteAction`.
+    pub const ROUTE_ACTION: &[&str] = &[
+        "cluster",
+        "cluster_header",
+        "weighted_clusters",
+        "cluster_specifier_plugin",
+        "inline_cluster_specifier_plugin",
+        "cluster_not_found_response_code",
+        "metadata_match",
+        "prefix_rewrite",
+        "regex_rewrite",
+        "path_rewrite_policy",
+        "path_rewrite",
+        "host_rewrite_literal",
+        "auto_host_rewrite",
+        "host_rewrite_header",
+        "host_rewrite_path_regex",
+        "host_rewrite",
+        "append_x_forwarded_host",
+        "timeout",
+        "idle_timeout",
+        "flush_timeout",
+        "early_data_policy",
+        "retry_policy",
+        "retry_policy_typed_config",
+        "request_mirror_policies",
+        "priority",
+        "rate_limits",
+        "include_vh_rate_limits",
+        "hash_policy",
+        "cors",
+        "max_grpc_timeout",
+        "grpc_timeout_offset",
+        "upgrade_configs",
+        "internal_redirect_policy",
+        "internal_redirect_action",
+        "max_internal_redirects",
+        "hedge_policy",
+        "max_stream_duration",
+    ];
+    /// `envoy.config.route.v3.RetryPolicy`.
+    pub const RETRY_POLICY: &[&str] = &[
+        "retry_on",
+        "num_retries",
+        "per_try_timeout",
+        "per_try_idle_timeout",
+        "retry_priority",
+        "retry_host_predicate",
+        "retry_options_predicates",
+        "host_selection_retry_max_attempts",
+        "retriable_status_codes",
+        "retry_back_off",
+        "rate_limited_retry_back_off",
+        "retriable_headers",
+        "retriable_request_headers",
+    ];
+    /// `envoy.config.cluster.v3.Cluster`.
+    pub const CLUSTER: &[&str] = &[
+        "transport_socket_matches",
+        "transport_socket_matcher",
+        "name",
+        "alt_stat_name",
+        "type",
+        "cluster_type",
+        "eds_cluster_config",
+        "connect_timeout",
+        "per_connection_buffer_limit_bytes",
+        "lb_policy",
+        "load_assignment",
+        "health_checks",
+        "max_requests_per_connection",
+        "circuit_breakers",
+        "upstream_http_protocol_options",
+        "common_http_protocol_options",
+        "http_protocol_options",
+        "http2_protocol_options",
+        "typed_extension_protocol_options",
+        "dns_refresh_rate",
+        "dns_jitter",
+        "dns_failure_refresh_rate",
+        "respect_dns_ttl",
+        "dns_lookup_family",
+        "dns_resolvers",
+        "use_tcp_for_dns_lookups",
+        "dns_resolution_config",
+        "typed_dns_resolver_config",
+        "wait_for_warm_on_init",
+        "outlier_detection",
+        "cleanup_interval",
+        "upstream_bind_config",
+        "lb_subset_config",
+        "ring_hash_lb_config",
+        "maglev_lb_config",
+        "original_dst_lb_config",
+        "least_request_lb_config",
+        "round_robin_lb_config",
+        "common_lb_config",
+        "transport_socket",
+        "metadata",
+        "protocol_selection",
+        "upstream_connection_options",
+        "close_connections_on_host_health_failure",
+        "ignore_health_on_host_removal",
+        "filters",
+        "load_balancing_policy",
+        "lrs_server",
+        "lrs_report_endpoint_metrics",
+        "track_timeout_budgets",
+        "upstream_config",
+        "track_cluster_stats",
+        "preconnect_policy",
+        "connection_pool_per_downstream_connection",
+    ];
+    /// `envoy.config.cluster.v3.Cluster.LeastRequestLbConfig`.
+    pub const LEAST_REQUEST_LB_CONFIG: &[&str] =
+        &["choice_count", "active_request_bias", "slow_start_config"];
+    /// `envoy.config.cluster.v3.CircuitBreakers`.
+    pub const CIRCUIT_BREAKERS: &[&str] = &["thresholds", "per_host_thresholds"];
+    /// `envoy.config.cluster.v3.CircuitBreakers.Thresholds`.
+    pub const THRESHOLDS: &[&str] = &[
+        "priority",
+        "max_connections",
+        "max_pending_requests",
+        "max_requests",
+        "max_retries",
+        "retry_budget",
+        "track_remaining",
+        "max_connection_pools",
+    ];
+    /// `envoy.config.cluster.v3.OutlierDetection`.
+    pub const OUTLIER_DETECTION: &[&str] = &[
+        "consecutive_5xx",
+        "interval",
+        "base_ejection_time",
+        "max_ejection_percent",
+        "enforcing_consecutive_5xx",
+        "enforcing_success_rate",
+        "success_rate_minimum_hosts",
+        "success_rate_request_volume",
+        "success_rate_stdev_factor",
+        "consecutive_gateway_failure",
+        "enforcing_consecutive_gateway_failure",
+        "split_external_local_origin_errors",
+        "consecutive_local_origin_failure",
+        "enforcing_consecutive_local_origin_failure",
+        "enforcing_local_origin_success_rate",
+        "failure_percentage_threshold",
+        "enforcing_failure_percentage",
+        "enforcing_failure_percentage_local_origin",
+        "failure_percentage_minimum_hosts",
+        "failure_percentage_request_volume",
+        "max_ejection_time",
+        "max_ejection_time_jitter",
+        "successful_active_health_check_uneject_host",
+        "monitors",
+        "always_eject_one_host",
+    ];
+    /// The values of `envoy.config.cluster.v3.Cluster.LbPolicy`.
+    pub const LB_POLICIES: &[&str] = &[
+        "ROUND_ROBIN",
+        "LEAST_REQUEST",
+        "RING_HASH",
+        "RANDOM",
+        "MAGLEV",
+        "CLUSTER_PROVIDED",
+        "LOAD_BALANCING_POLICY_CONFIG",
+    ];
+}
+
+/// Records a problem for a field of `at` that its message `(name, fields)` does not declare;
+/// `true` when the field is declared.
+fn declared(src: &mut Source, at: &str, k: &str, message: (&str, &[&str])) -> bool {
+    if message.1.contains(&k) {
+        return true;
+    }
+    let hint = crate::config::suggest::did_you_mean(k, message.1.iter().copied());
+    src.problem(
+        &join(at, k),
+        format!(
+            "unknown field `{k}`{hint} (Envoy's `{}` has no such field, and Envoy refuses a \
+             configuration with one; loadsim reads the proto's snake_case names)",
+            message.0
+        ),
+    );
+    false
+}
+
 /// Which route and cluster to read.
 #[derive(Clone, Debug, Default)]
 pub struct Select {
@@ -248,13 +462,15 @@ fn pick(
     }
 }
 
-/// Checks that `v` at `at` is a mapping; every key not in `known` is reported unsupported with
+/// Checks that `v` at `at` is a mapping of the proto `message`'s fields; every key the message
+/// does not declare is a problem, every declared one not in `known` is reported unsupported with
 /// `why`.
 fn mapping<'v>(
     src: &mut Source,
     out: &mut Imported,
     at: &str,
     v: &'v Value,
+    message: (&str, &[&str]),
     known: &[&str],
     why: &str,
 ) -> Option<&'v Mapping> {
@@ -264,7 +480,7 @@ fn mapping<'v>(
     };
     for (k, _) in m {
         let k = k.as_str().unwrap_or_default();
-        if !known.contains(&k) {
+        if declared(src, at, k, message) && !known.contains(&k) {
             out.unsupported(join(at, k), why);
         }
     }
@@ -292,6 +508,7 @@ fn read_route(
         out,
         at,
         route,
+        ("envoy.config.route.v3.Route", proto::ROUTE),
         &["name", "match", "route"],
         "not a call policy loadsim models",
     ) else {
@@ -310,6 +527,7 @@ fn read_route(
         out,
         &aat,
         action,
+        ("envoy.config.route.v3.RouteAction", proto::ROUTE_ACTION),
         &["cluster", "timeout", "retry_policy"],
         "routing, not a call policy: no loadsim meaning",
     ) else {
@@ -333,7 +551,7 @@ fn read_route(
         },
     };
     let mut per_try = None;
-    let mut rest: Vec<(&'static str, Value, String)> = Vec::new();
+    let mut rest: Vec<(&'static str, Value, String, String)> = Vec::new();
     if let Some(policy) = &policy {
         let known = [
             "retry_on",
@@ -377,7 +595,14 @@ fn read_route(
         };
         for (k, _) in m {
             let k = k.as_str().unwrap_or_default();
-            if known.contains(&k) {
+            if known.contains(&k)
+                || !declared(
+                    src,
+                    &policy_at,
+                    k,
+                    ("envoy.config.route.v3.RetryPolicy", proto::RETRY_POLICY),
+                )
+            {
                 continue;
             }
             let why = whys
@@ -402,12 +627,18 @@ fn read_route(
             rest.push((
                 "retries",
                 Value::Number(0.into()),
+                join(&policy_at, "retry_on"),
                 "retry_on names no failure loadsim models: no retry".into(),
             ));
         } else {
             rest.push((
                 "retries",
                 Value::Number(num.into()),
+                if m.contains_key("num_retries") {
+                    join(&policy_at, "num_retries")
+                } else {
+                    policy_at.clone()
+                },
                 if m.contains_key("num_retries") {
                     "num_retries".into()
                 } else {
@@ -417,6 +648,7 @@ fn read_route(
             rest.push((
                 "retry_on",
                 retry_on_value(&kinds),
+                join(&policy_at, "retry_on"),
                 "retry_on (5xx → timeout, reject, error; gateway-error → timeout, reject)".into(),
             ));
             rest.push((
@@ -426,6 +658,11 @@ fn read_route(
                     ("cap", duration_value(cap)),
                     ("jitter", Value::String("envoy".into())),
                 ]),
+                if m.contains_key("retry_back_off") {
+                    join(&policy_at, "retry_back_off")
+                } else {
+                    policy_at.clone()
+                },
                 from,
             ));
         }
@@ -438,16 +675,40 @@ fn read_route(
     let attempt = per_try
         .filter(|d| !d.is_zero())
         .or((!timeout.is_zero()).then_some(timeout));
+    let per_try_given = per_try.is_some_and(|d| !d.is_zero());
     match attempt {
-        Some(d) => out.push(
-            "attempt_timeout",
-            duration_value(d),
-            if per_try.is_some_and(|d| !d.is_zero()) {
-                "retry_policy.per_try_timeout"
-            } else {
-                "no per_try_timeout: an attempt is bounded by the route timeout"
-            },
-        ),
+        Some(d) => {
+            out.push(
+                "attempt_timeout",
+                duration_value(d),
+                if per_try_given {
+                    join(&policy_at, "per_try_timeout")
+                } else {
+                    join(&aat, "timeout")
+                },
+                if per_try_given {
+                    "retry_policy.per_try_timeout"
+                } else {
+                    "no per_try_timeout: an attempt is bounded by the route timeout"
+                },
+            );
+            // Envoy resets the upstream request when a timeout fires, the per-try timeout
+            // included: only `hedge_on_per_try_timeout` leaves it running
+            // (route_components.proto `HedgePolicy.hedge_on_per_try_timeout`: "a retry will be
+            // issued without resetting the original request"), and loadsim reports
+            // `hedge_policy` unsupported. loadsim's cancellation is that reset reaching the
+            // callee.
+            out.push(
+                "cancel_on_abandon",
+                Value::Bool(true),
+                if per_try_given {
+                    join(&policy_at, "per_try_timeout")
+                } else {
+                    join(&aat, "timeout")
+                },
+                "Envoy resets the upstream request when a timeout fires; the callee drops it",
+            );
+        }
         None => out.unsupported(
             join(&aat, "timeout"),
             "0 disables Envoy's route timeout and no per_try_timeout is set: the call has no \
@@ -460,14 +721,19 @@ fn read_route(
             "call_timeout",
             duration_value(timeout),
             if a.contains_key("timeout") {
+                join(&aat, "timeout")
+            } else {
+                aat.clone()
+            },
+            if a.contains_key("timeout") {
                 "route timeout: covers every attempt and backoff"
             } else {
                 "route timeout (Envoy's default 15s): covers every attempt and backoff"
             },
         );
     }
-    for (k, v, from) in rest {
-        out.push(k, v, from);
+    for (k, v, field, from) in rest {
+        out.push(k, v, field, from);
     }
     if select.cluster.is_none()
         && let Some(c) = a.get("cluster").and_then(Value::as_str)
@@ -634,20 +900,38 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
     };
     for (k, _) in c {
         let k = k.as_str().unwrap_or_default();
+        if !declared(
+            src,
+            at,
+            k,
+            ("envoy.config.cluster.v3.Cluster", proto::CLUSTER),
+        ) {
+            continue;
+        }
         match k {
-            "name" | "circuit_breakers" | "outlier_detection" => {}
+            "name"
+            | "circuit_breakers"
+            | "outlier_detection"
+            | "lb_policy"
+            | "least_request_lb_config" => {}
             _ => out.unsupported(join(at, k), "not a call policy loadsim models"),
         }
     }
+    read_lb_policy(src, out, at, c);
     if let Some(od) = c.get("outlier_detection") {
         read_outlier(src, out, &join(at, "outlier_detection"), od);
     }
-    let mut max_requests = (DEFAULT_MAX_REQUESTS, "max_requests (Envoy's default 1024)");
+    let mut max_requests = (
+        DEFAULT_MAX_REQUESTS,
+        "max_requests (Envoy's default 1024)",
+        at.to_owned(),
+    );
     let mut max_retries = (
         DEFAULT_MAX_RETRIES,
         "max_retries (Envoy's default 3)".to_owned(),
+        at.to_owned(),
     );
-    let mut budget: Option<(f64, u64)> = None;
+    let mut budget: Option<(f64, u64, String)> = None;
     if let Some(cb) = c.get("circuit_breakers") {
         let cat = join(at, "circuit_breakers");
         let Some(cbm) = mapping(
@@ -655,6 +939,10 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
             out,
             &cat,
             cb,
+            (
+                "envoy.config.cluster.v3.CircuitBreakers",
+                proto::CIRCUIT_BREAKERS,
+            ),
             &["thresholds"],
             "loadsim has no per-host limits",
         ) else {
@@ -685,6 +973,17 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
                 }
                 for (k, _) in m {
                     let k = k.as_str().unwrap_or_default();
+                    if !declared(
+                        src,
+                        &iat,
+                        k,
+                        (
+                            "envoy.config.cluster.v3.CircuitBreakers.Thresholds",
+                            proto::THRESHOLDS,
+                        ),
+                    ) {
+                        continue;
+                    }
                     let why = match k {
                         "priority" | "max_requests" | "max_retries" | "retry_budget" => continue,
                         "max_connections" | "max_connection_pools" => {
@@ -705,16 +1004,25 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
                         if n == 0 {
                             src.problem(&join(&iat, "max_requests"), "must be at least 1");
                         }
-                        max_requests = (n, "circuit_breakers max_requests");
+                        max_requests = (
+                            n,
+                            "circuit_breakers max_requests",
+                            join(&iat, "max_requests"),
+                        );
                     }
                 }
                 if let Some(v) = m.get("max_retries")
                     && let Some(n) = uint_at(src, &join(&iat, "max_retries"), v)
                 {
-                    max_retries = (n, "circuit_breakers max_retries".into());
+                    max_retries = (
+                        n,
+                        "circuit_breakers max_retries".into(),
+                        join(&iat, "max_retries"),
+                    );
                 }
                 if let Some(v) = m.get("retry_budget") {
-                    budget = read_budget(src, &join(&iat, "retry_budget"), v);
+                    budget = read_budget(src, &join(&iat, "retry_budget"), v)
+                        .map(|(p, m)| (p, m, join(&iat, "retry_budget")));
                 }
             }
         }
@@ -730,18 +1038,20 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
             ("algorithm", Value::String("fixed".into())),
             ("limit", Value::Number(max_requests.0.max(1).into())),
         ]),
+        max_requests.2.clone(),
         format!(
             "{}: attempts in flight above it are refused",
             max_requests.1
         ),
     );
     match budget {
-        Some((percent, min)) => out.push(
+        Some((percent, min, field)) => out.push(
             "retry_budget",
             map_of(vec![
                 ("budget_percent", super::number_value(percent)),
                 ("min_retry_concurrency", Value::Number(min.into())),
             ]),
+            field,
             "circuit_breakers retry_budget (it replaces max_retries, as in Envoy)",
         ),
         None => out.push(
@@ -750,6 +1060,7 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
                 ("budget_percent", Value::Number(0.into())),
                 ("min_retry_concurrency", Value::Number(max_retries.0.into())),
             ]),
+            max_retries.2,
             format!("{}: retries in flight stay below it", max_retries.1),
         ),
     }
@@ -816,6 +1127,17 @@ fn read_outlier(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
         src.problem(at, "must be a mapping");
         return;
     };
+    let message = (
+        "envoy.config.cluster.v3.OutlierDetection",
+        proto::OUTLIER_DETECTION,
+    );
+    let mut unknown = false;
+    for (k, _) in m {
+        unknown |= !declared(src, at, k.as_str().unwrap_or_default(), message);
+    }
+    if unknown {
+        return;
+    }
     // A detector whose enforcement is 0 ejects nothing, as loadsim: its fields change nothing.
     let mut percent = |key: &str, default: u64| match m.get(key) {
         Some(v) => uint_at(src, &join(at, key), v).unwrap_or(default),
@@ -959,5 +1281,127 @@ fn read_outlier(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
             from.join(", ")
         )
     };
-    out.push("outlier_detection", map_of(fields), how);
+    out.push("outlier_detection", map_of(fields), at, how);
+}
+
+/// The cluster's `lb_policy` (cluster.proto `Cluster.LbPolicy`, default `ROUND_ROBIN`) as the
+/// edge's `load_balancer`: `ROUND_ROBIN` → `round_robin`, `RANDOM` → `random`, `LEAST_REQUEST` →
+/// `least_request` with `least_request_lb_config.choice_count` (default 2, at least 2). loadsim's
+/// balancers are Envoy's with equal host weights (src/protections/load_balancer.rs); the other
+/// policies hash or delegate, and are reported.
+fn read_lb_policy(src: &mut Source, out: &mut Imported, at: &str, c: &Mapping) {
+    let key = join(at, "lb_policy");
+    let policy = match c.get("lb_policy") {
+        None => "ROUND_ROBIN",
+        Some(v) => match v.as_str() {
+            Some(p) if proto::LB_POLICIES.contains(&p) => p,
+            _ => {
+                let shown = super::flow(v);
+                let hint = crate::config::suggest::did_you_mean(
+                    &shown,
+                    proto::LB_POLICIES.iter().copied(),
+                );
+                src.problem(
+                    &key,
+                    format!(
+                        "unknown load-balancing policy `{shown}`{hint} (Envoy's: {})",
+                        proto::LB_POLICIES.join(", ")
+                    ),
+                );
+                return;
+            }
+        },
+    };
+    let lr_at = join(at, "least_request_lb_config");
+    let lr = c.get("least_request_lb_config");
+    if lr.is_some() && policy != "LEAST_REQUEST" {
+        out.unsupported(
+            lr_at.clone(),
+            format!("ignored by Envoy: the cluster's lb_policy is {policy}, not LEAST_REQUEST"),
+        );
+    }
+    let field = if c.contains_key("lb_policy") {
+        key.clone()
+    } else {
+        at.to_owned()
+    };
+    let written = |p: &str| map_of(vec![("policy", Value::String(p.into()))]);
+    match policy {
+        "ROUND_ROBIN" => out.push(
+            "load_balancer",
+            written("round_robin"),
+            field,
+            if c.contains_key("lb_policy") {
+                "lb_policy ROUND_ROBIN: each host in turn"
+            } else {
+                "lb_policy ROUND_ROBIN (Envoy's default): each host in turn"
+            },
+        ),
+        "RANDOM" => out.push(
+            "load_balancer",
+            written("random"),
+            field,
+            "lb_policy RANDOM: a uniform host per request",
+        ),
+        "LEAST_REQUEST" => {
+            let mut count = 2;
+            if let Some(lr) = lr {
+                let Some(m) = lr.as_mapping() else {
+                    src.problem(&lr_at, "must be a mapping");
+                    return;
+                };
+                for (k, _) in m {
+                    let k = k.as_str().unwrap_or_default();
+                    if !declared(
+                        src,
+                        &lr_at,
+                        k,
+                        (
+                            "envoy.config.cluster.v3.Cluster.LeastRequestLbConfig",
+                            proto::LEAST_REQUEST_LB_CONFIG,
+                        ),
+                    ) {
+                        return;
+                    }
+                    match k {
+                        "choice_count" => {}
+                        "active_request_bias" => out.notes.push(format!(
+                            "{lr_at}.active_request_bias changes nothing here: Envoy applies it \
+                             only when hosts have different weights, and loadsim's replicas are \
+                             equal"
+                        )),
+                        _ => out.unsupported(
+                            join(&lr_at, k),
+                            "loadsim has no slow start: a replica takes its share at once",
+                        ),
+                    }
+                }
+                if let Some(v) = m.get("choice_count") {
+                    let ckey = join(&lr_at, "choice_count");
+                    match uint_at(src, &ckey, v) {
+                        Some(n) if n < 2 => {
+                            src.problem(&ckey, "must be at least 2 (cluster.proto: gte 2)");
+                            return;
+                        }
+                        Some(n) => count = n,
+                        None => return,
+                    }
+                }
+            }
+            out.push(
+                "load_balancer",
+                map_of(vec![
+                    ("policy", Value::String("least_request".into())),
+                    ("choice_count", Value::Number(count.into())),
+                ]),
+                if lr.is_some() { lr_at } else { field },
+                "lb_policy LEAST_REQUEST: the fewest active requests of choice_count random \
+                 hosts (least_request_lb_config.choice_count, Envoy's default 2)",
+            );
+        }
+        _ => out.unsupported(
+            key,
+            format!("{policy}: loadsim's balancers are round robin, random and least request"),
+        ),
+    }
 }

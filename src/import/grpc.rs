@@ -20,7 +20,7 @@ use std::path::Path;
 use yaml_serde::Value;
 
 use super::{
-    Imported, Source, duration_at, duration_value, join, map_of, number_at, number_value,
+    Imported, Source, duration_at, duration_value, float_at, join, map_of, number_at, number_value,
     retry_on_kinds, retry_on_value, uint_at,
 };
 use crate::config::error::ConfigError;
@@ -80,12 +80,7 @@ pub fn import(path: &Path, select: &Select) -> Result<Imported, ConfigError> {
     for (k, _) in top {
         let k = k.as_str().unwrap_or_default();
         match k {
-            "methodConfig" | "retryThrottling" => {}
-            "loadBalancingPolicy" | "loadBalancingConfig" => out.unsupported(
-                k,
-                "the load-balancing policy is the callee's `load_balancer` in loadsim; not \
-                 translated",
-            ),
+            "methodConfig" | "retryThrottling" | "loadBalancingPolicy" | "loadBalancingConfig" => {}
             "healthCheckConfig" => out.unsupported(k, "loadsim has no health checks"),
             _ => out.unsupported(k, "not a service config field loadsim knows"),
         }
@@ -98,8 +93,25 @@ pub fn import(path: &Path, select: &Select) -> Result<Imported, ConfigError> {
             return src.done(out);
         }
     };
+    read_balancer(&mut src, &mut out, top);
     let chosen = choose(&mut src, &configs, select);
+    // gRPC refuses the whole service config when any method config is invalid, so each is
+    // checked, not only the one imported.
+    for (i, mc) in configs.iter().enumerate() {
+        if chosen.as_ref().is_some_and(|c| c.0 == i) || !mc.is_mapping() {
+            continue;
+        }
+        read_method_config(
+            &mut src,
+            &mut Imported::default(),
+            &format!("methodConfig[{i}]"),
+            mc,
+        );
+    }
     let Some((index, how)) = chosen else {
+        if let Some(t) = top.get("retryThrottling") {
+            read_throttling(&mut src, &mut Imported::default(), t);
+        }
         return src.done(out);
     };
     out.source = format!("methodConfig[{index}] ({how})");
@@ -123,6 +135,7 @@ pub fn import(path: &Path, select: &Select) -> Result<Imported, ConfigError> {
 fn choose(src: &mut Source, configs: &[Value], select: &Select) -> Option<(usize, String)> {
     // Every name of every config, checked first.
     let mut names: Vec<(usize, String, String)> = Vec::new();
+    let mut written: Vec<String> = Vec::new();
     for (i, mc) in configs.iter().enumerate() {
         let at = format!("methodConfig[{i}]");
         let Some(m) = mc.as_mapping() else {
@@ -164,7 +177,27 @@ fn choose(src: &mut Source, configs: &[Value], select: &Select) -> Option<(usize
                         );
                         continue;
                     }
+                    // gRPC refuses a service config that names a method twice
+                    // (service_config.proto, `MethodConfig.name`: "Each name entry must be unique
+                    // across the entire ServiceConfig").
+                    if let Some(first) = names.iter().position(|n| n.1 == s && n.2 == me) {
+                        src.problem(
+                            &nat,
+                            format!(
+                                "names {} again (first at {}); gRPC refuses a service config \
+                                 whose names are not unique",
+                                match (s.is_empty(), me.is_empty()) {
+                                    (true, _) => "the default for all methods".to_owned(),
+                                    (false, true) => format!("service \"{s}\""),
+                                    (false, false) => format!("service \"{s}\", method \"{me}\""),
+                                },
+                                written[first]
+                            ),
+                        );
+                        continue;
+                    }
                     names.push((i, s, me));
+                    written.push(nat);
                 }
             }
             Some(_) => src.problem(&join(&at, "name"), "must be a list of {service, method}"),
@@ -300,11 +333,13 @@ fn read_method_config(src: &mut Source, out: &mut Imported, at: &str, mc: &Value
                     out.push(
                         "attempt_timeout",
                         duration_value(d),
+                        &key,
                         "timeout: an attempt runs until the call's deadline (A6)",
                     );
                     out.push(
                         "call_timeout",
                         duration_value(d),
+                        &key,
                         "timeout: the deadline covers every attempt and backoff (A6)",
                     );
                 }
@@ -465,7 +500,8 @@ fn read_retry(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
     let max = positive(src, "maxBackoff");
     let multiplier = m.get("backoffMultiplier").and_then(|v| {
         let key = join(at, "backoffMultiplier");
-        let x = number_at(src, &key, v)?;
+        // A protobuf `float` (service_config.proto `backoff_multiplier`).
+        let x = float_at(src, &key, v)?;
         if x <= 0.0 {
             src.problem(&key, "must be greater than 0 (gRFC A6)");
             return None;
@@ -483,6 +519,7 @@ fn read_retry(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
     out.push(
         "retries",
         Value::Number((attempts - 1).into()),
+        join(at, "maxAttempts"),
         format!("retryPolicy.maxAttempts {attempts} − 1"),
     );
     // v = min(maxBackoff, initialBackoff·multiplierⁿ); when maxBackoff < initialBackoff every
@@ -506,10 +543,11 @@ fn read_retry(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
     } else if initial <= max {
         backoff.push(("multiplier", number_value(multiplier)));
     }
-    out.push("backoff", map_of(backoff), from);
+    out.push("backoff", map_of(backoff), at, from);
     out.push(
         "retry_on",
         retry_on_value(&kinds),
+        join(at, "retryableStatusCodes"),
         "retryableStatusCodes (DEADLINE_EXCEEDED → timeout, UNAVAILABLE/RESOURCE_EXHAUSTED → \
          reject, others → error)",
     );
@@ -545,6 +583,7 @@ fn read_hedge(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
                 ("delay", duration_value(delay)),
                 ("max_hedges", Value::Number((attempts - 1).into())),
             ]),
+            at,
             format!("hedgingPolicy: hedgingDelay, maxAttempts {attempts} − 1"),
         );
     }
@@ -558,6 +597,7 @@ fn read_hedge(src: &mut Source, out: &mut Imported, at: &str, v: &Value) {
         out.push(
             "retry_on",
             retry_on_value(&kinds),
+            join(at, "nonFatalStatusCodes"),
             "nonFatalStatusCodes (a listed failure sends the next hedge at once; any other \
              cancels the call)",
         );
@@ -575,7 +615,12 @@ fn read_throttling(src: &mut Source, out: &mut Imported, v: &Value) {
             src.problem(at, format!("missing field `{k}` (required, gRFC A6)"));
             return None;
         };
-        let x = number_at(src, &key, v)?;
+        let x = if k == "tokenRatio" {
+            // A protobuf `float` (service_config.proto `token_ratio`).
+            float_at(src, &key, v)?
+        } else {
+            number_at(src, &key, v)?
+        };
         if x <= 0.0 {
             src.problem(&key, "must be greater than 0 (gRFC A6)");
             return None;
@@ -602,6 +647,146 @@ fn read_throttling(src: &mut Source, out: &mut Imported, v: &Value) {
             ("max_tokens", number_value(max_tokens)),
             ("token_ratio", number_value(ratio)),
         ]),
+        at,
         "retryThrottling (per server in gRPC, per edge in loadsim)",
+    );
+}
+
+/// The most `choice_count` a gRPC least-request balancer uses: larger values are taken as 10
+/// (gRFC A48 "xDS Least Request LB Policy"; grpc-java `LeastRequestLoadBalancerProvider`).
+pub const MAX_CHOICE_COUNT: u64 = 10;
+
+/// `loadBalancingConfig` (else the deprecated `loadBalancingPolicy`) → the edge's
+/// `load_balancer`. gRPC takes the first policy of the list it supports (service_config.proto
+/// `LoadBalancingConfig`); loadsim takes the first it models: `round_robin` → `round_robin`,
+/// `least_request_experimental {choice_count}` → `least_request` (A48: at least 2, above 10 taken
+/// as 10). `pick_first` (gRPC's default) sends every RPC of a channel to one backend and
+/// `weighted_round_robin` weighs backends by their reported load: loadsim has neither, so they are
+/// reported.
+fn read_balancer(src: &mut Source, out: &mut Imported, top: &yaml_serde::Mapping) {
+    if let Some(list) = top.get("loadBalancingConfig") {
+        if top.contains_key("loadBalancingPolicy") {
+            out.unsupported(
+                "loadBalancingPolicy",
+                "ignored by gRPC when `loadBalancingConfig` is set (service_config.proto)",
+            );
+        }
+        let Some(items) = list.as_sequence() else {
+            src.problem(
+                "loadBalancingConfig",
+                "must be a list of policies, like [{\"round_robin\": {}}]",
+            );
+            return;
+        };
+        for (i, item) in items.iter().enumerate() {
+            let at = format!("loadBalancingConfig[{i}]");
+            let Some(m) = item.as_mapping().filter(|m| m.len() == 1) else {
+                src.problem(
+                    &at,
+                    "must be an object with exactly one policy, like {\"round_robin\": {}} \
+                     (service_config.proto `LoadBalancingConfig`)",
+                );
+                return;
+            };
+            let (name, config) = m.iter().next().expect("one entry");
+            let name = name.as_str().unwrap_or_default();
+            let pat = join(&at, name);
+            match name {
+                "round_robin" => {
+                    fields(src, &pat, config, &[]);
+                    out.push(
+                        "load_balancer",
+                        map_of(vec![("policy", Value::String("round_robin".into()))]),
+                        pat,
+                        "loadBalancingConfig round_robin: each backend in turn",
+                    );
+                    return;
+                }
+                "least_request_experimental" => {
+                    let Some(c) = fields(src, &pat, config, &["choice_count"]) else {
+                        return;
+                    };
+                    let mut count = 2;
+                    if let Some(v) = c.get("choice_count") {
+                        let key = join(&pat, "choice_count");
+                        match uint_at(src, &key, v) {
+                            Some(n) if n < 2 => {
+                                src.problem(&key, "must be at least 2 (gRFC A48)");
+                                return;
+                            }
+                            Some(n) => {
+                                if n > MAX_CHOICE_COUNT {
+                                    out.notes.push(format!(
+                                        "{key} {n} is taken as {MAX_CHOICE_COUNT}, as gRPC does \
+                                         (gRFC A48)"
+                                    ));
+                                }
+                                count = n.min(MAX_CHOICE_COUNT);
+                            }
+                            None => return,
+                        }
+                    }
+                    out.push(
+                        "load_balancer",
+                        map_of(vec![
+                            ("policy", Value::String("least_request".into())),
+                            ("choice_count", Value::Number(count.into())),
+                        ]),
+                        pat,
+                        "loadBalancingConfig least_request_experimental: the fewest outstanding \
+                         of choice_count random backends (gRFC A48)",
+                    );
+                    return;
+                }
+                "pick_first" => {
+                    out.unsupported(
+                        pat,
+                        "pick_first sends every RPC of a channel to one backend (the first \
+                         address that connects); loadsim has no such balancer (to model it, give \
+                         the callee `replicas: 1`)",
+                    );
+                    return;
+                }
+                "weighted_round_robin" => {
+                    out.unsupported(
+                        pat,
+                        "weights backends by the load they report; loadsim's balancers do not \
+                         weigh replicas",
+                    );
+                }
+                _ => out.unsupported(pat, "not a load-balancing policy loadsim models"),
+            }
+        }
+        return;
+    }
+    if let Some(p) = top.get("loadBalancingPolicy") {
+        match p.as_str().map(str::to_ascii_lowercase).as_deref() {
+            Some("round_robin") => out.push(
+                "load_balancer",
+                map_of(vec![("policy", Value::String("round_robin".into()))]),
+                "loadBalancingPolicy",
+                "loadBalancingPolicy round_robin: each backend in turn",
+            ),
+            Some("pick_first") => out.unsupported(
+                "loadBalancingPolicy",
+                "pick_first sends every RPC of a channel to one backend (the first address that \
+                 connects); loadsim has no such balancer (to model it, give the callee \
+                 `replicas: 1`)",
+            ),
+            Some(_) => out.unsupported(
+                "loadBalancingPolicy",
+                "not a load-balancing policy loadsim models",
+            ),
+            None => src.problem(
+                "loadBalancingPolicy",
+                "must be a policy name, like \"round_robin\"",
+            ),
+        }
+        return;
+    }
+    out.notes.push(
+        "no loadBalancingConfig: gRPC's default is pick_first (every RPC of a channel to one \
+         backend), which loadsim does not model; the edge keeps loadsim's round_robin"
+            .into(),
     );
 }

@@ -9,13 +9,14 @@
 pub mod envoy;
 pub mod grpc;
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
 
 use crate::config::error::{ConfigError, Diagnostic, Origin};
-use crate::config::source::{Document, read_text};
+use crate::config::source::{Document, Pos, SourceFile, read_text};
 use crate::time::SimDuration;
 
 /// One loadsim edge key produced by an import, with the source fields it came from.
@@ -25,6 +26,11 @@ pub struct Entry {
     pub value: Value,
     /// The source fields and rule, for the comment beside the key.
     pub from: String,
+    /// The path in the source file of the field it came from (`methodConfig[0].timeout`), so that
+    /// a problem with the value names the source's line.
+    pub field: String,
+    /// Where [`Entry::field`] is written (filled when the import finishes).
+    pub origin: Option<Origin>,
 }
 
 /// A source field with no exact loadsim meaning: reported, never dropped silently.
@@ -50,11 +56,19 @@ pub struct Imported {
 }
 
 impl Imported {
-    fn push(&mut self, key: &'static str, value: Value, from: impl Into<String>) {
+    fn push(
+        &mut self,
+        key: &'static str,
+        value: Value,
+        field: impl Into<String>,
+        from: impl Into<String>,
+    ) {
         self.entries.push(Entry {
             key,
             value,
             from: from.into(),
+            field: field.into(),
+            origin: None,
         });
     }
 
@@ -136,9 +150,14 @@ impl Imported {
     pub fn unsupported_lines(&self, file: &Path) -> Vec<String> {
         self.unsupported
             .iter()
-            .map(|u| format!("{}: unsupported `{}`: {}", file.display(), u.field, u.why))
+            .map(|u| unsupported_line(file, u))
             .collect()
     }
+}
+
+/// The stderr line of one unsupported field.
+fn unsupported_line(file: &Path, u: &Unsupported) -> String {
+    format!("{}: unsupported `{}`: {}", file.display(), u.field, u.why)
 }
 
 /// A value in YAML flow style, on one line: `{base: 25ms, cap: 250ms}`, `[timeout, reject]`.
@@ -252,6 +271,9 @@ impl Source {
             let field = u.field.split(": ").next().unwrap_or_default();
             u.origin = Some(self.doc.locate(field));
         }
+        for e in &mut out.entries {
+            e.origin = Some(self.doc.locate(&e.field));
+        }
         self.finish(out)
     }
 
@@ -335,16 +357,31 @@ pub(crate) fn duration_at(src: &mut Source, key: &str, v: &Value) -> Option<SimD
     }
 }
 
-/// Reads an unsigned integer at `key` (a JSON number, or a `{value: N}` wrapper).
+/// Reads a `uint32` (or `google.protobuf.UInt32Value`) at `key`: a JSON number, or a `{value: N}`
+/// wrapper. Every integer field imported is one, and the source's protobuf parser refuses a value
+/// above 4294967295, so loadsim does too.
 pub(crate) fn uint_at(src: &mut Source, key: &str, v: &Value) -> Option<u64> {
     let v = match v {
         Value::Mapping(m) if m.len() == 1 && m.contains_key("value") => &m["value"],
         v => v,
     };
     match v.as_u64() {
-        Some(n) => Some(n),
+        Some(n) if n <= u64::from(u32::MAX) => Some(n),
+        Some(n) => {
+            src.problem(
+                key,
+                format!(
+                    "{n} is above 4294967295, the largest uint32 (the field's protobuf type); \
+                     the source refuses it"
+                ),
+            );
+            None
+        }
         None => {
-            src.problem(key, "must be a whole number at least 0");
+            src.problem(
+                key,
+                "must be a whole number from 0 to 4294967295 (a uint32)",
+            );
             None
         }
     }
@@ -359,6 +396,23 @@ pub(crate) fn number_at(src: &mut Source, key: &str, v: &Value) -> Option<f64> {
             None
         }
     }
+}
+
+/// Reads a protobuf `float` at `key`: a finite number within ±3.4028235e38 (`f32::MAX`), the
+/// range protobuf's JSON parser accepts for a `float` field.
+pub(crate) fn float_at(src: &mut Source, key: &str, v: &Value) -> Option<f64> {
+    let x = number_at(src, key, v)?;
+    if x.abs() > f64::from(f32::MAX) {
+        src.problem(
+            key,
+            format!(
+                "{x:e} is out of the range of a protobuf `float` (at most 3.4028235e38 in \
+                 size); the source refuses it"
+            ),
+        );
+        return None;
+    }
+    Some(x)
 }
 
 /// The `import:` key of a scenario edge: `{grpc: FILE, service: S, method: M}` or `{envoy: FILE,
@@ -376,29 +430,59 @@ pub struct ImportRaw {
     pub envoy: Option<String>,
     /// With `envoy`: the route whose `timeout` and `retry_policy` to use.
     pub route: Option<String>,
-    /// With `envoy`: the cluster whose `circuit_breakers` to use.
+    /// With `envoy`: the cluster whose `circuit_breakers`, `lb_policy` and `outlier_detection` to
+    /// use.
     pub cluster: Option<String>,
+    /// Unsupported source fields this edge acknowledges, by the name `loadsim import` prints
+    /// (`methodConfig[0].waitForReady`, `routes[0].route.retry_policy.retry_on: reset`): their
+    /// notes are no longer printed by `loadsim check`. A name the import does not report is an
+    /// error.
+    pub acknowledge: Option<Vec<String>>,
+}
+
+/// What reading the `calls.<callee>.import` keys of one file gives: the notes of unsupported
+/// fields not acknowledged, the files read (with their text), where each imported value is
+/// written in its source file, and the problems found — kept, so that they are reported with the
+/// problems of the rest of the scenario in one pass.
+#[derive(Debug, Default)]
+pub(crate) struct Resolved {
+    pub notes: Vec<String>,
+    pub read: Vec<(PathBuf, String)>,
+    /// Each imported file, its `keys` being the scenario keys its values became, with the index
+    /// of the file that imports it (in [`Document::files`]).
+    pub sources: Vec<(usize, SourceFile)>,
+    pub problems: Vec<Diagnostic>,
+    /// The edges (`services.<s>.calls.<c>`) whose import failed: their keys are incomplete.
+    pub failed: Vec<String>,
+}
+
+impl Resolved {
+    pub fn extend(&mut self, other: Resolved) {
+        self.notes.extend(other.notes);
+        self.read.extend(other.read);
+        self.sources.extend(other.sources);
+        self.problems.extend(other.problems);
+        self.failed.extend(other.failed);
+    }
 }
 
 /// Replaces each `services.<s>.calls.<c>.import` in `value` (one file's own document, read from
 /// `path`) by the imported edge keys, with the keys written beside `import` merged over them as
-/// a file is merged over the one it `extends`. Problems name `path` and the key. Returns the
-/// unsupported fields of each import as notes for stderr, and each imported file with its text.
-#[allow(clippy::type_complexity)]
+/// a file is merged over the one it `extends`. Problems name `path` and the key, or the imported
+/// file and its field.
 pub(crate) fn resolve_imports(
     path: &Path,
+    index: usize,
     value: &mut Value,
-    keys: &mut std::collections::HashMap<String, crate::config::source::Pos>,
+    keys: &HashMap<String, Pos>,
     text: &str,
-) -> Result<(Vec<String>, Vec<(std::path::PathBuf, String)>), ConfigError> {
-    let mut notes = Vec::new();
-    let mut read_files = Vec::new();
-    let mut problems: Vec<Diagnostic> = Vec::new();
+) -> Resolved {
+    let mut done = Resolved::default();
     let Some(services) = value.get_mut("services").and_then(Value::as_mapping_mut) else {
-        return Ok((notes, read_files));
+        return done;
     };
-    let diag = |key: &str, message: String, keys: &std::collections::HashMap<_, _>| {
-        let pos: Option<&crate::config::source::Pos> = keys.get(key);
+    let diag = |key: &str, message: String| {
+        let pos: Option<&Pos> = keys.get(key);
         Diagnostic {
             origin: Origin::File {
                 path: path.to_owned(),
@@ -429,143 +513,153 @@ pub(crate) fn resolve_imports(
                 cname.as_str().unwrap_or_default()
             );
             let key = format!("{at}.import");
+            let problem = |message: String| diag(&key, message);
             let raw: ImportRaw = match ImportRaw::deserialize_value(&spec) {
                 Ok(r) => r,
                 Err(m) => {
-                    problems.push(diag(&key, m, keys));
+                    done.problems.push(problem(m));
+                    done.failed.push(at);
                     continue;
                 }
             };
             let base = path.parent().unwrap_or(Path::new("."));
             let read = match (&raw.grpc, &raw.envoy) {
+                (Some(_), None) if raw.route.is_some() || raw.cluster.is_some() => Err(problem(
+                    "`route` and `cluster` go with `envoy`, not `grpc`".into(),
+                )),
                 (Some(g), None) => {
-                    if raw.route.is_some() || raw.cluster.is_some() {
-                        problems.push(diag(
-                            &key,
-                            "`route` and `cluster` go with `envoy`, not `grpc`".into(),
-                            keys,
-                        ));
-                        continue;
-                    }
                     let file = base.join(g);
-                    grpc::import(
+                    Ok(grpc::import(
                         &file,
                         &grpc::Select {
                             service: raw.service.clone(),
                             method: raw.method.clone(),
                         },
                     )
-                    .map(|i| (file, i))
+                    .map(|i| (file, i)))
                 }
+                (None, Some(_)) if raw.service.is_some() || raw.method.is_some() => Err(problem(
+                    "`service` and `method` go with `grpc`, not `envoy`".into(),
+                )),
+                (None, Some(_)) if raw.route.is_none() && raw.cluster.is_none() => Err(problem(
+                    "name the `route` or the `cluster` (or both) to import".into(),
+                )),
                 (None, Some(e)) => {
-                    if raw.service.is_some() || raw.method.is_some() {
-                        problems.push(diag(
-                            &key,
-                            "`service` and `method` go with `grpc`, not `envoy`".into(),
-                            keys,
-                        ));
-                        continue;
-                    }
-                    if raw.route.is_none() && raw.cluster.is_none() {
-                        problems.push(diag(
-                            &key,
-                            "name the `route` or the `cluster` (or both) to import".into(),
-                            keys,
-                        ));
-                        continue;
-                    }
                     let file = base.join(e);
-                    envoy::import(
+                    Ok(envoy::import(
                         &file,
                         &envoy::Select {
                             route: raw.route.clone(),
                             cluster: raw.cluster.clone(),
                         },
                     )
-                    .map(|i| (file, i))
+                    .map(|i| (file, i)))
                 }
-                _ => {
-                    problems.push(diag(
-                        &key,
-                        "give one source: `{grpc: FILE, method: NAME}` or `{envoy: FILE, route: \
-                         NAME}`"
-                            .into(),
-                        keys,
-                    ));
+                _ => Err(problem(
+                    "give one source: `{grpc: FILE, method: NAME}` or `{envoy: FILE, route: NAME}`"
+                        .into(),
+                )),
+            };
+            let (file, imported) = match read {
+                Ok(Ok(read)) => read,
+                Ok(Err(e)) => {
+                    for mut d in e.diagnostics {
+                        d.message = format!("{} (imported by `{key}`)", d.message);
+                        done.problems.push(d);
+                    }
+                    done.failed.push(at);
+                    continue;
+                }
+                Err(d) => {
+                    done.problems.push(d);
+                    done.failed.push(at);
                     continue;
                 }
             };
-            match read {
-                Ok((file, imported)) => {
-                    for line in imported.unsupported_lines(&file) {
-                        notes.push(format!("{key}: {line}"));
-                    }
-                    if let Ok(text) = read_text(&file) {
-                        read_files.push((file.clone(), text));
-                    }
-                    // The keys written beside `import` over the imported ones, as over a
-                    // file named by `extends`; a `null` stays, so that it also removes the key
-                    // from what this file extends.
-                    let mut merged = Value::Mapping(imported.mapping());
-                    for (k, v) in std::mem::take(edge) {
-                        let m = merged.as_mapping_mut().expect("a mapping");
-                        match (m.get_mut(&k), v) {
-                            (_, Value::Null) => {
-                                m.insert(k, Value::Null);
+            let acknowledged = raw.acknowledge.unwrap_or_default();
+            let reported: Vec<&str> = imported
+                .unsupported
+                .iter()
+                .map(|u| u.field.as_str())
+                .collect();
+            for (i, name) in acknowledged.iter().enumerate() {
+                if !reported.contains(&name.as_str()) {
+                    let hint = crate::config::suggest::did_you_mean(name, reported.iter().copied());
+                    let ikey = format!("{key}.acknowledge[{i}]");
+                    done.problems.push(diag(
+                        if keys.contains_key(&ikey) {
+                            &ikey
+                        } else {
+                            &key
+                        },
+                        format!(
+                            "`{name}` is not a field this import reports unsupported (it \
+                             reports: {}){hint}",
+                            if reported.is_empty() {
+                                "none".to_owned()
+                            } else {
+                                reported.join(", ")
                             }
-                            (Some(slot), v) => crate::config::source::deep_merge(
-                                slot,
-                                v,
-                                &mut Vec::new(),
-                                &mut Vec::new(),
-                            ),
-                            (None, v) => {
-                                m.insert(k, v);
-                            }
-                        }
-                    }
-                    if let Some(pos) = keys.get(&key).copied() {
-                        index_keys(&at, &merged, pos, keys);
-                    }
-                    if let Value::Mapping(m) = merged {
-                        *edge = m;
-                    }
+                        ),
+                    ));
                 }
-                Err(e) => {
-                    let named = key.clone();
-                    for mut d in e.diagnostics {
-                        d.message = format!("{} (imported by `{named}`)", d.message);
-                        problems.push(d);
+            }
+            for u in &imported.unsupported {
+                if !acknowledged.contains(&u.field) {
+                    done.notes
+                        .push(format!("{key}: {}", unsupported_line(&file, u)));
+                }
+            }
+            let Ok(source_text) = read_text(&file) else {
+                continue;
+            };
+            let mut located = HashMap::new();
+            for e in &imported.entries {
+                if let Some(Origin::File {
+                    line: Some(line),
+                    column: Some(column),
+                    ..
+                }) = &e.origin
+                {
+                    located.insert(
+                        join(&at, e.key),
+                        Pos {
+                            line: *line,
+                            column: *column,
+                        },
+                    );
+                }
+            }
+            done.sources.push((
+                index,
+                SourceFile {
+                    path: file.clone(),
+                    text: source_text.clone(),
+                    keys: located,
+                },
+            ));
+            done.read.push((file, source_text));
+            // The keys written beside `import` over the imported ones, as over a file named by
+            // `extends`; a `null` stays, so that it also removes the key from what this file
+            // extends.
+            let mut merged = imported.mapping();
+            for (k, v) in std::mem::take(edge) {
+                match (merged.get_mut(&k), v) {
+                    (_, Value::Null) => {
+                        merged.insert(k, Value::Null);
+                    }
+                    (Some(slot), v) => {
+                        crate::config::source::deep_merge(slot, v, &mut Vec::new(), &mut Vec::new())
+                    }
+                    (None, v) => {
+                        merged.insert(k, v);
                     }
                 }
             }
+            *edge = merged;
         }
     }
-    if problems.is_empty() {
-        Ok((notes, read_files))
-    } else {
-        Err(ConfigError {
-            diagnostics: problems,
-        })
-    }
-}
-
-/// Points every imported key under `at` that the file does not write at `pos` (the `import` key),
-/// so that a later problem with an imported value names the line that imported it.
-fn index_keys(
-    at: &str,
-    v: &Value,
-    pos: crate::config::source::Pos,
-    keys: &mut std::collections::HashMap<String, crate::config::source::Pos>,
-) {
-    if let Value::Mapping(m) = v {
-        for (k, v) in m {
-            let Some(k) = k.as_str() else { continue };
-            let path = join(at, k);
-            keys.entry(path.clone()).or_insert(pos);
-            index_keys(&path, v, pos, keys);
-        }
-    }
+    done
 }
 
 impl ImportRaw {

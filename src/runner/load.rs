@@ -17,9 +17,11 @@ pub struct Subject {
 }
 
 impl Subject {
-    /// Reads `file` (and its `extends` chain) and applies `sets` in order.
+    /// Reads `file` (and its `extends` chain) and applies `sets` in order. Problems of the files
+    /// it imports are kept in the document and reported when it is validated
+    /// ([`Subject::scenario`]), with every other problem.
     pub fn load(file: &Path, sets: &[String]) -> Result<Subject, ConfigError> {
-        let mut doc = Document::load(file)?;
+        let mut doc = Document::load_all(file)?;
         for s in sets {
             doc.apply_set(s)?;
         }

@@ -304,7 +304,7 @@ impl Dist {
 impl Scenario {
     /// Loads a scenario file, applies `--set` overrides in order, then `seed` if given.
     pub fn load(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Scenario, ConfigError> {
-        let mut doc = Document::load(path)?;
+        let mut doc = Document::load_all(path)?;
         for s in sets {
             doc.apply_set(s)?;
         }

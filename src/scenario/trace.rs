@@ -43,15 +43,19 @@ pub fn read(
     }
     let text =
         std::fs::read_to_string(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
+    // A byte-order mark is not part of the first row (spreadsheets write one).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     let mut times = Vec::new();
     let mut last = SimTime::ZERO;
     let mut rows = 0usize;
+    let mut first_line = true;
     for (i, line) in text.lines().enumerate() {
         let row = i + 1;
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
+        let header_allowed = std::mem::replace(&mut first_line, false);
         let mut fields = line.split(',').map(str::trim);
         let first = fields.next().unwrap_or("");
         let second = fields.next();
@@ -67,8 +71,13 @@ pub fn read(
                  under `clients:` and give each class this trace, or give one column, `time`"
             ));
         }
-        if rows == 0 && first.eq_ignore_ascii_case("time") && last == SimTime::ZERO {
-            continue;
+        if first.eq_ignore_ascii_case("time") {
+            if header_allowed {
+                continue;
+            }
+            return Err(format!(
+                "{shown}:{row}: a header row (`{first}`) may only be the first row of the trace"
+            ));
         }
         rows += 1;
         let keep = match (second, filter) {
@@ -87,7 +96,12 @@ pub fn read(
         let secs: f64 = first.parse().map_err(|_| {
             format!("{shown}:{row}: `{first}` is not a time in seconds (like `0.25`)")
         })?;
-        if !secs.is_finite() || secs < 0.0 {
+        if !secs.is_finite() {
+            return Err(format!(
+                "{shown}:{row}: `{first}` is not a finite number of seconds"
+            ));
+        }
+        if secs < 0.0 {
             return Err(format!(
                 "{shown}:{row}: the time must be zero or more seconds, not `{first}`"
             ));

@@ -679,3 +679,122 @@ fn shape_and_meaning_problems_come_together_in_file_order() {
         "{err}"
     );
 }
+
+/// Issue 30 item 14: one pass reports every problem of a file — shape (types, unknown keys),
+/// meaning (ranges, fault windows), a call cycle and a failed import — together.
+#[test]
+fn shape_meaning_cycles_and_imports_are_reported_in_one_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let import_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import");
+    let text = format!(
+        "extends: {base}\nduration: 0s\nservices:\n  svc_a:\n    slots: 0\n    bogus: 1\n    \
+         queue_cap: many\n    calls:\n      svc_b:\n        import: {{grpc: {grpc}, method: \
+         Nope}}\n        retries: -1\n  svc_b:\n    calls:\n      svc_a: {{attempt_timeout: \
+         1s}}\nfaults:\n  late:\n    kind: outage\n    service: svc_b\n    from: 5s\n    to: 1s\n",
+        base = scenario_path("naive").display(),
+        grpc = import_dir.join("grpc_retry.json").display(),
+    );
+    let path = write(dir.path(), "many.yaml", &text);
+    let e = load_err(&path, &[]);
+    let keys: Vec<&str> = e.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    for key in [
+        "duration",
+        "services.svc_a.slots",
+        "services.svc_a.bogus",
+        "services.svc_a.queue_cap",
+        "services.svc_a.calls.svc_b.retries",
+        "services.svc_b.calls.svc_a",
+        "faults.late.to",
+        "methodConfig",
+    ] {
+        assert!(keys.contains(&key), "{key} missing from {keys:?}\n{e}");
+    }
+    let text = e.to_string();
+    assert!(text.contains("calls form a cycle"), "{text}");
+    assert!(
+        text.contains("no method config applies to method \"Nope\""),
+        "{text}"
+    );
+}
+
+/// Issue 30 item 15, each small refusal with its location and a readable message.
+#[test]
+fn the_small_refusals_of_hardening_iii() {
+    let dir = tempfile::tempdir().unwrap();
+    // A fault name with `.` cannot be addressed by --set.
+    let text = base_text();
+    let first_fault = text
+        .lines()
+        .skip_while(|l| !l.starts_with("faults:"))
+        .nth(1)
+        .expect("base.yaml has a fault")
+        .trim()
+        .trim_end_matches(':')
+        .to_owned();
+    let bad = text.replacen(&format!("  {first_fault}:"), "  slow.b:", 1);
+    let e = load_err(&write(dir.path(), "dotted.yaml", &bad), &[]);
+    let d = e
+        .diagnostics
+        .iter()
+        .find(|d| d.key == "faults.slow.b")
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(d.message.contains("cannot name a fault"), "{e}");
+    assert!(
+        matches!(d.origin, Origin::File { line: Some(_), .. }),
+        "{e}"
+    );
+
+    // A bad priority says what the key takes, not the Rust type's name.
+    let classes =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/workload/classes_fifo.yaml");
+    for bad in ["\"high\"", "1.5"] {
+        let e = load_err(&classes, &[&format!("clients.checkout.priority={bad}")]).to_string();
+        assert!(!e.contains("PriorityRaw"), "{e}");
+        assert!(
+            e.contains("must be a whole number (higher is more important) or one of"),
+            "{e}"
+        );
+    }
+
+    // The tiny-rate refusal prints the rate as written, not 300 digits.
+    let e = load_err(&scenario_path("naive"), &["arrivals.rate=1e-300"]).to_string();
+    assert!(e.contains("1e-300 requests per second"), "{e}");
+    assert!(e.len() < 500, "{} characters: {e}", e.len());
+
+    // Traces: a byte-order mark is skipped; a header is the first row or an error, wherever the
+    // second one is; 1e400 is not a finite time.
+    let scenario = write(
+        dir.path(),
+        "traced.yaml",
+        &format!(
+            "extends: {}\narrivals: {{trace: t.csv}}\n",
+            scenario_path("naive").display()
+        ),
+    );
+    let trace = |text: &str| {
+        write(dir.path(), "t.csv", text);
+        Scenario::load(&scenario, &[], None).map_err(|e| e.to_string())
+    };
+    trace("\u{feff}time\n0.5\n1\n").expect("a BOM before the header is skipped");
+    trace("\u{feff}0.5\n1\n").expect("a BOM before the first row is skipped");
+    for (text, row) in [
+        ("time\ntime\n1\n", 2),
+        ("time\n1\ntime\n", 3),
+        ("1\ntime\n", 2),
+    ] {
+        let e = trace(text).expect_err(text);
+        assert!(
+            e.contains(&format!(
+                "t.csv:{row}: a header row (`time`) may only be the first row"
+            )),
+            "{text:?}: {e}"
+        );
+    }
+    let e = trace("0.5\n1e400\n").expect_err("1e400");
+    assert!(
+        e.contains("t.csv:2: `1e400` is not a finite number of seconds"),
+        "{e}"
+    );
+    let e = trace("-1\n").expect_err("negative");
+    assert!(e.contains("must be zero or more seconds"), "{e}");
+}

@@ -56,8 +56,9 @@ impl Validator<'_> {
                     self.problem(
                         &profile_key,
                         format!(
-                            "brings {expected} requests over {duration}: less than one arrival \
-                             on average, nothing to measure"
+                            "brings {} requests over {duration}: less than one arrival on \
+                             average, nothing to measure",
+                            super::number(expected)
                         ),
                     );
                     return None;

@@ -182,9 +182,10 @@ impl Validator<'_> {
             self.problem(
                 &rate_key,
                 format!(
-                    "{rate} requests per second over {duration} is less than one arrival on \
+                    "{} requests per second over {duration} is less than one arrival on \
                      average, nothing to measure; give a rate of at least one request per \
-                     `duration` (rate × duration ≥ 1)"
+                     `duration` (rate × duration ≥ 1)",
+                    super::number(rate)
                 ),
             );
         }

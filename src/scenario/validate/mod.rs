@@ -37,9 +37,13 @@ pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
 /// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
 /// values, durations) and the problems of meaning of the rest, all in one report in file order.
 pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
-    let (raw, shape) = deserialize_all::<ScenarioRaw>(doc);
+    let (raw, mut shape) = deserialize_all::<ScenarioRaw>(doc);
+    // The problems of imported files come with the rest; an edge whose import failed lacks the
+    // imported keys, which is no news at the edge itself.
+    shape.retain(|p| !doc.incomplete.contains(&p.key));
+    let imports = doc.deferred.iter().cloned();
     let Some(raw) = raw else {
-        return Err(doc.sorted(shape));
+        return Err(doc.sorted(imports.chain(shape).collect()));
     };
     if raw.services.len() > MAX_SERVICES {
         // Checking each of them would bury this sentence under thousands more.
@@ -56,7 +60,7 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         problems: Vec::new(),
     };
     let scenario = v.scenario(raw);
-    if v.problems.is_empty() && shape.is_empty() {
+    if v.problems.is_empty() && shape.is_empty() && doc.deferred.is_empty() {
         return Ok(scenario);
     }
     // A value with a shape problem was left out; what its absence implies, at its own key, below
@@ -70,8 +74,12 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         !shape
             .iter()
             .any(|s| within(&p.key, &s.key) || within(&s.key, &p.key))
+            && !doc.incomplete.contains(&p.key)
     });
-    let all: Vec<Diagnostic> = shape.iter().cloned().chain(meaning).collect();
+    let all: Vec<Diagnostic> = imports
+        .chain(shape.iter().cloned())
+        .chain(meaning)
+        .collect();
     Err(doc.sorted(all))
 }
 
@@ -147,6 +155,18 @@ impl Validator<'_> {
         let replicas: Vec<u32> = services.iter().map(|s| s.max_units()).collect();
 
         let mut faults = Vec::new();
+        for fname in raw.faults.keys() {
+            if !valid_service_name(fname) {
+                self.problem(
+                    &format!("faults.{fname}"),
+                    format!(
+                        "`{}` cannot name a fault: use letters, digits, `_` and `-` (a name with \
+                         `.` or `[` cannot be addressed by `--set faults.<name>.<key>=…`)",
+                        crate::config::suggest::shorten(fname)
+                    ),
+                );
+            }
+        }
         for (fname, f) in &raw.faults {
             if let Some(fault) = self.fault(fname, f, duration, &names, &replicas) {
                 faults.push(fault);
@@ -167,9 +187,8 @@ impl Validator<'_> {
             faults,
             metrics: crate::metrics::definition::validate(raw.metrics.as_ref(), duration, self),
         };
-        if self.problems.is_empty() {
-            self.check_acyclic(&scenario);
-        }
+        // Edges exist only to services that exist, so a cycle is found whatever else is wrong.
+        self.check_acyclic(&scenario);
         scenario
     }
 
@@ -713,6 +732,16 @@ pub fn valid_service_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+}
+
+/// A number in a message: plain for everyday magnitudes, in exponent form (`1e-300`) when plain
+/// digits would run to dozens of characters.
+pub(super) fn number(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && !(1e-4..1e15).contains(&x.abs()) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
 }
 
 pub(super) fn list(items: &[&str]) -> String {
