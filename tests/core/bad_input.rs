@@ -767,7 +767,7 @@ fn the_small_refusals_of_hardening_iii() {
         dir.path(),
         "traced.yaml",
         &format!(
-            "extends: {}\narrivals: {{trace: t.csv}}\n",
+            "extends: {}\narrivals: {{rate: null, trace: t.csv}}\n",
             scenario_path("naive").display()
         ),
     );
