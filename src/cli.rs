@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand, ValueHint};
 use loadsim::analysis::boundary::Criterion;
 use loadsim::color::ColorWhen;
 use loadsim::commands::boundary::BoundaryRequest;
+use loadsim::commands::calibrate::{CalibrateFormat, CalibrateRequest};
 use loadsim::commands::new::{NewRequest, Template};
 use loadsim::commands::run::{RunOutputs, RunRequest};
 use loadsim::commands::sweep::{Shard, SweepOptions};
@@ -110,6 +111,19 @@ Examples:
   # A phase diagram over window length × load (CSV and SVG heatmap with --out)
   loadsim boundary scenarios/protected.yaml --vary faults.slow_b.duration --range 0s..30s \\
       --vary arrivals.rate --range 200..700 --steps 11 --out phase/";
+
+const CALIBRATE_EXAMPLES: &str = "\
+Examples:
+  # Fit the database's slots and service-time scale to what its dashboard shows, on 3 seeds
+  loadsim calibrate shop.yaml --observed observed.yaml \\
+      --fit services.db.slots=2..64 --fit services.db.service_time.scale=0.5..2 \\
+      --seeds 3 --write shop.calibrated.yaml
+
+  # Keep the runs in a folder (calibrate.md, calibrate.json, candidates.csv); interrupted? --resume
+  loadsim calibrate shop.yaml --observed observed.yaml --fit services.api.slots=4..128 --out cal/ --resume
+
+The observed file (user success and latency; per service throughput, latency quantiles, errors,
+utilization, busy slots; each with a tolerance) and the loss are docs/calibration.md.";
 
 const TUNE_EXAMPLES: &str = "\
 Examples:
@@ -258,6 +272,16 @@ pub enum Command {
     /// them the lowest objective in healthy load; prints the recommendation as YAML to paste.
     #[command(after_help = TUNE_EXAMPLES)]
     Tune(TuneArgs),
+    /// Fit a scenario's keys to what you observe of your system.
+    ///
+    /// Runs the scenario without its faults, prints model against observed per figure (user
+    /// success and latency; per service throughput, latency, errors, utilization, busy slots),
+    /// then searches 1–4 keys to minimise the sum of squared log-ratios of model to observed.
+    /// Prints the fitted values, the residual per figure, the keys the data do not identify and
+    /// the figures no setting matches; --write emits an `extends` overlay with the fitted values.
+    /// Exit 1 when a figure stays outside its tolerance.
+    #[command(after_help = CALIBRATE_EXAMPLES)]
+    Calibrate(CalibrateArgs),
     /// Write a commented starter scenario that runs as is.
     #[command(after_help = NEW_EXAMPLES)]
     New(NewArgs),
@@ -518,6 +542,78 @@ pub struct TuneArgs {
     /// Stop after this many runs, leaving the search unfinished (for testing --resume).
     #[arg(long, hide = true, value_name = "N")]
     pub max_runs: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// Scenario file (YAML) of your system.
+    #[arg(value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub file: PathBuf,
+    /// The observed figures (YAML; docs/calibration.md).
+    #[arg(long, value_name = "OBS.yaml", value_hint = ValueHint::FilePath)]
+    pub observed: PathBuf,
+    /// A key to fit and its range, KEY=LOW..HIGH (repeat for 1–4 keys): durations with a unit
+    /// (`1ms..50ms`), whole numbers (`2..64`) or numbers (`0.5..2`). A range over a decade or
+    /// more (LOW > 0) is searched on a log scale.
+    #[arg(long, required = true, value_name = "KEY=LOW..HIGH")]
+    pub fit: Vec<String>,
+    /// Seeds, the same for every candidate: a count N (seeds 1 to N), `A..B` or `3,5,9`.
+    #[arg(long, default_value = "3", value_name = "N|LIST")]
+    pub seeds: SeedList,
+    /// Coarse grid values per key, LOW and HIGH included.
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub steps: usize,
+    /// Refinement rounds after the grid, each at half the previous spacing.
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub rounds: usize,
+    /// Write the fitted values as a scenario that `extends` FILE (refuses to overwrite an input).
+    #[arg(long, value_name = "FILE.yaml", value_hint = ValueHint::FilePath)]
+    pub write: Option<PathBuf>,
+    /// Write calibrate.md, calibrate.json, candidates.csv and the run journal here.
+    #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
+    pub out: Option<PathBuf>,
+    /// Keep the runs already journaled in --out and run only the missing ones.
+    #[arg(long)]
+    pub resume: bool,
+    /// The report's format.
+    #[arg(long, value_enum, default_value_t = CalibrateFormat::Text)]
+    pub format: CalibrateFormat,
+    /// Runs at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
+    #[command(flatten)]
+    pub overrides: Overrides,
+    /// Run a search of more than 10000 runs (counted at most) without refusing.
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Stop after this many runs, leaving the search unfinished (for testing --resume).
+    #[arg(long, hide = true, value_name = "N")]
+    pub max_runs: Option<usize>,
+}
+
+impl CalibrateArgs {
+    pub fn request(self) -> CalibrateRequest {
+        CalibrateRequest {
+            file: self.file,
+            sets: self.overrides.sets,
+            observed: self.observed,
+            fit: self.fit,
+            seeds: self.seeds.0,
+            steps: self.steps,
+            rounds: self.rounds,
+            write: self.write,
+            out: self.out,
+            format: self.format,
+            jobs: self.jobs.map(usize::from),
+            resume: self.resume,
+            max_runs: self.max_runs,
+            yes: self.yes,
+            quiet: self.quiet,
+        }
+    }
 }
 
 /// A parsed seed list.

@@ -50,6 +50,7 @@ fn run(command: Command) -> Result<Output, Error> {
         Command::Merge(a) => commands::sweep::merge(&a.dirs, &a.out, &command_line(), a.quiet),
         Command::Boundary(a) => commands::boundary::boundary(&a.request()),
         Command::Tune(a) => commands::tune::tune(&a.request()),
+        Command::Calibrate(a) => commands::calibrate::calibrate(&a.request()),
         Command::New(a) => commands::new::new(&a.request()),
         Command::Import(a) => commands::import::import(&a.request()),
         Command::Schema(a) => commands::schema::schema(a.kind),

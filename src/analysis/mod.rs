@@ -6,6 +6,7 @@
 //! ([`faultset`]: the fault-set files it reads). Rendering lives in `commands`.
 
 pub mod boundary;
+pub mod calibrate;
 pub mod faultset;
 pub mod lint;
 pub mod tune;

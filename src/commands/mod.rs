@@ -4,6 +4,7 @@
 //! grid runner, [`crate::runner`].
 
 pub mod boundary;
+pub mod calibrate;
 pub mod check;
 pub mod import;
 pub mod man;

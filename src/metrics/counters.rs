@@ -284,6 +284,9 @@ counters! {
         /// Requests that left the service (completed or dropped), and their time in it.
         departed: u64,
         sojourn_sum_ns: u128,
+        /// With `metrics.quantiles` only: time in the service (admission to reply) of the
+        /// requests it completed, for `services.<s>.latency_quantiles`.
+        completed_latency: Option<MicrosHistogram>,
         /// Completions in the call tree of a succeeded user request.
         useful: u64,
         /// Requests admitted during the arrival period, and the sum of their admission instants.
@@ -333,6 +336,15 @@ impl ServiceCounters {
         if now < until {
             self.departed_in_period += 1;
             self.departed_at_sum_ns += now.0 as u128;
+        }
+    }
+
+    /// A request admitted at `admitted_at` was completed at `now` (recorded only where
+    /// `metrics.quantiles` asks for the service's latency quantiles).
+    #[inline]
+    pub fn complete(&mut self, now: SimTime, admitted_at: SimTime) {
+        if let Some(h) = &mut self.completed_latency {
+            h.record(now - admitted_at);
         }
     }
 

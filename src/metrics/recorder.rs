@@ -175,6 +175,16 @@ impl Recorder {
         }
     }
 
+    /// Also records each service's latency of completed requests (for `metrics.quantiles`).
+    pub fn with_service_latency(mut self, on: bool) -> Self {
+        if on {
+            for s in &mut self.services {
+                s.completed_latency = Some(MicrosHistogram::new());
+            }
+        }
+        self
+    }
+
     /// Also counts user requests by the named measurement windows of `metrics.windows`.
     pub fn with_windows(mut self, windows: &[Window]) -> Self {
         self.windows = windows

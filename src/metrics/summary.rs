@@ -187,6 +187,11 @@ pub struct ServiceMetrics {
     /// `duration`): Little's W on that window, so that `mean_in_system` equals
     /// `admitted_in_period_per_s × sojourn_in_period_mean_s`.
     pub sojourn_in_period_mean_s: Option<f64>,
+    /// With `metrics.quantiles` only: for each quantile, `<p>_s`, the nearest-rank (§3.5) time
+    /// in the service, admission to reply, of the requests it completed — the server-side
+    /// latency a dashboard shows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_quantiles: Option<IndexMap<String, Option<f64>>>,
     /// Per replica, for a service of more than one replica (absent otherwise).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replica_stats: Vec<ReplicaMetrics>,
@@ -470,6 +475,18 @@ pub fn summarize(sc: &Scenario, rec: &mut Recorder, fin: &FinalState) -> RunSumm
                         / c.admitted_in_period as f64
                         / 1e9
                 }),
+                latency_quantiles: match (&mut c.completed_latency, sc.metrics.quantiles.as_deref())
+                {
+                    (Some(h), Some(qs)) => {
+                        let h = h.histogram();
+                        Some(
+                            qs.iter()
+                                .map(|&q| (format!("{}_s", quantile_name(q)), quantile_s(h, q)))
+                                .collect(),
+                        )
+                    }
+                    _ => None,
+                },
                 replica_stats: fin.replica_stats[i].clone(),
                 autoscale: fin.autoscale[i].clone(),
             };

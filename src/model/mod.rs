@@ -460,7 +460,8 @@ impl<'a> Simulation<'a> {
                 .unwrap_or(0)
                 .max(1),
             rec: Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), seconds)
-                .with_windows(&sc.metrics.windows),
+                .with_windows(&sc.metrics.windows)
+                .with_service_latency(sc.metrics.quantiles.is_some()),
             series: None,
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),

@@ -278,6 +278,7 @@ impl Simulation<'_> {
         let c = &mut self.rec.services[s];
         c.completed += 1;
         c.depart(now, admitted_at, self.arrivals_end);
+        c.complete(now, admitted_at);
         let outcome = self.marked(s, u, outcome);
         self.reply_in(SimDuration::ZERO, parent, outcome, job, 0);
         self.pull_next(u);

@@ -5,6 +5,7 @@
 mod analysis;
 mod article;
 mod bad_input;
+mod calibrate;
 mod classes;
 mod cli;
 mod common;

@@ -1,0 +1,784 @@
+//! `loadsim calibrate`: fits 1–4 keys of a scenario to what a user observed of their system.
+//! Owns the command: checking the request (the observed file, the keys and ranges, every corner
+//! of the ranges) before anything runs; the runs themselves — the scenario without its faults,
+//! with `metrics.quantiles` set to the quantiles the observed file names — on the grid runner,
+//! journaled in `--out` so `--resume` runs only what is missing; the search (tune's, with the
+//! loss of [`crate::analysis::calibrate`] as its objective and no requirement); and the report:
+//! model against observed before and after the fit, the fitted values with the range the seeds'
+//! noise leaves them, the keys the data do not identify, the figures no setting matches, and the
+//! `extends` overlay that `--write` emits. Exit 1 when a figure stays outside its tolerance.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::Serialize;
+use yaml_serde::Value;
+
+use super::Output;
+use crate::Error;
+use crate::analysis::boundary::SearchAxis;
+use crate::analysis::calibrate::{Figure, Observed, indistinguishable, loss, seed_means};
+use crate::analysis::tune::{EXTRA_ROUNDS, Scored, Search, TuneAxis, coarse_grid, search};
+use crate::config::{ConfigError, Document};
+use crate::guard;
+use crate::metrics::RunSummary;
+use crate::model::{RunOptions, run_with};
+use crate::report::markdown::MarkdownTable;
+use crate::report::number::trimmed;
+use crate::runner::{
+    FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
+};
+use crate::scenario::Scenario;
+use crate::sweep::journal::{self, CellRecord, Header, Journal};
+
+/// The report's format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CalibrateFormat {
+    /// Markdown on stdout.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// Arguments of `loadsim calibrate`, independent of clap.
+#[derive(Clone, Debug)]
+pub struct CalibrateRequest {
+    pub file: PathBuf,
+    pub sets: Vec<String>,
+    pub observed: PathBuf,
+    /// `KEY=LOW..HIGH`, one to four.
+    pub fit: Vec<String>,
+    pub seeds: Vec<u64>,
+    pub steps: usize,
+    pub rounds: usize,
+    pub write: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub format: CalibrateFormat,
+    pub jobs: Option<usize>,
+    pub resume: bool,
+    /// Stop after this many runs (for testing `--resume`).
+    pub max_runs: Option<usize>,
+    pub yes: bool,
+    pub quiet: bool,
+}
+
+/// The files `--out` receives besides the journal.
+const OUT_FILES: [&str; 3] = ["calibrate.md", "calibrate.json", "candidates.csv"];
+
+/// A fitted key's share of its range (on its search scale) that candidates as good as the best
+/// may span before the key counts as not identified by the data.
+pub const FLAT_SHARE: f64 = 0.5;
+
+/// Everything checked before anything runs.
+struct Plan {
+    subject: Subject,
+    scenario: String,
+    observed: Observed,
+    axes: Vec<TuneAxis>,
+    /// The scenario without faults, with the quantiles the figures need.
+    healthy: Document,
+    seeds: Vec<u64>,
+    duration_s: f64,
+    inputs_sha256: String,
+}
+
+/// Runs the baseline and the search and renders the report.
+pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
+    let plan = prepare(req)?;
+    let d = plan.axes.len() as u32;
+    let ints = plan
+        .axes
+        .iter()
+        .filter(|a| a.axis.kind == crate::analysis::boundary::Kind::Integer)
+        .count() as u32;
+    let candidates = 1
+        + coarse_grid(&plan.axes, req.steps).len() as u64
+        + req.rounds as u64 * 3u64.pow(d)
+        + EXTRA_ROUNDS as u64 * 3u64.pow(ints);
+    guard::check_run_limit(candidates.saturating_mul(plan.seeds.len() as u64), req.yes)?;
+    let mut plan_out = OutputPlan::new(plan.subject.inputs());
+    plan_out.add_inputs([req.observed.as_path()]);
+    if let Some(w) = &req.write {
+        plan_out.file("--write", w)?;
+    }
+    if let Some(dir) = &req.out {
+        plan_out.folder("--out", dir, |n| {
+            OUT_FILES.contains(&n) || n == journal::FILE
+        })?;
+    }
+    let _lock = match &req.out {
+        Some(dir) => Some(FolderLock::acquire(dir, "--out")?),
+        None => None,
+    };
+    let journal = open_journal(req, &plan)?;
+    let runner = Runner::new(req.jobs)?;
+    let ran = AtomicUsize::new(0);
+    let progress = Progress::new(
+        None,
+        "runs",
+        req.quiet || req.format == CalibrateFormat::Json,
+    );
+    let figures_of: Mutex<FiguresOf> = Mutex::new(HashMap::new());
+    let run_batch = |batch: &[Vec<String>]| -> Result<Vec<Vec<Vec<Option<f64>>>>, Error> {
+        let cells: Vec<(usize, u64)> = (0..batch.len())
+            .flat_map(|c| plan.seeds.iter().map(move |&s| (c, s)))
+            .collect();
+        let results = runner.map(&cells, |&(c, seed)| -> Result<Vec<Option<f64>>, Error> {
+            let key = format!("{} | seed {seed}", batch[c].join(" "));
+            let summary = match journal.as_ref().and_then(|j| j.done.get(&key)) {
+                Some(r) => r.summary.clone(),
+                None => {
+                    if let Some(max) = req.max_runs
+                        && ran.fetch_add(1, Ordering::SeqCst) >= max
+                    {
+                        return Err(Error::Stopped(format!(
+                            "stopped after {max} runs (--max-runs); finish with --resume"
+                        )));
+                    }
+                    let sc = candidate_scenario(&plan.healthy, &batch[c], seed)?;
+                    let summary = run_with(&sc, RunOptions::default())?;
+                    progress.inc();
+                    match &journal {
+                        Some(j) => {
+                            let record = CellRecord {
+                                index: 0,
+                                key,
+                                summary,
+                            };
+                            j.journal
+                                .append(&record)
+                                .map_err(|e| output_error(j.journal.path(), e))?
+                                .summary
+                        }
+                        None => summary,
+                    }
+                }
+            };
+            Ok(figures(&plan, &summary))
+        });
+        let mut results = results.into_iter();
+        let mut out = Vec::with_capacity(batch.len());
+        for _ in batch {
+            out.push(
+                results
+                    .by_ref()
+                    .take(plan.seeds.len())
+                    .collect::<Result<Vec<_>, Error>>()?,
+            );
+        }
+        Ok(out)
+    };
+    let baseline = seed_means(&run_batch(&[Vec::new()])?[0]);
+    let mut evaluate = |batch: &[Vec<f64>]| -> Result<Vec<Scored>, Error> {
+        let sets: Vec<Vec<String>> = batch.iter().map(|v| set_args(&plan.axes, v)).collect();
+        let per_candidate = run_batch(&sets)?;
+        let mut map = figures_of.lock().expect("not poisoned");
+        Ok(batch
+            .iter()
+            .zip(per_candidate)
+            .map(|(values, per_seed)| {
+                let objective = loss(&plan.observed.figures, &seed_means(&per_seed));
+                map.insert(bits(values), per_seed);
+                Scored {
+                    values: values.clone(),
+                    round: 0,
+                    objective: Some(objective),
+                    failing: Vec::new(),
+                    recovery: Vec::new(),
+                }
+            })
+            .collect())
+    };
+    let search_settings = Search {
+        steps: req.steps,
+        rounds: req.rounds,
+        seeds: plan.seeds.len(),
+        needed: plan.seeds.len(),
+    };
+    let tuned = search(&plan.axes, &search_settings, &mut evaluate)?;
+    drop(progress);
+    let map = figures_of.into_inner().expect("not poisoned");
+    let report = Report::new(&plan, req, &baseline, &tuned.tried, tuned.best, &map);
+    let markdown = report.markdown();
+    let json = serde_json::to_string_pretty(&report).expect("reports serialize") + "\n";
+    let mut notes = Vec::new();
+    if let Some(w) = &req.write {
+        write_output(w, overlay(&plan, req, &report, w).as_bytes())?;
+        notes.push(format!("wrote the fitted values to {}", w.display()));
+    }
+    if let Some(dir) = &req.out {
+        write_output(&dir.join("calibrate.md"), markdown.as_bytes())?;
+        write_output(&dir.join("calibrate.json"), json.as_bytes())?;
+        write_output(
+            &dir.join("candidates.csv"),
+            &candidates_csv(&plan, &tuned.tried, &map),
+        )?;
+        notes.push(format!(
+            "wrote calibrate.md, calibrate.json, candidates.csv and {} in {}",
+            journal::FILE,
+            dir.display()
+        ));
+    }
+    let text = match req.format {
+        CalibrateFormat::Text => markdown,
+        CalibrateFormat::Json => json,
+    };
+    let outside = report.fitted.iter().filter(|f| !f.within).count();
+    if outside > 0 {
+        for n in notes {
+            eprintln!("{n}");
+        }
+        return Err(Error::Infeasible {
+            report: text,
+            summary: format!(
+                "{outside} of {} figures stay outside their tolerance after the fit (see the report)",
+                report.fitted.len()
+            ),
+        });
+    }
+    Ok(Output {
+        stdout: text,
+        notes,
+    })
+}
+
+/// Per candidate (its values' bits), the figures of each seed's run.
+type FiguresOf = HashMap<Vec<u64>, Vec<Vec<Option<f64>>>>;
+
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+fn set_args(axes: &[TuneAxis], values: &[f64]) -> Vec<String> {
+    axes.iter()
+        .zip(values)
+        .map(|(a, &v)| a.axis.set_arg(v))
+        .collect()
+}
+
+fn candidate_scenario(doc: &Document, sets: &[String], seed: u64) -> Result<Scenario, ConfigError> {
+    let mut doc = doc.clone();
+    for s in sets {
+        doc.apply_set(s)?;
+    }
+    let mut sc = Scenario::from_document(&doc)?;
+    sc.seed = seed;
+    Ok(sc)
+}
+
+/// Every figure of the observed file, read off one run.
+fn figures(plan: &Plan, run: &RunSummary) -> Vec<Option<f64>> {
+    plan.observed
+        .figures
+        .iter()
+        .map(|f| f.model_value(run, plan.duration_s))
+        .collect()
+}
+
+/// An open journal and the runs it already held.
+struct OpenJournal {
+    journal: Journal,
+    done: HashMap<String, CellRecord>,
+}
+
+fn open_journal(req: &CalibrateRequest, plan: &Plan) -> Result<Option<OpenJournal>, Error> {
+    let Some(dir) = &req.out else {
+        if req.resume {
+            return Err(ConfigError::flag(
+                "--resume",
+                "resumes from the journal in --out; give --out DIR",
+            )
+            .into());
+        }
+        return Ok(None);
+    };
+    let header = Header::new(
+        &format!("calibrate {}", plan.scenario),
+        &plan.inputs_sha256,
+        "1/1",
+    );
+    let path = dir.join(journal::FILE);
+    let mut done = HashMap::new();
+    if req.resume
+        && let Some(contents) = journal::read(&path)?
+    {
+        if contents.header != header {
+            return Err(ConfigError::flag(
+                "--resume",
+                format!(
+                    "cannot resume from {}: it was written for another scenario, observed file, key range or seeds; run without --resume to start over, or choose another --out",
+                    path.display()
+                ),
+            )
+            .into());
+        }
+        done = contents.records;
+    }
+    let mut records: Vec<CellRecord> = done.values().cloned().collect();
+    records.sort_by(|a, b| a.key.cmp(&b.key));
+    let journal = Journal::create(&path, &header, &records).map_err(|e| output_error(&path, e))?;
+    Ok(Some(OpenJournal { journal, done }))
+}
+
+fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {
+    if req.fit.is_empty() || req.fit.len() > 4 {
+        return Err(ConfigError::flag(
+            "--fit",
+            "give one to four keys to fit, each as KEY=LOW..HIGH",
+        )
+        .into());
+    }
+    let mut axes: Vec<TuneAxis> = Vec::new();
+    for v in &req.fit {
+        let Some((k, r)) = v.split_once('=') else {
+            return Err(ConfigError::flag(
+                "--fit",
+                format!("`{v}` is not KEY=LOW..HIGH, like `services.db.slots=4..64`"),
+            )
+            .into());
+        };
+        let axis = SearchAxis::parse(k, r).map_err(|m| ConfigError::flag("--fit", m))?;
+        if axes.iter().any(|a| a.axis.key == axis.key) {
+            return Err(
+                ConfigError::flag("--fit", format!("`{}` is given twice", axis.key)).into(),
+            );
+        }
+        axes.push(TuneAxis::new(axis));
+    }
+    if req.steps < 2 {
+        return Err(ConfigError::flag("--steps", "must be at least 2 (LOW and HIGH)").into());
+    }
+    if req.seeds.is_empty() {
+        return Err(ConfigError::flag("--seeds", "give at least one seed").into());
+    }
+    // The observed file and the scenario: every problem of both at once.
+    let observed = Observed::load(&req.observed);
+    let subject = Subject::load(&req.file, &req.sets);
+    let (observed, subject) = match (observed, subject) {
+        (Ok(o), Ok(s)) => (o, s),
+        (o, s) => {
+            let mut diagnostics = Vec::new();
+            for e in [o.err(), s.err()].into_iter().flatten() {
+                diagnostics.extend(e.diagnostics);
+            }
+            return Err(ConfigError { diagnostics }.into());
+        }
+    };
+    let mut healthy = subject.doc.clone();
+    healthy.apply_set("faults={}")?;
+    let base = Scenario::from_document(&healthy)?;
+    let mut quantiles = observed.quantiles();
+    quantiles.extend(base.metrics.quantiles.iter().flatten().copied());
+    quantiles.sort_by(f64::total_cmp);
+    quantiles.dedup();
+    if !quantiles.is_empty()
+        && let Some(top) = healthy.value.as_mapping_mut()
+    {
+        let metrics = top
+            .entry(Value::String("metrics".into()))
+            .or_insert_with(|| Value::Mapping(Default::default()));
+        if let Some(m) = metrics.as_mapping_mut() {
+            m.insert(
+                Value::String("quantiles".into()),
+                Value::Sequence(quantiles.iter().map(|&q| Value::from(q)).collect()),
+            );
+        }
+    }
+    let mut problems = Vec::new();
+    if let Err(e) = observed.check_against(&base) {
+        problems.extend(e.diagnostics);
+    }
+    // Every corner of the ranges must validate.
+    for c in coarse_grid(&axes, 2) {
+        if let Err(e) = candidate_scenario(&healthy, &set_args(&axes, &c), 0) {
+            for d in e.diagnostics {
+                if !problems.contains(&d) {
+                    problems.push(d);
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(ConfigError {
+            diagnostics: problems,
+        }
+        .into());
+    }
+    let seeds_text: Vec<String> = req.seeds.iter().map(u64::to_string).collect();
+    let identity = format!(
+        "sets={:?} fit={:?} seeds={}",
+        req.sets,
+        req.fit,
+        seeds_text.join(",")
+    );
+    let inputs_sha256 = crate::sweep::sha256(
+        subject
+            .doc
+            .files
+            .iter()
+            .map(|f| f.text.as_bytes())
+            .chain(observed.doc.files.iter().map(|f| f.text.as_bytes()))
+            .chain([identity.as_bytes()]),
+    );
+    Ok(Plan {
+        scenario: base.name.clone(),
+        duration_s: base.duration.as_secs_f64(),
+        subject,
+        observed,
+        axes,
+        healthy,
+        seeds: req.seeds.clone(),
+        inputs_sha256,
+    })
+}
+
+/// One figure, model against observed.
+#[derive(Clone, Debug, Serialize)]
+struct FigureReport {
+    figure: String,
+    observed: f64,
+    /// The mean over the seeds (`null`: the runs leave it undefined).
+    model: Option<f64>,
+    /// `(model − observed) / observed`.
+    relative_error: Option<f64>,
+    tolerance: f64,
+    within: bool,
+}
+
+/// One fitted key.
+#[derive(Clone, Debug, Serialize)]
+struct FittedKey {
+    key: String,
+    value: String,
+    /// The lowest and highest value of the key among the candidates as good as the best within
+    /// the seeds' noise.
+    as_good_from: String,
+    as_good_to: String,
+    /// The data do not identify this key: candidates as good as the best span more than
+    /// [`FLAT_SHARE`] of its range.
+    identified: bool,
+}
+
+#[derive(Clone, Debug, Serialize)]
+struct Report {
+    scenario: String,
+    observed_file: String,
+    seeds: Vec<u64>,
+    loss_before: f64,
+    loss_after: f64,
+    candidates_tried: usize,
+    before: Vec<FigureReport>,
+    fitted_values: Vec<FittedKey>,
+    fitted: Vec<FigureReport>,
+    /// Figures that no candidate tried brought within its tolerance.
+    unmatched: Vec<String>,
+    #[serde(skip)]
+    best_values: Vec<f64>,
+}
+
+fn figure_reports(figs: &[Figure], model: &[Option<f64>]) -> Vec<FigureReport> {
+    figs.iter()
+        .zip(model)
+        .map(|(f, m)| FigureReport {
+            figure: f.key.clone(),
+            observed: f.observed,
+            model: *m,
+            relative_error: m.map(|m| f.relative_error(m)).filter(|e| e.is_finite()),
+            tolerance: f.tolerance,
+            within: f.within(*m),
+        })
+        .collect()
+}
+
+impl Report {
+    fn new(
+        plan: &Plan,
+        req: &CalibrateRequest,
+        baseline: &[Option<f64>],
+        tried: &[Scored],
+        best: Option<usize>,
+        figures_of: &FiguresOf,
+    ) -> Report {
+        let figs = &plan.observed.figures;
+        let best = best.expect("every candidate is feasible without requirements");
+        let best_c = &tried[best];
+        let per_seed_loss = |c: &Scored| -> Vec<f64> {
+            figures_of[&bits(&c.values)]
+                .iter()
+                .map(|seed| loss(figs, seed))
+                .collect()
+        };
+        let best_losses = per_seed_loss(best_c);
+        let as_good: Vec<&Scored> = tried
+            .iter()
+            .filter(|c| indistinguishable(&best_losses, &per_seed_loss(c)))
+            .collect();
+        let fitted_values = plan
+            .axes
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let vals = as_good.iter().map(|c| c.values[i]);
+                let lo = vals.clone().fold(f64::INFINITY, f64::min);
+                let hi = vals.fold(f64::NEG_INFINITY, f64::max);
+                let scale = |v: f64| if a.log { v.ln() } else { v };
+                let span = scale(a.axis.high) - scale(a.axis.low);
+                let identified = span <= 0.0 || (scale(hi) - scale(lo)) <= FLAT_SHARE * span;
+                FittedKey {
+                    key: a.axis.key.clone(),
+                    value: a.axis.show(best_c.values[i]),
+                    as_good_from: a.axis.show(lo),
+                    as_good_to: a.axis.show(hi),
+                    identified,
+                }
+            })
+            .collect();
+        let best_means = seed_means(&figures_of[&bits(&best_c.values)]);
+        let unmatched = figs
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| {
+                !tried.iter().any(|c| {
+                    let m = seed_means(&figures_of[&bits(&c.values)]);
+                    f.within(m[*i])
+                })
+            })
+            .map(|(_, f)| f.key.clone())
+            .collect();
+        Report {
+            scenario: plan.scenario.clone(),
+            observed_file: req.observed.display().to_string(),
+            seeds: plan.seeds.clone(),
+            loss_before: loss(figs, baseline),
+            loss_after: best_c.objective.unwrap_or(f64::INFINITY),
+            candidates_tried: tried.len(),
+            before: figure_reports(figs, baseline),
+            fitted_values,
+            fitted: figure_reports(figs, &best_means),
+            unmatched,
+            best_values: best_c.values.clone(),
+        }
+    }
+
+    fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "# Calibration of {} against {}\n\nSeeds {}; the scenario runs without its faults. Loss (sum over figures of ln(model / observed)²): {} as written, {} fitted, over {} candidates.\n",
+            self.scenario,
+            self.observed_file,
+            self.seeds
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+            trimmed(self.loss_before, 4),
+            trimmed(self.loss_after, 4),
+            self.candidates_tried
+        );
+        let _ = writeln!(s, "## Fitted values\n");
+        let mut t = MarkdownTable::new([
+            "key",
+            "fitted",
+            "as good within the seeds' noise",
+            "identified",
+        ]);
+        for k in &self.fitted_values {
+            t.row([
+                format!("`{}`", k.key),
+                k.value.clone(),
+                format!("{} … {}", k.as_good_from, k.as_good_to),
+                if k.identified {
+                    "yes".to_owned()
+                } else {
+                    "no: the loss is flat over most of the range".to_owned()
+                },
+            ]);
+        }
+        s.push_str(&t.to_string());
+        for (title, rows) in [
+            ("## Model against observed, fitted", &self.fitted),
+            ("## Model against observed, as written", &self.before),
+        ] {
+            let _ = writeln!(s, "\n\n{title}\n");
+            let mut t = MarkdownTable::new([
+                "figure",
+                "observed",
+                "model",
+                "error",
+                "tolerance",
+                "within",
+            ]);
+            for r in rows {
+                t.row([
+                    format!("`{}`", r.figure),
+                    show(&r.figure, r.observed),
+                    r.model.map_or("undefined".into(), |m| show(&r.figure, m)),
+                    r.relative_error
+                        .map_or("—".into(), |e| format!("{:+.1} %", e * 100.0)),
+                    format!("{} %", trimmed(r.tolerance * 100.0, 3)),
+                    if r.within { "yes" } else { "**no**" }.to_owned(),
+                ]);
+            }
+            s.push_str(&t.to_string());
+        }
+        s.push('\n');
+        if !self.unmatched.is_empty() {
+            let _ = writeln!(
+                s,
+                "\nNo setting tried brings these within their tolerance: {}. Widen a range, fit another key, or check the model's structure.",
+                self.unmatched
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        s
+    }
+}
+
+/// A figure's value for reading: latencies as durations, the rest as numbers.
+fn show(figure: &str, v: f64) -> String {
+    if figure.contains(".latency.") {
+        crate::analysis::lint::show_secs(v)
+    } else {
+        trimmed(v, 4)
+    }
+}
+
+/// A path to `target` from the folder `from` (both made absolute first).
+fn relative_path(target: &Path, from: &Path) -> PathBuf {
+    let abs = |p: &Path| -> PathBuf {
+        let p = if p.is_absolute() {
+            p.to_owned()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        let mut out = PathBuf::new();
+        for c in p.components() {
+            match c {
+                Component::ParentDir => {
+                    out.pop();
+                }
+                Component::CurDir => {}
+                c => out.push(c),
+            }
+        }
+        out
+    };
+    let (t, f) = (abs(target), abs(from));
+    let common = t
+        .components()
+        .zip(f.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = PathBuf::new();
+    for _ in f.components().skip(common) {
+        out.push("..");
+    }
+    for c in t.components().skip(common) {
+        out.push(c);
+    }
+    out
+}
+
+/// Sets the dotted `key` in `root`, creating the mappings on the way.
+fn insert_path(root: &mut Value, key: &str, value: Value) {
+    let mut at = root;
+    let parts: Vec<&str> = key.split('.').collect();
+    for (i, p) in parts.iter().enumerate() {
+        if !at.is_mapping() {
+            *at = Value::Mapping(Default::default());
+        }
+        let m = at.as_mapping_mut().expect("made a mapping above");
+        let k = Value::String((*p).to_owned());
+        if i + 1 == parts.len() {
+            m.insert(k, value);
+            return;
+        }
+        at = m
+            .entry(k)
+            .or_insert_with(|| Value::Mapping(Default::default()));
+    }
+}
+
+/// The `--write` overlay: `extends` the scenario, then the `--set`s and the fitted values.
+fn overlay(plan: &Plan, req: &CalibrateRequest, report: &Report, out: &Path) -> String {
+    let folder = out.parent().unwrap_or(Path::new(""));
+    let base = relative_path(&req.file, folder);
+    let mut root = Value::Mapping(Default::default());
+    let mut set = |arg: &str| {
+        if let Some((k, v)) = arg.split_once('=') {
+            let value: Value = yaml_serde::from_str(v).unwrap_or(Value::String(v.to_owned()));
+            insert_path(&mut root, k, value);
+        }
+    };
+    for s in &req.sets {
+        set(s);
+    }
+    for a in set_args(&plan.axes, &report.best_values) {
+        set(&a);
+    }
+    let body = yaml_serde::to_string(&root).expect("values serialize");
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Calibrated by `loadsim calibrate` against {} (seeds {}): loss {} as written, {} fitted.",
+        req.observed.display(),
+        plan.seeds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", "),
+        trimmed(report.loss_before, 4),
+        trimmed(report.loss_after, 4)
+    );
+    for k in &report.fitted_values {
+        let _ = writeln!(
+            s,
+            "# {} = {} (as good within the seeds' noise: {} … {}{})",
+            k.key,
+            k.value,
+            k.as_good_from,
+            k.as_good_to,
+            if k.identified {
+                ""
+            } else {
+                "; not identified by the data"
+            }
+        );
+    }
+    let _ = writeln!(s, "extends: {}", base.to_string_lossy().replace('\\', "/"));
+    s.push_str(&body);
+    s
+}
+
+fn candidates_csv(
+    plan: &Plan,
+    tried: &[Scored],
+    figures_of: &FiguresOf,
+) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> = vec!["round".into()];
+    header.extend(plan.axes.iter().map(|a| a.axis.key.clone()));
+    header.push("loss".into());
+    header.extend(plan.observed.figures.iter().map(|f| f.key.clone()));
+    w.write_record(&header).expect("in memory");
+    for c in tried {
+        let means = seed_means(&figures_of[&bits(&c.values)]);
+        let mut row: Vec<String> = vec![c.round.to_string()];
+        row.extend(plan.axes.iter().zip(&c.values).map(|(a, &v)| a.axis.csv(v)));
+        row.push(c.objective.map_or(String::new(), |o| format!("{o}")));
+        row.extend(
+            means
+                .iter()
+                .map(|m| m.map_or(String::new(), |m| format!("{m}"))),
+        );
+        w.write_record(&row).expect("in memory");
+    }
+    w.into_inner().expect("in memory")
+}
