@@ -24,8 +24,8 @@ pub struct Manifest {
     pub sweep_file: String,
     /// SHA-256 of the sweep file's bytes.
     pub sweep_sha256: String,
-    /// SHA-256 of the sweep file and every scenario file it reads (`extends` chains included);
-    /// `--resume` and `loadsim merge` refuse folders whose inputs differ.
+    /// SHA-256 of the sweep file and every file its scenarios read (`extends` chains, imports,
+    /// traces); `--resume` and `loadsim merge` refuse folders whose inputs differ.
     pub inputs_sha256: String,
     /// Cells of the whole sweep.
     pub cells_total: usize,
