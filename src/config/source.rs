@@ -323,6 +323,25 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     })
 }
 
+/// Reads a small file loadsim wrote itself or looks at beside its outputs (a manifest, a lock, an
+/// earlier report) as [`std::fs::read_to_string`] does, but refuses what [`special_kind`] names
+/// (a named pipe there would block the command) and a file over `max` bytes, as an
+/// [`std::io::ErrorKind::InvalidInput`] error saying which.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<String> {
+    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+    let meta = std::fs::metadata(path)?;
+    if let Some(what) = special_kind(path, &meta.file_type()) {
+        return Err(invalid(format!("it is {what}, not a regular file")));
+    }
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(invalid(format!("it is longer than {max} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))
+}
+
 /// Refuses anything but a regular file (after following symbolic links).
 fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
     match special_kind(path, &meta.file_type()) {

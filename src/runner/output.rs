@@ -371,7 +371,7 @@ enum Holder {
 
 /// Who holds the lock file at `path`.
 fn holder(path: &Path) -> Holder {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = crate::config::source::read_regular(path, 64).unwrap_or_default();
     match text.trim().parse::<u32>() {
         Ok(pid) if pid != std::process::id() && process_running(pid) => Holder::Running(pid),
         Ok(_) => Holder::Gone,
@@ -415,7 +415,7 @@ mod tests {
     #[test]
     fn output_files_get_their_folder_and_must_be_writable_files() {
         let dir = tempfile::tempdir().unwrap();
-        let mut plan = OutputPlan::new([]);
+        let mut plan = OutputPlan::new(Vec::<PathBuf>::new());
         let nested = dir.path().join("a/b/out.json");
         plan.file("--output", &nested).unwrap();
         assert!(nested.parent().unwrap().is_dir(), "the folder is created");

@@ -150,7 +150,7 @@ fn parse(
 mod tests {
     use super::*;
 
-    fn read_text(text: &str) -> Result<Vec<SimTime>, String> {
+    fn read_text(text: &str) -> Result<Arc<[SimTime]>, String> {
         let dir = std::env::temp_dir().join(format!("loadsim-trace-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("t{}.csv", text.len()));

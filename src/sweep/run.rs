@@ -346,7 +346,8 @@ pub fn write_outputs(
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
-    let earlier = std::fs::read_to_string(out.join(super::RESULTS_MD)).unwrap_or_default();
+    let earlier = crate::config::source::read_regular(&out.join(super::RESULTS_MD), 64 << 20)
+        .unwrap_or_default();
     // The tables first: a figure never costs the results.
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),

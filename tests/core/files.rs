@@ -264,6 +264,18 @@ fn special_and_oversized_traces_are_refused_before_they_are_read() {
         sweep_file(d, "s.yaml", 1);
         refused(d, &["sweep", "sw.yaml", "--dry-run"], words);
     }
+    // A folder to merge whose manifest is a named pipe: refused, not a hang.
+    std::fs::create_dir(d.join("fake")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(d.join("fake/manifest.json"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    refused(
+        d,
+        &["merge", "fake", "--out", "m", "--quiet"],
+        "is a named pipe, not a regular file",
+    );
     // `/dev/stdin` is refused whatever stdin is: a pipe, or a regular file redirected.
     std::fs::write(d.join("t.csv"), trace_text(10, 0.1)).unwrap();
     std::fs::write(d.join("s.yaml"), trace_scenario("/dev/stdin", "2s")).unwrap();
