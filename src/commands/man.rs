@@ -26,7 +26,9 @@ pub fn write_all(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         what: what.display().to_string(),
         source,
     };
-    std::fs::create_dir_all(dir).map_err(|e| failed(dir, e))?;
+    crate::runner::OutputPlan::new(Vec::<PathBuf>::new()).folder("--out", dir, |n| {
+        n.starts_with("loadsim") && n.ends_with(".1")
+    })?;
     let mut cmd = versioned(cmd);
     cmd.build();
     let mut written = Vec::new();
@@ -48,7 +50,7 @@ pub fn write_all(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         clap_mangen::Man::new(page)
             .render(&mut out)
             .map_err(|e| failed(&path, e))?;
-        std::fs::write(&path, out).map_err(|e| failed(&path, e))?;
+        crate::runner::write_output(&path, &out)?;
         written.push(path);
     }
     Ok(written)

@@ -147,7 +147,10 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
     let schema_text = schema::to_text(&schema::scenario());
     let write_schema = req.schema
         && existing.is_none()
-        && std::fs::read_to_string(&schema_path).ok().as_deref() != Some(schema_text.as_str());
+        && crate::config::source::read_regular(&schema_path, crate::config::source::MAX_FILE_BYTES)
+            .ok()
+            .as_deref()
+            != Some(schema_text.as_str());
     if write_schema && schema_path.exists() && !req.force {
         return Err(ConfigError::file(
             &schema_path,

@@ -72,14 +72,16 @@ struct TestFile {
     expectations: Expectations,
     /// The committed snapshot when the file wants one and it exists (and is readable).
     old: Option<Snapshot>,
+    /// Every file the test reads: the scenario, its `extends` chain, imports and traces, its
+    /// baselines' files, its `.snap`.
+    inputs: Vec<PathBuf>,
+    /// The files its snapshot may write: `.snap.new`, and `.snap` with `--accept`.
+    writes: Vec<PathBuf>,
 }
 
 /// Runs the tests of `req`. Bad input (a file, a key, a snapshot) is an error before anything
 /// runs; failed cases are in the report, not an error.
 pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
-    if let Some(path) = &req.junit {
-        OutputPlan::new(std::iter::empty()).file("--junit", path)?;
-    }
     let files = discover(&req.paths)?;
     let loaded: Vec<Result<TestFile, ConfigError>> = files
         .par_iter()
@@ -107,6 +109,16 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
             "has no scenario file with `expect:` or `snapshot: true`; add one (see docs/cookbook.md, \"Guard your scenarios in CI\")",
         )
         .into());
+    }
+    // Checked once every input is known, as `run --output` is: the JUnit file is none of them.
+    if let Some(path) = &req.junit {
+        let mut plan = OutputPlan::new(tests.iter().flat_map(|t| t.inputs.iter()));
+        for t in &tests {
+            for w in &t.writes {
+                plan.written_elsewhere(&format!("the snapshot of {}", t.shown), w);
+            }
+        }
+        plan.file("--junit", path)?;
     }
 
     let jobs = Jobs::plan(&tests);
@@ -142,10 +154,7 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
         });
     }
     if let Some(path) = &req.junit {
-        std::fs::write(path, expect::junit::render(&report)).map_err(|source| Error::Output {
-            what: path.display().to_string(),
-            source,
-        })?;
+        crate::runner::write_output(path, expect::junit::render(&report).as_bytes())?;
     }
     Ok(TestRun { report, pending })
 }
@@ -211,8 +220,11 @@ fn load(path: &Path, named: bool, req: &TestRequest) -> Result<Option<TestFile>,
     let scenario = Scenario::from_document(&doc)?;
     guard::check_event_budget(&scenario, path, req.options.max_events)?;
     let max_events = req.options.max_events;
+    let baselines = std::cell::RefCell::new(Vec::new());
     let load_baseline = |p: &Path| -> Result<Scenario, ConfigError> {
-        let sc = Scenario::load(p, &[], None)?;
+        let base = Document::load(p)?;
+        let sc = Scenario::from_document(&base)?;
+        baselines.borrow_mut().extend(base.input_paths());
         guard::check_event_budget(&sc, p, max_events)?;
         Ok(sc)
     };
@@ -242,12 +254,23 @@ fn load(path: &Path, named: bool, req: &TestRequest) -> Result<Option<TestFile>,
             }
         }
     };
+    let mut inputs = doc.input_paths();
+    inputs.extend(baselines.into_inner());
+    let mut writes = Vec::new();
+    if expectations.snapshot.is_some() {
+        let snap = snapshot::path_for(path);
+        writes.push(snapshot::pending_path(&snap));
+        writes.push(snap.clone());
+        inputs.push(snap);
+    }
     Ok(Some(TestFile {
         path: path.to_owned(),
         shown: path.display().to_string(),
         scenario,
         expectations,
         old,
+        inputs,
+        writes,
     }))
 }
 

@@ -340,7 +340,7 @@ fn open_journal(req: &TuneRequest, plan: &Plan) -> Result<Option<OpenJournal>, E
             return Err(ConfigError::flag(
                 "--resume",
                 format!(
-                    "cannot resume from {}: it was written for another scenario, fault set, target, key range or seeds; run without --resume to start over, or choose another --out",
+                    "cannot resume from {}: it was written for another scenario (or a file it reads, like a trace), fault set, target, key range or seeds; run without --resume to start over, or choose another --out",
                     path.display()
                 ),
             )
@@ -536,12 +536,12 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         req.vary,
         seeds_text.join(",")
     );
+    // After every corner is validated: the files the scenario reads (a trace) are recorded.
+    let scenario_identity = subject.doc.identity();
     let inputs_sha256 = crate::sweep::sha256(
-        subject
-            .doc
-            .files
+        scenario_identity
             .iter()
-            .map(|f| f.text.as_bytes())
+            .map(Vec::as_slice)
             .chain([fault_text.as_bytes(), identity.as_bytes()]),
     );
     Ok(Plan {

@@ -9,6 +9,7 @@
 pub mod check;
 pub mod duration;
 pub mod error;
+pub mod inputs;
 pub mod source;
 pub mod suggest;
 pub mod yaml;

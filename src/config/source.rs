@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use yaml_serde::{Mapping, Value};
 
 use super::error::{ConfigError, Diagnostic, Origin};
+use super::inputs::Inputs;
 pub use super::yaml::Pos;
 
 /// Largest scenario or sweep file loadsim reads (a guard against feeding it a disk image).
@@ -70,6 +71,9 @@ pub struct Document {
     pub deferred: Vec<Diagnostic>,
     /// The edges (`services.<s>.calls.<c>`) whose import failed, so lack the imported keys.
     pub incomplete: Vec<String>,
+    /// The other files the scenario reads (traces), recorded as validation reads them; shared
+    /// by every copy of this document ([`super::inputs`]).
+    pub inputs: Inputs,
 }
 
 impl Document {
@@ -102,6 +106,7 @@ impl Document {
             import_sources: imports.sources,
             deferred: imports.problems,
             incomplete: imports.failed,
+            inputs: Inputs::default(),
         })
     }
 
@@ -118,6 +123,7 @@ impl Document {
             import_sources: Vec::new(),
             deferred: Vec::new(),
             incomplete: Vec::new(),
+            inputs: Inputs::default(),
         })
     }
 
@@ -266,6 +272,40 @@ impl Document {
         ConfigError { diagnostics }
     }
 
+    /// Every file the document was read from, as named: the file, its `extends` chain, the files
+    /// its edges `import`, then every other file read while validating it or a copy of it (a
+    /// trace), in the order first read.
+    pub fn input_paths(&self) -> Vec<PathBuf> {
+        self.files
+            .iter()
+            .map(|f| f.path.clone())
+            .chain(self.imported.iter().map(|(p, _)| p.clone()))
+            .chain(self.inputs.files().into_iter().map(|f| f.path))
+            .collect()
+    }
+
+    /// What identifies the document's inputs in a journal's hash: the text of each file of the
+    /// `extends` chain, of each imported file, then `<kind> <sha256>` of each other file read (a
+    /// trace), in the order first read. Hash it after validating every copy the command runs.
+    pub fn identity(&self) -> Vec<Vec<u8>> {
+        self.files
+            .iter()
+            .map(|f| f.text.clone().into_bytes())
+            .chain(self.imported.iter().map(|(_, t)| t.clone().into_bytes()))
+            .chain(self.inputs.identity())
+            .collect()
+    }
+
+    /// The folder a path written at `key` resolves against: that of the file that wrote it (a
+    /// base it `extends` may live elsewhere), or the document's own for a `--set`.
+    pub fn folder_of(&self, key: &str) -> PathBuf {
+        let file = match self.locate(key) {
+            Origin::File { path, .. } => path,
+            Origin::Set { .. } | Origin::Flag { .. } => self.path().to_owned(),
+        };
+        file.parent().unwrap_or(Path::new("")).to_owned()
+    }
+
     /// The path of the file named on the command line.
     pub fn path(&self) -> &Path {
         self.files
@@ -318,37 +358,75 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     })
 }
 
+/// Reads a small file loadsim wrote itself or looks at beside its outputs (a manifest, a lock, an
+/// earlier report) as [`std::fs::read_to_string`] does, but refuses what [`special_kind`] names
+/// (a named pipe there would block the command) and a file over `max` bytes, as an
+/// [`std::io::ErrorKind::InvalidInput`] error saying which.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<String> {
+    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
+    let meta = std::fs::metadata(path)?;
+    if let Some(what) = special_kind(path, &meta.file_type()) {
+        return Err(invalid(format!("it is {what}, not a regular file")));
+    }
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(invalid(format!("it is longer than {max} bytes")));
+    }
+    String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))
+}
+
 /// Refuses anything but a regular file (after following symbolic links).
 fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
-    let t = meta.file_type();
-    if t.is_file() {
-        return Ok(());
+    match special_kind(path, &meta.file_type()) {
+        None => Ok(()),
+        Some("a directory") => Err(ConfigError::file(path, "is a directory, not a YAML file")),
+        Some(what) => Err(ConfigError::file(
+            path,
+            format!("is {what}, not a regular file; loadsim reads YAML from regular files only"),
+        )),
     }
-    let what = if t.is_dir() {
-        "is a directory, not a YAML file"
-    } else {
-        special_kind(&t)
+}
+
+/// What `path` (of file type `t`, symbolic links followed) is when it is not a file loadsim may
+/// read — `a named pipe` (opening it blocks until a writer comes), `a device` (`/dev/zero` never
+/// ends), `a socket`, `a directory`, or a file in the system's `/dev`, `/proc` or `/sys` (like
+/// `/dev/stdin` when the input is redirected from a file: not a file of the user's project) —
+/// and `None` for a regular file.
+pub(crate) fn special_kind(path: &Path, t: &std::fs::FileType) -> Option<&'static str> {
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    if !t.is_file() {
+        return Some(special_type(t));
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
     };
-    Err(ConfigError::file(path, what))
+    let system = std::fs::canonicalize(folder)
+        .is_ok_and(|f| cfg!(unix) && ["/dev", "/proc", "/sys"].iter().any(|s| f.starts_with(s)));
+    system.then_some("a file of the system (under /dev, /proc or /sys)")
 }
 
 #[cfg(unix)]
-fn special_kind(t: &std::fs::FileType) -> &'static str {
+fn special_type(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_fifo() {
-        "is a named pipe, not a regular file; loadsim reads YAML from regular files only"
+        "a named pipe"
     } else if t.is_char_device() || t.is_block_device() {
-        "is a device, not a regular file; loadsim reads YAML from regular files only"
+        "a device"
     } else if t.is_socket() {
-        "is a socket, not a regular file; loadsim reads YAML from regular files only"
+        "a socket"
     } else {
-        "is not a regular file; loadsim reads YAML from regular files only"
+        "a special file"
     }
 }
 
 #[cfg(not(unix))]
-fn special_kind(_: &std::fs::FileType) -> &'static str {
-    "is not a regular file; loadsim reads YAML from regular files only"
+fn special_type(_: &std::fs::FileType) -> &'static str {
+    "a special file"
 }
 
 /// Reads the YAML text of `path`: its value (a mapping) and where its keys are. Every problem of

@@ -55,13 +55,9 @@ impl Subject {
     }
 
     /// Every file the scenario was read from: the file, then its `extends` chain, then the files
-    /// its edges `import`.
-    pub fn inputs(&self) -> impl Iterator<Item = &Path> {
-        self.doc
-            .files
-            .iter()
-            .map(|f| f.path.as_path())
-            .chain(self.doc.imported.iter().map(|(p, _)| p.as_path()))
+    /// its edges `import`, then the other files read while validating it or a copy (traces).
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        self.doc.input_paths()
     }
 }
 

@@ -1,10 +1,11 @@
 //! Every file a command writes. Owns three promises:
 //!
 //! - **Checked before anything runs** ([`OutputPlan`]): each output flag's path gets its folder
-//!   created the same way (`--output`, `--timeseries`, `--plot`, `--out` alike), must be
-//!   writable, and must be neither one of the command's inputs (the scenario, a base it `extends`,
-//!   a sweep file — compared after resolving symlinks) nor another output of the same command.
-//!   A refusal is a [`ConfigError`] (exit 2) naming the flag, so a long run never fails at its end.
+//!   created the same way (`--output`, `--timeseries`, `--plot`, `--out`, `--junit` alike), must
+//!   be writable, and must be neither one of the command's inputs (the scenario, a base it
+//!   `extends`, an import, a trace, a sweep file, a snapshot — compared after resolving symlinks)
+//!   nor another output of the same command. A refused output creates no folder. A refusal is a
+//!   [`ConfigError`] (exit 2) naming the flag, so a long run never fails at its end.
 //! - **Written atomically** ([`write_atomically`]): a temporary file in the same folder, synced,
 //!   then renamed over the target, so a reader, a crash or a full disk leaves the old file or the
 //!   new one, never a part.
@@ -77,23 +78,24 @@ pub struct OutputPlan {
 
 impl OutputPlan {
     /// A plan for a command reading `inputs`.
-    pub fn new<'a>(inputs: impl IntoIterator<Item = &'a Path>) -> OutputPlan {
+    pub fn new(inputs: impl IntoIterator<Item = impl AsRef<Path>>) -> OutputPlan {
         let mut plan = OutputPlan::default();
         plan.add_inputs(inputs);
         plan
     }
 
     /// More files the command reads.
-    pub fn add_inputs<'a>(&mut self, inputs: impl IntoIterator<Item = &'a Path>) {
+    pub fn add_inputs(&mut self, inputs: impl IntoIterator<Item = impl AsRef<Path>>) {
         for p in inputs {
+            let p = p.as_ref();
             if let Ok(c) = std::fs::canonicalize(p) {
                 self.inputs.push((c, p.to_owned()));
             }
         }
     }
 
-    /// An output file asked for by `flag`: its folder is created, and it must be writable and be
-    /// no input and no other output.
+    /// An output file asked for by `flag`: it must be no input and no other output (else nothing
+    /// is created), then its folder is created and it must be writable.
     pub fn file(&mut self, flag: &str, path: &Path) -> Result<(), ConfigError> {
         let refuse = |message: String| refusal(flag, path, message);
         if path.as_os_str().is_empty() {
@@ -108,7 +110,7 @@ impl OutputPlan {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        create_folder(folder).map_err(&refuse)?;
+        // Checked before the folder is created: a refused output leaves no folder behind.
         let resolved = resolve(path).map_err(&refuse)?;
         if let Some((_, named)) = self.inputs.iter().find(|(c, _)| *c == resolved) {
             return Err(refuse(format!(
@@ -121,6 +123,7 @@ impl OutputPlan {
                 "is also written by {other}; give each output its own path"
             )));
         }
+        create_folder(folder).map_err(&refuse)?;
         if path.exists() {
             // Opening for writing without truncating checks permission and leaves the file as it was.
             OpenOptions::new()
@@ -135,6 +138,15 @@ impl OutputPlan {
             format!("{flag} {}", path.display()),
         ));
         Ok(())
+    }
+
+    /// A file the command writes that no flag names (like a test's `.snap.new` beside its
+    /// scenario), so that no output asked for later is the same file. Creates nothing.
+    pub fn written_elsewhere(&mut self, what: &str, path: &Path) {
+        if let Ok(resolved) = resolve(path) {
+            self.outputs
+                .push((Planned::File(resolved), what.to_owned()));
+        }
     }
 
     /// An output folder asked for by `flag`, in which the command writes the files whose names
@@ -152,9 +164,8 @@ impl OutputPlan {
         if dir.exists() && !dir.is_dir() {
             return Err(refuse("is a file, not a folder".into()));
         }
-        create_folder(dir).map_err(&refuse)?;
-        let resolved =
-            std::fs::canonicalize(dir).map_err(|e| refuse(format!("cannot be resolved: {e}")))?;
+        // Checked before the folder is created: a refused output leaves no folder behind.
+        let resolved = resolve(dir).map_err(&refuse)?;
         let planned = Planned::Folder(resolved, Box::new(writes));
         if let Some((_, named)) = self.inputs.iter().find(|(c, _)| planned.covers(c)) {
             return Err(refuse(format!(
@@ -171,6 +182,7 @@ impl OutputPlan {
                 )));
             }
         }
+        create_folder(dir).map_err(&refuse)?;
         probe_folder(dir).map_err(&refuse)?;
         self.outputs
             .push((planned, format!("{flag} {}", dir.display())));
@@ -206,22 +218,48 @@ fn create_folder(folder: &Path) -> Result<(), String> {
         .map_err(|e| format!("cannot create the folder `{}`: {e}", folder.display()))
 }
 
-/// The path `path` writes to: symlinks followed where it exists, else its resolved folder joined
-/// with its name.
+/// The path `path` writes to: symlinks followed as far as the path exists, then the missing
+/// rest joined by name (`..` among it steps up: nothing missing can be a link), so an output
+/// whose folder does not exist yet is compared with the inputs before the folder is created.
 fn resolve(path: &Path) -> Result<PathBuf, String> {
     if let Ok(c) = std::fs::canonicalize(path) {
         return Ok(c);
     }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+    if path.file_name().is_none() {
+        return Err("does not name a file".to_owned());
+    }
+    let mut missing = Vec::new();
+    let mut existing = path;
+    let base = loop {
+        let probe = if existing.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            existing
+        };
+        if let Ok(c) = std::fs::canonicalize(probe) {
+            break c;
+        }
+        match (existing.parent(), existing.components().next_back()) {
+            (Some(parent), Some(last)) => {
+                missing.push(last);
+                existing = parent;
+            }
+            _ => {
+                return Err(format!("cannot resolve the folder of `{}`", path.display()));
+            }
+        }
     };
-    let name = path
-        .file_name()
-        .ok_or_else(|| "does not name a file".to_owned())?;
-    std::fs::canonicalize(folder)
-        .map(|f| f.join(name))
-        .map_err(|e| format!("cannot resolve the folder `{}`: {e}", folder.display()))
+    let mut resolved = base;
+    for c in missing.into_iter().rev() {
+        match c {
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => resolved.push(other),
+        }
+    }
+    Ok(resolved)
 }
 
 /// Creates and removes a file of our own in `folder`, to know a write there can succeed.
@@ -333,7 +371,7 @@ enum Holder {
 
 /// Who holds the lock file at `path`.
 fn holder(path: &Path) -> Holder {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = crate::config::source::read_regular(path, 64).unwrap_or_default();
     match text.trim().parse::<u32>() {
         Ok(pid) if pid != std::process::id() && process_running(pid) => Holder::Running(pid),
         Ok(_) => Holder::Gone,
@@ -377,7 +415,7 @@ mod tests {
     #[test]
     fn output_files_get_their_folder_and_must_be_writable_files() {
         let dir = tempfile::tempdir().unwrap();
-        let mut plan = OutputPlan::new([]);
+        let mut plan = OutputPlan::new(Vec::<PathBuf>::new());
         let nested = dir.path().join("a/b/out.json");
         plan.file("--output", &nested).unwrap();
         assert!(nested.parent().unwrap().is_dir(), "the folder is created");

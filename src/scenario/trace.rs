@@ -1,6 +1,7 @@
 //! Trace replay (`arrivals.trace`): one user request per row of a CSV file, at the time its first
-//! column gives in seconds. Owns reading the file (its path resolves against the scenario file's
-//! folder) and every check on it, reported with the file and the row: the file must exist and
+//! column gives in seconds. Owns parsing the file (read safely, once per command and shared
+//! between runs by [`Inputs`]; its path resolves against the folder of the scenario file that
+//! names it) and every check on it, reported with the file and the row: the file must exist and
 //! hold at least one row; each row is `time` (seconds, a finite number ≥ 0 and before
 //! `duration`), in non-decreasing order; a first row `time` is a header and is skipped; blank
 //! lines and lines starting with `#` are skipped. At most [`MAX_TRACE_ROWS`] rows (the event guard
@@ -10,7 +11,9 @@
 //! not name; with the shorthand (one class, no `clients:`) a second column is refused.
 
 use std::path::Path;
+use std::sync::Arc;
 
+use crate::config::inputs::{Inputs, Kind};
 use crate::time::{NANOS_PER_SEC, SimDuration, SimTime};
 
 /// Most rows a trace may hold.
@@ -25,26 +28,45 @@ pub struct ClassFilter<'a> {
     pub known: &'a [String],
 }
 
+/// The kind of file a trace is, for [`Inputs`]: read at most [`MAX_TRACE_BYTES`] bytes.
+pub const KIND: Kind = Kind {
+    what: "trace",
+    max_bytes: MAX_TRACE_BYTES,
+};
+
 /// Reads the arrival instants of the trace at `path` (the rows of `filter`'s class, when the
-/// trace has a class column); the error names the file and row.
+/// trace has a class column) through `inputs`, which reads the file safely and once per command
+/// and shares the instants between every run that replays it; the error names the file and row.
 pub fn read(
+    inputs: &Inputs,
     path: &Path,
+    duration: SimDuration,
+    filter: Option<ClassFilter<'_>>,
+) -> Result<Arc<[SimTime]>, String> {
+    let variant = match filter {
+        Some(f) => format!("{} {} of {}", duration.0, f.class, f.known.join(",")),
+        None => duration.0.to_string(),
+    };
+    let shared = inputs.read(
+        KIND,
+        path,
+        variant,
+        |text| parse(path, text, duration, filter).map(Arc::<[SimTime]>::from),
+        |times: &Arc<[SimTime]>| std::mem::size_of_val(&**times) as u64,
+    )?;
+    Ok(Arc::clone(&shared))
+}
+
+/// The arrival instants of a trace's `text` (read from `path`).
+fn parse(
+    path: &Path,
+    text: &str,
     duration: SimDuration,
     filter: Option<ClassFilter<'_>>,
 ) -> Result<Vec<SimTime>, String> {
     let shown = path.display();
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
-    if meta.len() > MAX_TRACE_BYTES {
-        return Err(format!(
-            "the trace {shown} is {} bytes; loadsim reads at most {MAX_TRACE_BYTES}",
-            meta.len()
-        ));
-    }
-    let text =
-        std::fs::read_to_string(path).map_err(|e| format!("cannot read the trace {shown}: {e}"))?;
     // A byte-order mark is not part of the first row (spreadsheets write one).
-    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut times = Vec::new();
     let mut last = SimTime::ZERO;
     let mut rows = 0usize;
@@ -142,12 +164,12 @@ pub fn read(
 mod tests {
     use super::*;
 
-    fn read_text(text: &str) -> Result<Vec<SimTime>, String> {
+    fn read_text(text: &str) -> Result<Arc<[SimTime]>, String> {
         let dir = std::env::temp_dir().join(format!("loadsim-trace-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(format!("t{}.csv", text.len()));
         std::fs::write(&path, text).unwrap();
-        let r = read(&path, SimDuration::from_secs(10), None);
+        let r = read(&Inputs::default(), &path, SimDuration::from_secs(10), None);
         let _ = std::fs::remove_file(&path);
         r.map_err(|e| e.replace(&path.display().to_string(), "FILE"))
     }
@@ -171,8 +193,13 @@ mod tests {
                 class,
                 known: &known,
             };
-            read(&path, SimDuration::from_secs(10), Some(f))
-                .map(|t| t.iter().map(|t| t.as_secs_f64()).collect::<Vec<f64>>())
+            read(
+                &Inputs::default(),
+                &path,
+                SimDuration::from_secs(10),
+                Some(f),
+            )
+            .map(|t| t.iter().map(|t| t.as_secs_f64()).collect::<Vec<f64>>())
         };
         assert_eq!(rows("a").unwrap(), [0.0, 1.0]);
         assert_eq!(rows("b").unwrap(), [0.5]);
@@ -181,14 +208,26 @@ mod tests {
             class: "a",
             known: &only_a,
         };
-        let err = read(&path, SimDuration::from_secs(10), Some(f)).unwrap_err();
+        let err = read(
+            &Inputs::default(),
+            &path,
+            SimDuration::from_secs(10),
+            Some(f),
+        )
+        .unwrap_err();
         assert!(err.contains(":3: `b` is not a request class"), "{err}");
         std::fs::write(&path, "0,a\n").unwrap();
         let f = ClassFilter {
             class: "b",
             known: &known,
         };
-        let err = read(&path, SimDuration::from_secs(10), Some(f)).unwrap_err();
+        let err = read(
+            &Inputs::default(),
+            &path,
+            SimDuration::from_secs(10),
+            Some(f),
+        )
+        .unwrap_err();
         assert!(err.contains("has no rows of class `b`"), "{err}");
         let _ = std::fs::remove_file(&path);
     }
@@ -217,6 +256,7 @@ mod tests {
             assert!(err.contains(want), "{text:?}: want `{want}` in `{err}`");
         }
         let missing = read(
+            &Inputs::default(),
             Path::new("/nonexistent/t.csv"),
             SimDuration::from_secs(1),
             None,

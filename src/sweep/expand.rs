@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::fmt;
 
 use super::spec::{SweepSpec, nested};
+use crate::config::inputs::Inputs;
 use crate::config::source::set_path;
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document};
@@ -121,12 +122,15 @@ impl fmt::Display for Shard {
 /// The scenario files a sweep names, loaded once.
 pub struct Sources {
     pub docs: Vec<Document>,
+    /// The other files the cells read (traces), shared by every scenario's document: a file
+    /// that several cells or scenarios name is read once and held once.
+    pub inputs: Inputs,
 }
 
 impl Sources {
     /// Loads every scenario file (with its `extends` chain); all problems together.
     pub fn load(spec: &SweepSpec) -> Result<Sources, ConfigError> {
-        let mut docs = Vec::new();
+        let mut docs: Vec<Document> = Vec::new();
         let mut problems = Vec::new();
         for s in &spec.scenarios {
             match Document::load(&s.path) {
@@ -140,7 +144,11 @@ impl Sources {
             }
         }
         if problems.is_empty() {
-            Ok(Sources { docs })
+            let inputs = Inputs::default();
+            for d in &mut docs {
+                d.inputs = inputs.clone();
+            }
+            Ok(Sources { docs, inputs })
         } else {
             Err(ConfigError {
                 diagnostics: problems,
@@ -148,15 +156,28 @@ impl Sources {
         }
     }
 
-    /// Every input byte: for each scenario, each file of its `extends` chain, then each file its
-    /// edges `import`.
-    pub fn texts(&self) -> impl Iterator<Item = &str> {
-        self.docs.iter().flat_map(|d| {
-            d.files
-                .iter()
-                .map(|f| f.text.as_str())
-                .chain(d.imported.iter().map(|(_, t)| t.as_str()))
-        })
+    /// What identifies the inputs in the journal: for each scenario, the text of each file of its
+    /// `extends` chain, then of each file its edges `import`; then the kind and SHA-256 of each
+    /// other file the cells read (a trace). Complete once every cell is checked.
+    pub fn identity(&self) -> Vec<Vec<u8>> {
+        self.docs
+            .iter()
+            .flat_map(|d| {
+                d.files
+                    .iter()
+                    .map(|f| f.text.clone().into_bytes())
+                    .chain(d.imported.iter().map(|(_, t)| t.clone().into_bytes()))
+            })
+            .chain(self.inputs.identity())
+            .collect()
+    }
+
+    /// Every file the sweep's scenarios read: each scenario's files, imports and other files.
+    pub fn paths(&self) -> Vec<std::path::PathBuf> {
+        let mut paths: Vec<std::path::PathBuf> =
+            self.docs.iter().flat_map(Document::input_paths).collect();
+        paths.dedup();
+        paths
     }
 }
 

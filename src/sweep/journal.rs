@@ -205,6 +205,21 @@ pub fn read(path: &Path) -> Result<Option<Contents>, ConfigError> {
     }))
 }
 
+/// Whether the file at `path` begins as a journal of any loadsim does (its first line names the
+/// kind), however old or damaged the rest.
+pub fn written_by_loadsim(path: &Path) -> bool {
+    // Looked at before opening: opening a named pipe blocks.
+    if !std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::io::Read::take(file, 256), &mut head);
+    String::from_utf8_lossy(&head).starts_with(&format!("{{\"journal\":\"{KIND}\""))
+}
+
 /// A schema version as a reader's message says it.
 pub(crate) fn version_text(v: Option<u32>) -> String {
     v.map_or_else(

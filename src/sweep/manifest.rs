@@ -11,6 +11,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
+use crate::config::source::{MAX_FILE_BYTES, read_regular};
+
+/// Largest manifest read: it holds the sweep file's text (at most [`MAX_FILE_BYTES`]) and a few
+/// hashes and counts.
+const MAX_MANIFEST_BYTES: u64 = 2 * MAX_FILE_BYTES;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
@@ -24,8 +29,8 @@ pub struct Manifest {
     pub sweep_file: String,
     /// SHA-256 of the sweep file's bytes.
     pub sweep_sha256: String,
-    /// SHA-256 of the sweep file and every scenario file it reads (`extends` chains included);
-    /// `--resume` and `loadsim merge` refuse folders whose inputs differ.
+    /// SHA-256 of the sweep file and every file its scenarios read (`extends` chains, imports,
+    /// traces); `--resume` and `loadsim merge` refuse folders whose inputs differ.
     pub inputs_sha256: String,
     /// Cells of the whole sweep.
     pub cells_total: usize,
@@ -51,7 +56,7 @@ impl Manifest {
     /// Reads the manifest of an output folder.
     pub fn read(dir: &Path) -> Result<Manifest, ConfigError> {
         let path = dir.join(super::MANIFEST);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = read_regular(&path, MAX_MANIFEST_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ConfigError::file(
                     &path,
@@ -80,7 +85,7 @@ impl Manifest {
     /// The `sweep` named by the manifest of `dir`, whatever loadsim wrote it; `None` when there
     /// is no readable manifest.
     pub fn sweep_of(dir: &Path) -> Option<String> {
-        let text = std::fs::read_to_string(dir.join(super::MANIFEST)).ok()?;
+        let text = read_regular(&dir.join(super::MANIFEST), MAX_MANIFEST_BYTES).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         v.get("sweep")?.as_str().map(str::to_owned)
     }

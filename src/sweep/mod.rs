@@ -29,23 +29,30 @@ pub const MANIFEST: &str = "manifest.json";
 /// The machine-dependent record of a run (command, threads, wall time), not committed.
 pub const TIMING: &str = "timing.json";
 
+/// The files of fixed names a sweep (or a merge) writes in its output folder.
+const FIXED: [&str; 6] = [
+    RESULTS_CSV,
+    RESULTS_MD,
+    MANIFEST,
+    journal::FILE,
+    crate::report::html::REPORT_HTML,
+    TIMING,
+];
+
 /// Whether a sweep (or a merge) writes a file of this name in its output folder: the results,
-/// the manifest, the journal, the figures, the lock and the temporary files of atomic writes.
+/// the manifest, the journal, the report page, the timing, the figures, the lock and the
+/// temporary files of atomic writes.
 pub fn writes(name: &str) -> bool {
-    [
-        RESULTS_CSV,
-        RESULTS_MD,
-        MANIFEST,
-        journal::FILE,
-        crate::runner::output::LOCK_FILE,
-    ]
-    .contains(&name)
+    FIXED.contains(&name)
+        || name == crate::runner::output::LOCK_FILE
         || (name.starts_with("figure_") && name.ends_with(".svg"))
         || (name.starts_with('.') && name.contains(".tmp-"))
 }
 
 /// Refuses an output folder that holds another sweep's results or journal: one folder, one
-/// sweep (its figures and tables would otherwise mix).
+/// sweep (its figures and tables would otherwise mix). A folder that is no sweep's (no manifest
+/// or journal of a sweep) but holds a file of a name a sweep writes (`results.csv`, …) is
+/// refused too: that file is someone else's, and the sweep would overwrite it.
 pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
     let found = manifest::Manifest::sweep_of(dir).or_else(|| {
         journal::read(&dir.join(journal::FILE))
@@ -61,7 +68,19 @@ pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
                 dir.display()
             ),
         )),
-        _ => Ok(()),
+        Some(_) => Ok(()),
+        // A journal of an older loadsim: a sweep's folder all the same.
+        None if journal::written_by_loadsim(&dir.join(journal::FILE)) => Ok(()),
+        None => match FIXED.iter().find(|n| dir.join(n).exists()) {
+            Some(name) => Err(ConfigError::flag(
+                "--out",
+                format!(
+                    "`{}` holds {name} but is not a sweep's folder (it has no manifest.json or journal.jsonl of a sweep), and a sweep writes {name} there: choose another --out, or move the file",
+                    dir.display()
+                ),
+            )),
+            None => Ok(()),
+        },
     }
 }
 

@@ -169,9 +169,20 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         .collect();
     let out = o.out.clone().unwrap_or_else(|| default_out(&spec, o.shard));
     if !o.dry_run {
+        let shared = sources.inputs.held_bytes();
         guard::check_memory(
-            &format!("holding the results of {} cells", mine.len()),
-            expansion.saturating_add((mine.len() as u64).saturating_mul(per_cell)),
+            &format!(
+                "holding the results of {} cells{}",
+                mine.len(),
+                if shared > 0 {
+                    format!(" and the {} of files they share", guard::show_bytes(shared))
+                } else {
+                    String::new()
+                }
+            ),
+            expansion
+                .saturating_add((mine.len() as u64).saturating_mul(per_cell))
+                .saturating_add(shared),
             max_memory,
             "split the sweep with --shard K/N (each shard holds its own cells)",
         )?;
@@ -191,17 +202,14 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         )));
     }
 
-    let inputs = std::iter::once(file).chain(
-        sources
-            .docs
-            .iter()
-            .flat_map(|d| d.files.iter().map(|f| f.path.as_path())),
-    );
-    OutputPlan::new(inputs).folder("--out", &out, super::writes)?;
+    let mut plan = OutputPlan::new([file]);
+    plan.add_inputs(sources.paths());
+    plan.folder("--out", &out, super::writes)?;
     let _lock = FolderLock::acquire(&out, "--out")?;
     super::check_folder_sweep(&out, &spec.name)?;
+    let identity = sources.identity();
     let inputs_sha256 =
-        super::sha256(std::iter::once(text.as_bytes()).chain(sources.texts().map(str::as_bytes)));
+        super::sha256(std::iter::once(text.as_bytes()).chain(identity.iter().map(Vec::as_slice)));
     let header = Header::new(&spec.name, &inputs_sha256, &shard.to_string());
     let journal_path = out.join(journal::FILE);
     let mut done: Vec<CellRecord> = Vec::new();
@@ -338,7 +346,8 @@ pub fn write_outputs(
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
-    let earlier = std::fs::read_to_string(out.join(super::RESULTS_MD)).unwrap_or_default();
+    let earlier = crate::config::source::read_regular(&out.join(super::RESULTS_MD), 64 << 20)
+        .unwrap_or_default();
     // The tables first: a figure never costs the results.
     for (name, text) in [
         (super::RESULTS_CSV, results.csv()),
@@ -406,7 +415,7 @@ fn resume_mismatch(path: &Path, found: &Header, want: &Header) -> ConfigError {
     } else if found.shard != want.shard {
         format!("it holds shard {}, not {}", found.shard, want.shard)
     } else {
-        "the sweep file or a scenario file changed since it was written".to_owned()
+        "the sweep file or a scenario file changed since it was written (or a file a scenario reads: an import, a trace)".to_owned()
     };
     ConfigError::flag(
         "--resume",

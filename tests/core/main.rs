@@ -11,6 +11,7 @@ mod cli;
 mod common;
 mod determinism;
 mod docs;
+mod files;
 mod fleet;
 mod import;
 mod mechanics;

@@ -3,7 +3,6 @@
 
 use super::Validator;
 use crate::scenario::profile::{self, Profile};
-use std::path::Path;
 use std::sync::Arc;
 
 use crate::scenario::ClosedLoop;
@@ -85,8 +84,8 @@ pub(super) fn closed_rate(c: &ClosedLoop) -> f64 {
 pub const MAX_USERS: u32 = 10_000_000;
 
 impl Validator<'_> {
-    /// The arrival instants of `arrivals.trace`, read from its file (relative to the scenario's
-    /// folder); reports keys that do not go with a trace, and the file's first problem with its
+    /// The arrival instants of `arrivals.trace`, read from its file (relative to the folder of
+    /// the scenario file that names it; shared with every copy of the document); reports keys that do not go with a trace, and the file's first problem with its
     /// row.
     pub(super) fn trace(
         &mut self,
@@ -114,9 +113,10 @@ impl Validator<'_> {
         if a.process == Some(ArrivalProcessRaw::Closed) || duration.is_zero() {
             return None;
         }
-        let path = self.doc.path().parent().unwrap_or(Path::new("")).join(file);
-        match trace::read(&path, duration, filter) {
-            Ok(times) => Some(times.into()),
+        let key_of_trace = format!("{key}.trace");
+        let path = self.doc.folder_of(&key_of_trace).join(file);
+        match trace::read(&self.doc.inputs, &path, duration, filter) {
+            Ok(times) => Some(times),
             Err(e) => {
                 self.problem(&format!("{key}.trace"), e);
                 None
