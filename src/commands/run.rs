@@ -130,7 +130,12 @@ fn check_findings(sc: &Scenario) -> Vec<crate::report::verdict::Finding> {
                 Level::Warning => "warning",
                 Level::Note => "note",
             };
-            let mut text = format!("{level} ({}) `{}`: {}", f.check.name(), f.subject, f.message);
+            let mut text = format!(
+                "{level} ({}) `{}`: {}",
+                f.check.name(),
+                f.subject,
+                f.message
+            );
             if let Some(fix) = &f.fix {
                 text.push_str(&format!(" Fix: {fix}"));
             }

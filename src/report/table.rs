@@ -225,12 +225,18 @@ fn rows(runs: &[RunSummary]) -> Vec<Row> {
         rows.push(Row::from(service_row(s, "admitted", Fmt::Count, |m| {
             Some(m.counts.admitted as f64)
         })));
-        rows.push(Row::from(service_row(s, "rejected (queue full)", Fmt::Count, |m| {
-            Some(m.counts.rejected_full as f64)
-        })));
-        rows.push(Row::from(service_row(s, "dropped (expired)", Fmt::Count, |m| {
-            Some(m.counts.dropped_expired as f64)
-        })));
+        rows.push(Row::from(service_row(
+            s,
+            "rejected (queue full)",
+            Fmt::Count,
+            |m| Some(m.counts.rejected_full as f64),
+        )));
+        rows.push(Row::from(service_row(
+            s,
+            "dropped (expired)",
+            Fmt::Count,
+            |m| Some(m.counts.dropped_expired as f64),
+        )));
         rows.push(Row::from(service_row(
             s,
             "wasted share of completions",

@@ -190,7 +190,8 @@ impl Watch for RunProgress {
             self.bar.set_draw_target(ProgressDrawTarget::stderr());
         }
         let rate = events as f64 / elapsed.as_secs_f64().max(1e-9);
-        self.bar.set_message(format!("{:.1} M events/s", rate / 1e6));
+        self.bar
+            .set_message(format!("{:.1} M events/s", rate / 1e6));
         self.bar.set_position(now.0);
     }
 }
@@ -233,7 +234,10 @@ mod tests {
         let sc = scenario();
         let off = RunProgress::with(&sc, false, Duration::ZERO);
         off.at(SimTime(3_000_000_000), 1000);
-        assert!(!off.shown(), "never drawn when stderr is not a terminal or quiet");
+        assert!(
+            !off.shown(),
+            "never drawn when stderr is not a terminal or quiet"
+        );
         assert_eq!(off.bar.position(), 0);
         let later = RunProgress::with(&sc, true, Duration::from_secs(3600));
         later.at(SimTime(3_000_000_000), 1000);
@@ -252,6 +256,10 @@ mod tests {
         bar.at(SimTime(7_000_000_000), 5000);
         assert!(bar.shown());
         assert_eq!(bar.bar.position(), SimTime(7_000_000_000).0);
-        assert!(bar.bar.message().ends_with("M events/s"), "{}", bar.bar.message());
+        assert!(
+            bar.bar.message().ends_with("M events/s"),
+            "{}",
+            bar.bar.message()
+        );
     }
 }
