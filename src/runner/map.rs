@@ -222,7 +222,7 @@ mod tests {
     }
 
     fn scenario() -> Scenario {
-        let text = "duration: 20s\narrivals: {rate: 10}\nclient: {entry: a}\n\
+        let text = "duration: 20s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
                     services:\n  a: {slots: 1, service_time: {dist: constant, value: 1ms}}\n";
         let doc = crate::config::Document::from_text(std::path::Path::new("p.yaml"), text)
             .expect("valid YAML");
