@@ -366,6 +366,10 @@ pub struct RunArgs {
     pub html: Option<PathBuf>,
     #[command(flatten)]
     pub memory: Memory,
+    /// No progress bar (one drawn on stderr, when it is a terminal, for a run longer than a
+    /// second: simulated time, events per second; for several files, the runs finished).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// The memory budget shared by commands that hold many results.
@@ -421,6 +425,9 @@ pub struct TestArgs {
     /// Event limit per run (see `loadsim run --max-events`).
     #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
     pub max_events: u64,
+    /// No progress bar (one counting the runs is drawn on stderr when it is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -476,6 +483,9 @@ pub struct BoundaryArgs {
     pub yes: bool,
     #[command(flatten)]
     pub memory: Memory,
+    /// No progress bar (one counting the runs is drawn on stderr when it is a terminal).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 #[derive(Debug, Args)]
@@ -766,6 +776,7 @@ impl RunArgs {
                 max_memory: self.memory.max_memory,
                 html: self.html,
                 command: String::new(),
+                quiet: self.quiet,
             },
         )
     }
@@ -785,6 +796,7 @@ impl BoundaryArgs {
             out: self.out,
             yes: self.yes,
             max_memory: self.memory.max_memory,
+            quiet: self.quiet,
         }
     }
 }

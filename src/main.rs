@@ -105,6 +105,7 @@ fn test(a: cli::TestArgs) -> Result<Output, Error> {
         options: RunOptions {
             max_events: a.max_events,
         },
+        quiet: a.quiet,
     })?;
     let mut output = Output::stdout(run.report.render(a.format));
     let mut failed = run.report.failed;

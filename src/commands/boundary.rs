@@ -40,6 +40,8 @@ pub struct BoundaryRequest {
     pub yes: bool,
     /// `--max-memory`: the budget for the probes held at once, in bytes.
     pub max_memory: u64,
+    /// `--quiet`: no progress bar.
+    pub quiet: bool,
 }
 
 /// A scenario file searched: loaded once with the user's `--set`s, its name and seeds.
@@ -213,7 +215,7 @@ fn search_all(
         .iter()
         .flat_map(|&(i, seed)| grid.iter().map(move |&v| (i, seed, v)))
         .collect();
-    let progress = Progress::new(None, "runs", false);
+    let progress = Progress::new(None, "runs", req.quiet);
     let probe = |i: usize, seed: u64, v: f64| {
         let o = searched[i].probe(axes, &[v], seed, req.criterion);
         progress.inc();
@@ -260,7 +262,7 @@ fn phase_all(
                 .map(move |p| (i, p))
         })
         .collect();
-    let progress = Progress::new(Some(points.len() as u64), "runs", false);
+    let progress = Progress::new(Some(points.len() as u64), "runs", req.quiet);
     let outcomes = runner.map(&points, |(i, p)| {
         let o = searched[*i].probe(axes, &[p.x, p.y], p.seed, req.criterion);
         progress.inc();

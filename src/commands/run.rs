@@ -9,10 +9,10 @@ use crate::Error;
 use crate::config::ConfigError;
 use crate::guard;
 use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
-use crate::model::{RunError, RunOptions, run_with, run_with_series};
+use crate::model::{RunError, RunOptions, Watch, run_watched, run_watched_with_series};
 use crate::report::Format;
 use crate::runner::{
-    OutputPlan, Progress, Runner, Subject, collect_all, load_scenarios, write_output,
+    OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios, write_output,
 };
 use crate::scenario::Scenario;
 use crate::time::SimDuration;
@@ -45,6 +45,8 @@ pub struct RunOutputs {
     pub html: Option<PathBuf>,
     /// The command line, shown at the foot of the HTML report.
     pub command: String,
+    /// `--quiet`: no progress bar.
+    pub quiet: bool,
 }
 
 impl Default for RunOutputs {
@@ -58,6 +60,7 @@ impl Default for RunOutputs {
             max_memory: guard::DEFAULT_MAX_MEMORY,
             html: None,
             command: String::new(),
+            quiet: false,
         }
     }
 }
@@ -84,16 +87,23 @@ pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>,
     .map_err(Error::from)
 }
 
-/// Runs `run` on every scenario on the grid runner; results in argument order.
+/// Runs `run` on every scenario on the grid runner; results in argument order. Progress on
+/// stderr unless `quiet`: one scenario is followed in simulated time once it has run for a
+/// second ([`RunProgress`]), several are counted as they finish ([`Progress`]).
 fn run_each<R: Send>(
     loaded: &[(Subject, Scenario)],
-    run: impl Fn(&Scenario) -> Result<R, RunError> + Sync + Send,
+    quiet: bool,
+    run: impl Fn(&Scenario, Option<&dyn Watch>) -> Result<R, RunError> + Sync + Send,
 ) -> Result<Vec<R>, Error> {
+    if let [(_, sc)] = loaded {
+        let bar = RunProgress::new(sc, quiet);
+        return Ok(vec![run(sc, Some(&bar))?]);
+    }
     let runner = Runner::new(None)?;
-    let progress = Progress::new(Some(loaded.len() as u64), "runs", loaded.len() < 2);
+    let progress = Progress::new(Some(loaded.len() as u64), "runs", quiet);
     runner
         .map(loaded, |(_, sc)| {
-            let r = run(sc);
+            let r = run(sc, None);
             progress.inc();
             r
         })
@@ -102,9 +112,39 @@ fn run_each<R: Send>(
         .collect()
 }
 
-/// Runs every scenario of `req`, in argument order.
+/// Runs every scenario of `req`, in argument order, without progress bars.
 pub fn run_all(req: &RunRequest) -> Result<Vec<RunSummary>, Error> {
-    run_each(&load_checked(req)?, |sc| run_with(sc, req.options))
+    run_each(&load_checked(req)?, true, |sc, _| {
+        run_watched(sc, req.options, None)
+    })
+}
+
+/// What `loadsim check` finds on `sc`, as the verdict of the HTML report lists it.
+fn check_findings(sc: &Scenario) -> Vec<crate::report::verdict::Finding> {
+    use crate::analysis::lint::{self, Level};
+    lint::lint(sc)
+        .findings
+        .iter()
+        .map(|f| {
+            let level = match f.level {
+                Level::Warning => "warning",
+                Level::Note => "note",
+            };
+            let mut text = format!(
+                "{level} ({}) `{}`: {}",
+                f.check.name(),
+                f.subject,
+                f.message
+            );
+            if let Some(fix) = &f.fix {
+                text.push_str(&format!(" Fix: {fix}"));
+            }
+            crate::report::verdict::Finding {
+                warning: f.level == Level::Warning,
+                text,
+            }
+        })
+        .collect()
 }
 
 /// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario,
@@ -187,8 +227,8 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
     let summaries = if series {
-        let runs = run_each(&loaded, |sc| {
-            run_with_series(sc, req.options, outputs.resolution)
+        let runs = run_each(&loaded, outputs.quiet, |sc, watch| {
+            run_watched_with_series(sc, req.options, outputs.resolution, watch)
         })?;
         let mut written = Vec::new();
         if let Some(path) = &outputs.timeseries {
@@ -205,13 +245,17 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         if let Some(path) = &outputs.html {
             let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
             let docs: Vec<_> = loaded.iter().map(|(s, _)| s.doc.clone()).collect();
-            crate::report::html::run_page(&pairs, &docs, &outputs.command)?.write(path)?;
+            let findings: Vec<_> = loaded.iter().map(|(_, sc)| check_findings(sc)).collect();
+            crate::report::html::run_page(&pairs, &findings, &docs, &outputs.command)?
+                .write(path)?;
             written.push(path.clone());
         }
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        run_each(&loaded, |sc| run_with(sc, req.options))?
+        run_each(&loaded, outputs.quiet, |sc, watch| {
+            run_watched(sc, req.options, watch)
+        })?
     };
     let report = outputs.format.renderer().render(&summaries);
     match &outputs.output {

@@ -22,7 +22,7 @@ use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunError, RunOptions, run_with};
 use crate::report::flat::{EngineColumns, flatten};
-use crate::runner::OutputPlan;
+use crate::runner::{OutputPlan, Progress};
 use crate::scenario::{ConfigError, Scenario};
 
 /// Arguments of `loadsim test`, independent of clap.
@@ -37,6 +37,8 @@ pub struct TestRequest {
     /// `--junit FILE`: also write the result as JUnit XML.
     pub junit: Option<PathBuf>,
     pub options: RunOptions,
+    /// `--quiet`: no progress bar.
+    pub quiet: bool,
 }
 
 /// Whether the environment says this is CI: `CI` set to anything but empty, `0` or `false`.
@@ -122,35 +124,49 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
     }
 
     let jobs = Jobs::plan(&tests);
+    let progress = Progress::new(Some(jobs.scenarios.len() as u64), "runs", req.quiet);
     let results: Vec<Result<Ran, RunError>> = jobs
         .scenarios
         .par_iter()
         .map(|sc| {
-            run_with(sc, req.options).map(|summary| {
+            let ran = run_with(sc, req.options).map(|summary| {
                 let values = flatten(&summary, EngineColumns::Exclude)
                     .into_iter()
                     .map(|(k, v)| (k, v.as_f64()))
                     .collect();
                 Ran { summary, values }
-            })
+            });
+            progress.inc();
+            ran
         })
         .collect();
+    drop(progress);
 
     let mut report = TestReport::default();
     let mut pending = Vec::new();
     for t in &tests {
         let mut cases = Vec::new();
+        let mut read = std::collections::BTreeSet::new();
         for a in &t.expectations.assertions {
-            cases.push(judge(t, a, &jobs, &results));
+            let runs = jobs.runs_of(t, a);
+            let mut case = judge(t, a, &jobs, &results);
+            case.wall_s = wall_s(&results, &runs);
+            read.extend(runs);
+            cases.push(case);
         }
         if let Some(settings) = t.expectations.snapshot {
-            let own = &results[jobs.index(&t.path, t.scenario.seed)];
-            cases.push(compare_snapshot(t, settings, own, req, &mut pending)?);
+            let i = jobs.index(&t.path, t.scenario.seed);
+            let mut case = compare_snapshot(t, settings, &results[i], req, &mut pending)?;
+            case.wall_s = wall_s(&results, &[i]);
+            read.insert(i);
+            cases.push(case);
         }
+        let read: Vec<usize> = read.into_iter().collect();
         report.push(FileReport {
             file: t.shown.clone(),
             scenario: t.scenario.name.clone(),
             cases,
+            wall_s: wall_s(&results, &read),
         });
     }
     if let Some(path) = &req.junit {
@@ -330,6 +346,27 @@ impl Jobs {
     fn index(&self, path: &Path, seed: u64) -> usize {
         self.by_key[&Self::key(path, seed)]
     }
+
+    /// The runs assertion `a` of `t` reads: its scenario and its baseline at each of its seeds.
+    fn runs_of(&self, t: &TestFile, a: &expect::Assertion) -> Vec<usize> {
+        let seeds = a.seeds.clone().unwrap_or_else(|| vec![t.scenario.seed]);
+        let mut runs = Vec::new();
+        for s in seeds {
+            runs.push(self.index(&t.path, s));
+            if let Some(b) = &a.baseline {
+                runs.push(self.index(&b.path, s));
+            }
+        }
+        runs
+    }
+}
+
+/// Wall-clock seconds of the runs `runs` (a run that stopped counts nothing).
+fn wall_s(results: &[Result<Ran, RunError>], runs: &[usize]) -> f64 {
+    runs.iter()
+        .filter_map(|&i| results[i].as_ref().ok())
+        .map(|r| r.summary.engine.wall_s)
+        .sum()
 }
 
 /// Judges one assertion from the runs.
@@ -365,6 +402,7 @@ fn judge(
                     mean: None,
                     snapshot: None,
                     pending: None,
+                    wall_s: 0.0,
                 };
             }
             (Ok(v), None) => v,
@@ -393,6 +431,7 @@ fn judge(
         }),
         snapshot: None,
         pending: None,
+        wall_s: 0.0,
     }
 }
 
@@ -417,6 +456,7 @@ fn compare_snapshot(
         mean: None,
         snapshot: Some(snap.display().to_string()),
         pending: None,
+        wall_s: 0.0,
     };
     let ran = match own {
         Ok(r) => r,

@@ -1,7 +1,9 @@
 //! The JUnit XML form of a `loadsim test` result, the format CI systems render as test results:
 //! one `<testsuite>` per scenario file, one `<testcase>` per assertion and per snapshot, a
-//! `<failure>` with the observation and the changed metrics where a case failed. No timings: the
-//! report is the same on every machine.
+//! `<failure>` with the observation and the changed metrics where a case failed. Each testsuite
+//! and testcase has JUnit's `time`: the wall-clock seconds of the runs it read (a case reads its
+//! scenario at each of its seeds, and its baseline's; cases of one file share runs, so the
+//! suite's time counts each run once). The times are the only part that differs between machines.
 
 use super::report::TestReport;
 
@@ -16,15 +18,17 @@ pub fn render(report: &TestReport) -> String {
     for f in &report.files {
         let failures = f.cases.iter().filter(|c| !c.passed).count();
         out.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">\n",
+            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{}\">\n",
             escape(&f.file),
-            f.cases.len()
+            f.cases.len(),
+            seconds(f.wall_s)
         ));
         for c in &f.cases {
             let open = format!(
-                "    <testcase name=\"{}\" classname=\"{}\"",
+                "    <testcase name=\"{}\" classname=\"{}\" time=\"{}\"",
                 escape(&c.name),
-                escape(&f.scenario)
+                escape(&f.scenario),
+                seconds(c.wall_s)
             );
             if c.passed {
                 out.push_str(&open);
@@ -42,6 +46,12 @@ pub fn render(report: &TestReport) -> String {
     }
     out.push_str("</testsuites>\n");
     out
+}
+
+/// Seconds as JUnit's `time` (a decimal number, as the Ant/Surefire schema types it): three
+/// decimals, milliseconds being what CI systems show.
+fn seconds(s: f64) -> String {
+    format!("{:.3}", if s.is_finite() { s.max(0.0) } else { 0.0 })
 }
 
 /// Text as XML character data or attribute value: markup characters escaped, and characters XML

@@ -28,6 +28,10 @@ pub struct FileReport {
     pub file: String,
     pub scenario: String,
     pub cases: Vec<CaseReport>,
+    /// Wall-clock seconds of the runs this file's cases read, each run once (JUnit's `time` of
+    /// the testsuite; machine-dependent, so only in `--junit`).
+    #[serde(skip)]
+    pub wall_s: f64,
 }
 
 /// What a case checks.
@@ -61,6 +65,10 @@ pub struct CaseReport {
     pub snapshot: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
+    /// Wall-clock seconds of the runs this case read (JUnit's `time` of the testcase). Cases of
+    /// one file share runs, so their times may add up to more than the file's.
+    #[serde(skip)]
+    pub wall_s: f64,
 }
 
 /// A metric's value on one seed.

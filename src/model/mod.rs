@@ -69,6 +69,17 @@ impl Default for RunOptions {
     }
 }
 
+/// Told how far a run has got (a progress bar): every [`WATCH_EVERY`] events, never on the path
+/// of a single event, and never changing what the run computes.
+pub trait Watch: Sync {
+    /// The run is at simulated time `now`, having processed `events` events.
+    fn at(&self, now: SimTime, events: u64);
+}
+
+/// Events between two calls of a [`Watch`]: at some ten million events a second, a few hundred
+/// calls a second.
+pub const WATCH_EVERY: u64 = 1 << 15;
+
 /// Why a run did not finish.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum RunError {
@@ -319,6 +330,11 @@ pub struct Simulation<'a> {
     arrivals_end: SimTime,
     window: Option<(SimTime, SimTime)>,
     options: RunOptions,
+    /// Told how far the run has got ([`Simulation::watched`]).
+    watch: Option<&'a dyn Watch>,
+    /// The event count at which the run next checks `options.max_events` and tells `watch`: one
+    /// comparison per event whether watched or not.
+    next_check: u64,
     /// The next time-series bin boundary; `NEVER` when no time series is recorded.
     next_sample: SimTime,
     /// Concurrency-limiter permits of admitted jobs and of attempts, by slab index (written and
@@ -466,12 +482,46 @@ impl<'a> Simulation<'a> {
             arrivals_end: SimTime(sc.duration.0),
             window: sc.fault_window(),
             options,
+            watch: None,
+            next_check: options.max_events.saturating_add(1),
             next_sample: SimTime::NEVER,
             job_permits: Vec::new(),
             attempt_permits: Vec::new(),
             scalers: autoscale::scalers(sc),
             autoscaling: sc.services.iter().any(|s| s.autoscale.is_some()),
         }
+    }
+
+    /// Tells `watch` how far the run has got every [`WATCH_EVERY`] events.
+    pub fn watched(mut self, watch: &'a dyn Watch) -> Self {
+        self.watch = Some(watch);
+        self.next_check = self.next_check.min(WATCH_EVERY);
+        self
+    }
+
+    /// Past `next_check` events: stops a run over `options.max_events`, tells the watch, and
+    /// sets the next check. Out of the loop's way (a few calls per million events).
+    #[cold]
+    #[inline(never)]
+    fn checkpoint(&mut self) -> Result<(), RunError> {
+        let events = self.engine.processed();
+        if events > self.options.max_events {
+            return Err(RunError::TooManyEvents {
+                scenario: self.sc.name.clone(),
+                events,
+                at: self.engine.now(),
+                limit: self.options.max_events,
+            });
+        }
+        let limit = self.options.max_events.saturating_add(1);
+        self.next_check = match self.watch {
+            Some(w) => {
+                w.at(self.engine.now(), events);
+                limit.min(events.saturating_add(WATCH_EVERY))
+            }
+            None => limit,
+        };
+        Ok(())
     }
 
     /// Also records time series in bins of `resolution` (positive); see
@@ -532,13 +582,8 @@ impl<'a> Simulation<'a> {
                 self.sample_series(self.engine.now());
             }
             self.dispatch(event);
-            if self.engine.processed() > self.options.max_events {
-                return Err(RunError::TooManyEvents {
-                    scenario: self.sc.name.clone(),
-                    events: self.engine.processed(),
-                    at: self.engine.now(),
-                    limit: self.options.max_events,
-                });
+            if self.engine.processed() >= self.next_check {
+                self.checkpoint()?;
             }
         }
         // The run ends where it ended when settled events were popped: at the horizon if
@@ -783,9 +828,34 @@ pub fn run_with_series(
     options: RunOptions,
     resolution: SimDuration,
 ) -> Result<(RunSummary, TimeSeries), RunError> {
-    let out = Simulation::new(sc, options)
-        .with_series(resolution)
-        .run_output()?;
+    run_watched_with_series(sc, options, resolution, None)
+}
+
+/// [`run_with`], telling `watch` (if any) how far the run has got.
+pub fn run_watched(
+    sc: &Scenario,
+    options: RunOptions,
+    watch: Option<&dyn Watch>,
+) -> Result<RunSummary, RunError> {
+    let sim = Simulation::new(sc, options);
+    match watch {
+        Some(w) => sim.watched(w).run(),
+        None => sim.run(),
+    }
+}
+
+/// [`run_with_series`], telling `watch` (if any) how far the run has got.
+pub fn run_watched_with_series(
+    sc: &Scenario,
+    options: RunOptions,
+    resolution: SimDuration,
+    watch: Option<&dyn Watch>,
+) -> Result<(RunSummary, TimeSeries), RunError> {
+    let mut sim = Simulation::new(sc, options).with_series(resolution);
+    if let Some(w) = watch {
+        sim = sim.watched(w);
+    }
+    let out = sim.run_output()?;
     let series = out.series.expect("series were asked for");
     Ok((out.summary, series))
 }

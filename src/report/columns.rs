@@ -27,7 +27,9 @@ are those of `loadsim run --format csv`; `--format csv-long` has one row per met
 in its `metric` column. Definitions of the metrics: [model.md](model.md) §3. An empty cell is an \
 undefined value (`null` in the run JSON): a ratio over zero, `recovery_s` of a run that never \
 recovers, `recovered` where recovery is not measurable, or a column of another topology. Types: \
-`integer`, `number` (a float in shortest round-trip form), `boolean` (`true`/`false`), `string`.\n\n",
+`integer`, `number` (a float in shortest round-trip form), `boolean` (`true`/`false`; `1`/`0` in \
+the `value` column of `--format csv-long`, which is numeric throughout), `string`. Every cell is one \
+value: a list (like `replica_stats`) has a column per element, indexed from 0.\n\n",
     );
     out.push_str("## Cell columns\n\n");
     let mut t = MarkdownTable::new(["column", "type", "meaning"]);
@@ -112,6 +114,19 @@ fn rows(t: &mut MarkdownTable, defs: &Value, column: &str, prop: &Value, within:
         .replace('\n', " ")
         .replace('|', "\\|");
     let nullable_map = type_of(prop).ends_with(", or empty");
+    // A list of objects (like `replica_stats`): a column per element and field, `<k>` from 0.
+    if let Some(def) = prop
+        .get("items")
+        .and_then(|i| i.get("$ref"))
+        .and_then(Value::as_str)
+        .and_then(|r| r.strip_prefix("#/definitions/"))
+    {
+        let note = format!("{desc} (one column per element `<k>`, from 0)");
+        for (name, p) in properties(&defs[def]) {
+            rows(t, defs, &format!("{column}.<k>.{name}"), &p, &note);
+        }
+        return;
+    }
     match prop.get("additionalProperties") {
         Some(inner) => {
             let mut note = desc;

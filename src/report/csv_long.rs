@@ -8,14 +8,14 @@
 //! | `metric` | the dotted name, exactly the wide CSV's column name (`services.svc_b.max_queue`) |
 //! | `scope` | `metrics`, `services`, `calls` or `engine` |
 //! | `entity` | the service (`svc_b`) or call edge (`svc_a->svc_b`); empty for `metrics` and `engine` |
-//! | `name` | the metric's own name (`max_queue`) |
-//! | `value` | a number in shortest round-trip form; empty when undefined (a ratio over zero, `recovery_s` when the run never recovers) |
+//! | `name` | the metric's own name (`max_queue`); a replica's is `replica_stats.<k>.<name>` (`replica_stats.0.arrivals`) |
+//! | `value` | a number in shortest round-trip form, a yes/no metric (`recovered`, `recovery_measurable`) as `1`/`0`; empty when undefined (a ratio over zero, `recovery_s` when the run never recovers) |
 //!
 //! Rows come in argument order, then summary order; `engine.wall_s` and `engine.events_per_s` are
 //! the only values that depend on the machine.
 
 use super::Render;
-use super::flat::{EngineColumns, cell, cells};
+use super::flat::{EngineColumns, cells, numeric_cell};
 use crate::metrics::RunSummary;
 
 /// The header row, in order.
@@ -40,7 +40,7 @@ impl Render for CsvLong {
                     c.scope.as_str(),
                     c.entity.as_deref().unwrap_or(""),
                     c.name.as_str(),
-                    cell(&c.value).as_str(),
+                    numeric_cell(&c.value).as_str(),
                 ])
                 .expect("writing to memory");
             }

@@ -1,6 +1,8 @@
 //! Flattening a summary into dotted `(column, value)` pairs — `metrics.recovery_s`,
 //! `services.svc_b.max_queue`, `calls.svc_a->svc_b.retries` — in the summary's field order. Owns
-//! the column naming that the CSV formats and the sweep tables share.
+//! the column naming that the CSV formats and the sweep tables share. A list is flattened by its
+//! index like a key (`services.api.replica_stats.0.arrivals`), so every cell is a scalar: no JSON
+//! inside a CSV cell.
 
 use serde_json::Value;
 
@@ -39,6 +41,11 @@ fn walk(prefix: &str, v: Value, out: &mut Vec<(String, Value)>) {
                 walk(&format!("{prefix}.{k}"), v, out);
             }
         }
+        Value::Array(items) => {
+            for (i, v) in items.into_iter().enumerate() {
+                walk(&format!("{prefix}.{i}"), v, out);
+            }
+        }
         other => out.push((prefix.to_owned(), other)),
     }
 }
@@ -49,6 +56,16 @@ pub fn cell(v: &Value) -> String {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
+    }
+}
+
+/// A JSON scalar as a number for a numeric column (the long CSV's `value`): a boolean is `1` or
+/// `0`, `null` empty, a number as [`cell`] writes it. A summary has no text below its top level,
+/// so nothing else reaches here; were it to, it would be written as [`cell`] writes it.
+pub fn numeric_cell(v: &Value) -> String {
+    match v {
+        Value::Bool(b) => if *b { "1" } else { "0" }.to_owned(),
+        other => cell(other),
     }
 }
 
@@ -93,6 +110,13 @@ pub fn cells(run: &RunSummary, engine: EngineColumns) -> Vec<FlatMetric> {
             Value::Object(map) => {
                 for (k, v) in map {
                     path.push(k);
+                    walk(path, v, out);
+                    path.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.into_iter().enumerate() {
+                    path.push(i.to_string());
                     walk(path, v, out);
                     path.pop();
                 }

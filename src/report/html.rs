@@ -184,9 +184,11 @@ impl Page {
     }
 }
 
-/// The page of `loadsim run --html`: the table, the three run figures, the scenario sources.
+/// The page of `loadsim run --html`: the verdict (with `findings`, the linter's on each run's
+/// scenario, in the order of `runs`), the table, the run figures, the scenario sources.
 pub fn run_page(
     runs: &[crate::plot::run::RunData<'_>],
+    findings: &[Vec<crate::report::verdict::Finding>],
     docs: &[Document],
     command: &str,
 ) -> Result<Page, crate::plot::PlotError> {
@@ -207,13 +209,25 @@ pub fn run_page(
         command,
         env!("CARGO_PKG_VERSION"),
     );
+    let judged: Vec<crate::report::verdict::Judged<'_>> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, (s, _))| crate::report::verdict::Judged {
+            run: s,
+            findings: findings.get(i).map(Vec::as_slice),
+        })
+        .collect();
     page.markdown(
         &format!(
             "# Run: {}
 
 {}
+## Results
+
+{}
 ",
             names.join(", "),
+            crate::report::verdict::markdown(&judged),
             crate::report::table::Table::build(&summaries)
         ),
         None,

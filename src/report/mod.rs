@@ -18,6 +18,7 @@ pub mod markdown;
 pub mod number;
 pub mod table;
 pub mod timeseries;
+pub mod verdict;
 
 use crate::metrics::RunSummary;
 

@@ -4,7 +4,7 @@
 
 use super::Render;
 use super::markdown::MarkdownTable;
-use crate::metrics::{RunSummary, ServiceMetrics};
+use crate::metrics::{RunMetrics, RunSummary, ServiceMetrics};
 
 /// Metrics × scenarios.
 pub struct Table;
@@ -35,6 +35,48 @@ fn show(v: Option<f64>, f: Fmt) -> String {
 
 type Getter = Box<dyn Fn(&RunSummary) -> Option<f64>>;
 
+/// For a recovery row: the run's or class's metrics, which say why a missing recovery time is
+/// missing ([`undefined_recovery`]).
+type RecoveryOf = Box<dyn Fn(&RunSummary) -> Option<&RunMetrics>>;
+
+/// One row: its label, how its values print, the value of a run, and for recovery rows where
+/// the reason for a missing value comes from.
+struct Row {
+    label: String,
+    fmt: Fmt,
+    get: Getter,
+    recovery_of: Option<RecoveryOf>,
+}
+
+impl From<(String, Fmt, Getter)> for Row {
+    fn from((label, fmt, get): (String, Fmt, Getter)) -> Row {
+        Row {
+            label,
+            fmt,
+            get,
+            recovery_of: None,
+        }
+    }
+}
+
+/// A class's metrics in a run.
+fn class_metrics(name: String) -> RecoveryOf {
+    Box::new(move |r| r.classes.get(&name))
+}
+
+/// What a recovery time without a value says, the same in the overall row and in a class's:
+/// "not measurable" when no recovery span fits after the fault window, "never" when one fits and
+/// none recovered, `None` (shown `—`) when there is no fault window.
+pub(crate) fn undefined_recovery(m: &RunMetrics) -> Option<&'static str> {
+    if !m.recovery_measurable {
+        Some("not measurable")
+    } else if m.fault_end_s.is_some() {
+        Some("never")
+    } else {
+        None
+    }
+}
+
 fn service_row(
     name: &str,
     label: &str,
@@ -50,7 +92,7 @@ fn service_row(
 }
 
 /// The rows for `runs`, in display order.
-fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
+fn rows(runs: &[RunSummary]) -> Vec<Row> {
     let mut services: Vec<String> = Vec::new();
     let mut edges: Vec<String> = Vec::new();
     for r in runs {
@@ -68,7 +110,7 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
     // The article lists the deepest service first.
     let deepest_first: Vec<String> = services.iter().rev().cloned().collect();
     let entry = services.first().cloned().unwrap_or_default();
-    let mut rows: Vec<(String, Fmt, Getter)> = vec![
+    let rows: Vec<(String, Fmt, Getter)> = vec![
         (
             "success before window".into(),
             Fmt::Rate,
@@ -84,59 +126,61 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
             Fmt::Rate,
             Box::new(|r: &RunSummary| r.metrics.success_rate_after),
         ),
-        (
-            "recovery time (s)".into(),
-            Fmt::Secs,
-            Box::new(|r: &RunSummary| r.metrics.recovery_s),
-        ),
     ];
-    rows.push(service_row(
+    let mut rows: Vec<Row> = rows.into_iter().map(Row::from).collect();
+    rows.push(Row {
+        label: "recovery time (s)".into(),
+        fmt: Fmt::Secs,
+        get: Box::new(|r: &RunSummary| r.metrics.recovery_s),
+        recovery_of: Some(Box::new(|r| Some(&r.metrics))),
+    });
+    rows.push(Row::from(service_row(
         &entry,
         "attempts / user request",
         Fmt::Ratio,
         |s| s.attempts_per_request,
-    ));
+    )));
     for s in &deepest_first {
-        rows.push(service_row(
+        rows.push(Row::from(service_row(
             s,
             "arrivals in window / user request in window",
             Fmt::Ratio,
             |m| m.arrivals_during_fault_per_request,
-        ));
+        )));
     }
     for s in &deepest_first {
-        rows.push(service_row(s, "max queue", Fmt::Count, |m| {
+        rows.push(Row::from(service_row(s, "max queue", Fmt::Count, |m| {
             Some(m.counts.max_queue as f64)
-        }));
+        })));
     }
     for s in &deepest_first {
-        rows.push(service_row(
+        rows.push(Row::from(service_row(
             s,
             "share of completions serving a success",
             Fmt::Rate,
             |m| m.goodput_ratio,
-        ));
+        )));
     }
-    rows.push((
+    rows.push(Row::from((
         "median latency of failed requests (s)".into(),
         Fmt::Secs,
-        Box::new(|r: &RunSummary| r.metrics.failed_latency_p50_s),
-    ));
-    rows.push((
+        Box::new(|r: &RunSummary| r.metrics.failed_latency_p50_s) as Getter,
+    )));
+    rows.push(Row::from((
         "p99 latency of successful requests (s)".into(),
         Fmt::Secs,
-        Box::new(|r: &RunSummary| r.metrics.success_latency_p99_s),
-    ));
-    rows.push((
+        Box::new(|r: &RunSummary| r.metrics.success_latency_p99_s) as Getter,
+    )));
+    rows.push(Row::from((
         "user requests".into(),
         Fmt::Count,
-        Box::new(|r: &RunSummary| Some(r.metrics.requests as f64)),
-    ));
-    rows.push((
+        Box::new(|r: &RunSummary| Some(r.metrics.requests as f64)) as Getter,
+    )));
+    rows.push(Row::from((
         "success overall".into(),
         Fmt::Rate,
-        Box::new(|r: &RunSummary| r.metrics.success_rate),
-    ));
+        Box::new(|r: &RunSummary| r.metrics.success_rate) as Getter,
+    )));
     // Request classes (only with `clients:` of several): each class's headline outcomes.
     let mut classes: Vec<String> = Vec::new();
     for r in runs {
@@ -162,35 +206,43 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
     for c in &classes {
         for (label, fmt, get) in per_class {
             let name = c.clone();
-            rows.push((
-                format!("class `{c}` {label}"),
+            let recovery_of = label_is_recovery(label).then(|| class_metrics(c.clone()));
+            rows.push(Row {
+                label: format!("class `{c}` {label}"),
                 fmt,
-                Box::new(move |r: &RunSummary| r.classes.get(&name).and_then(get)),
-            ));
+                get: Box::new(move |r: &RunSummary| r.classes.get(&name).and_then(get)),
+                recovery_of,
+            });
         }
     }
     for s in &deepest_first {
-        rows.push(service_row(
+        rows.push(Row::from(service_row(
             s,
             "worst-case attempts / user request (R1)",
             Fmt::Count,
             |m| Some(m.worst_case_attempts_per_request as f64),
-        ));
-        rows.push(service_row(s, "admitted", Fmt::Count, |m| {
+        )));
+        rows.push(Row::from(service_row(s, "admitted", Fmt::Count, |m| {
             Some(m.counts.admitted as f64)
-        }));
-        rows.push(service_row(s, "rejected (queue full)", Fmt::Count, |m| {
-            Some(m.counts.rejected_full as f64)
-        }));
-        rows.push(service_row(s, "dropped (expired)", Fmt::Count, |m| {
-            Some(m.counts.dropped_expired as f64)
-        }));
-        rows.push(service_row(
+        })));
+        rows.push(Row::from(service_row(
+            s,
+            "rejected (queue full)",
+            Fmt::Count,
+            |m| Some(m.counts.rejected_full as f64),
+        )));
+        rows.push(Row::from(service_row(
+            s,
+            "dropped (expired)",
+            Fmt::Count,
+            |m| Some(m.counts.dropped_expired as f64),
+        )));
+        rows.push(Row::from(service_row(
             s,
             "wasted share of completions",
             Fmt::Rate,
             |m| m.wasted_ratio,
-        ));
+        )));
     }
     // Decisions of the protections beyond the article: shown only where some run made them.
     for s in &deepest_first {
@@ -209,11 +261,12 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
                 .any(|r| r.services.get(s).is_some_and(|m| get(m) > 0))
             {
                 let n = s.clone();
-                rows.push((
+                rows.push(Row::from((
                     format!("`{s}` {label}"),
                     Fmt::Count,
-                    Box::new(move |r: &RunSummary| r.services.get(&n).map(|m| get(m) as f64)),
-                ));
+                    Box::new(move |r: &RunSummary| r.services.get(&n).map(|m| get(m) as f64))
+                        as Getter,
+                )));
             }
         }
     }
@@ -246,11 +299,11 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
                 .any(|r| r.calls.get(e).is_some_and(|c| get(c) > 0.0))
             {
                 let n = e.clone();
-                rows.push((
+                rows.push(Row::from((
                     format!("`{e}` {label}"),
                     fmt,
-                    Box::new(move |r: &RunSummary| r.calls.get(&n).map(get)),
-                ));
+                    Box::new(move |r: &RunSummary| r.calls.get(&n).map(get)) as Getter,
+                )));
             }
         }
     }
@@ -265,11 +318,11 @@ fn rows(runs: &[RunSummary]) -> Vec<(String, Fmt, Getter)> {
             ("timeouts", |c| c.timeouts),
         ] {
             let n = e.clone();
-            rows.push((
+            rows.push(Row::from((
                 format!("`{e}` {label}"),
                 Fmt::Count,
-                Box::new(move |r: &RunSummary| r.calls.get(&n).map(|c| get(c) as f64)),
-            ));
+                Box::new(move |r: &RunSummary| r.calls.get(&n).map(|c| get(c) as f64)) as Getter,
+            )));
         }
     }
     rows
@@ -281,26 +334,17 @@ impl Table {
         let mut header = vec!["metric".to_owned()];
         header.extend(runs.iter().map(|r| r.scenario.clone()));
         let mut t = MarkdownTable::new(header);
-        for (label, fmt, get) in rows(runs) {
-            let mut row = vec![label];
+        for row in rows(runs) {
+            let mut cells = vec![row.label];
             for r in runs {
-                let v = get(r);
-                let text = if label_is_recovery(&row[0])
-                    && v.is_none()
-                    && !r.metrics.recovery_measurable
-                {
-                    "not measurable".to_owned()
-                } else if label_is_recovery(&row[0])
-                    && v.is_none()
-                    && r.metrics.fault_end_s.is_some()
-                {
-                    "never".to_owned()
-                } else {
-                    show(v, fmt)
+                let v = (row.get)(r);
+                let why = match (&row.recovery_of, v) {
+                    (Some(of), None) => of(r).and_then(undefined_recovery),
+                    _ => None,
                 };
-                row.push(text);
+                cells.push(why.map_or_else(|| show(v, row.fmt), str::to_owned));
             }
-            t.row(row);
+            t.row(cells);
         }
         t.right_from(1);
         t

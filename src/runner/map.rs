@@ -1,15 +1,22 @@
 //! The parallel map and its progress bar. [`Runner::map`] runs a function over a slice on a pool
 //! of `--jobs` threads and returns the results in the slice's order, whatever order they finished
 //! in — outputs are byte-identical at 1 or N threads because every item carries its own seed.
-//! [`Progress`] counts finished runs on stderr; it draws nothing when stderr is not a terminal or
-//! the command is quiet, so pipes and logs get only data and notes.
+//! [`Progress`] counts finished runs on stderr, and [`RunProgress`] follows one long run in
+//! simulated time (a [`Watch`] the simulation tells every few thousand events); both draw nothing
+//! when stderr is not a terminal or the command is quiet, so pipes and logs get only data and
+//! notes. Any command that runs scenarios uses these two: `run`, `test`, `boundary`, `tune`,
+//! `sweep`.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 
-use crate::scenario::ConfigError;
+use crate::model::Watch;
+use crate::scenario::{ConfigError, Scenario};
+use crate::time::{SimDuration, SimTime};
 
 /// A pool of threads for a grid's runs.
 pub struct Runner {
@@ -115,6 +122,87 @@ impl Drop for Progress {
     }
 }
 
+/// One run followed in simulated time on stderr: `simulated 3h12m / 24h  12.4 M events/s`. The
+/// bar appears only once the run has taken [`RunProgress::AFTER`] of wall time, so short runs
+/// print nothing; hidden when `quiet` or when stderr is not a terminal.
+pub struct RunProgress {
+    bar: ProgressBar,
+    /// Whether the bar may draw (stderr is a terminal and the command is not quiet).
+    enabled: bool,
+    /// Wall time before the bar appears.
+    after: Duration,
+    shown: AtomicBool,
+    started: Instant,
+}
+
+impl RunProgress {
+    /// Wall time a run takes before its bar appears.
+    pub const AFTER: Duration = Duration::from_secs(1);
+
+    /// A bar for a run of `sc`, from 0 to its arrivals and drain (the latest a run can end).
+    pub fn new(sc: &Scenario, quiet: bool) -> RunProgress {
+        RunProgress::with(sc, !quiet && std::io::stderr().is_terminal(), Self::AFTER)
+    }
+
+    /// A bar that may draw when `enabled`, from `after` on.
+    fn with(sc: &Scenario, enabled: bool, after: Duration) -> RunProgress {
+        let horizon = sc.duration.0.saturating_add(sc.drain.0);
+        let bar = ProgressBar::with_draw_target(Some(horizon), ProgressDrawTarget::hidden());
+        if let Ok(style) = ProgressStyle::with_template(&format!(
+            "{} {{bar:40}} simulated {{sim}}  {{msg}}  elapsed {{elapsed}}  ETA {{eta}}",
+            sc.name.replace('{', "{{").replace('}', "}}")
+        )) {
+            bar.set_style(style.with_key(
+                "sim",
+                |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+                    let _ = write!(
+                        w,
+                        "{} / {}",
+                        SimDuration(state.pos()),
+                        SimDuration(state.len().unwrap_or(0))
+                    );
+                },
+            ));
+        }
+        RunProgress {
+            bar,
+            enabled,
+            after,
+            shown: AtomicBool::new(false),
+            started: Instant::now(),
+        }
+    }
+
+    /// Whether the bar is on screen (it appears after [`RunProgress::AFTER`]).
+    pub fn shown(&self) -> bool {
+        self.shown.load(Ordering::Relaxed)
+    }
+}
+
+impl Watch for RunProgress {
+    fn at(&self, now: SimTime, events: u64) {
+        let elapsed = self.started.elapsed();
+        if !self.shown() {
+            if !self.enabled || elapsed < self.after {
+                return;
+            }
+            self.shown.store(true, Ordering::Relaxed);
+            self.bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        let rate = events as f64 / elapsed.as_secs_f64().max(1e-9);
+        self.bar
+            .set_message(format!("{:.1} M events/s", rate / 1e6));
+        self.bar.set_position(now.0);
+    }
+}
+
+impl Drop for RunProgress {
+    /// Clears the bar, so what follows on stderr starts on a clean line.
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,5 +219,47 @@ mod tests {
         let four = Runner::new(Some(4)).unwrap().map(&items, slow_first);
         assert_eq!(one, items.iter().map(|i| i * 3).collect::<Vec<_>>());
         assert_eq!(one, four);
+    }
+
+    fn scenario() -> Scenario {
+        let text = "duration: 20s\narrivals: {rate: 10}\nclient: {entry: a, attempt_timeout: 1s}\n\
+                    services:\n  a: {slots: 1, service_time: {dist: constant, value: 1ms}}\n";
+        let doc = crate::config::Document::from_text(std::path::Path::new("p.yaml"), text)
+            .expect("valid YAML");
+        Scenario::from_document(&doc).expect("a valid scenario")
+    }
+
+    #[test]
+    fn a_run_bar_stays_hidden_when_disabled_or_before_its_delay() {
+        let sc = scenario();
+        let off = RunProgress::with(&sc, false, Duration::ZERO);
+        off.at(SimTime(3_000_000_000), 1000);
+        assert!(
+            !off.shown(),
+            "never drawn when stderr is not a terminal or quiet"
+        );
+        assert_eq!(off.bar.position(), 0);
+        let later = RunProgress::with(&sc, true, Duration::from_secs(3600));
+        later.at(SimTime(3_000_000_000), 1000);
+        assert!(!later.shown(), "not drawn before its delay");
+    }
+
+    #[test]
+    fn a_run_bar_counts_simulated_time_up_to_arrivals_and_drain() {
+        let sc = scenario();
+        let bar = RunProgress::with(&sc, true, Duration::ZERO);
+        assert_eq!(
+            bar.bar.length(),
+            Some(sc.duration.0 + sc.drain.0),
+            "the bar ends where a run can end at the latest"
+        );
+        bar.at(SimTime(7_000_000_000), 5000);
+        assert!(bar.shown());
+        assert_eq!(bar.bar.position(), SimTime(7_000_000_000).0);
+        assert!(
+            bar.bar.message().ends_with("M events/s"),
+            "{}",
+            bar.bar.message()
+        );
     }
 }

@@ -5,7 +5,8 @@
 //! - [`load`]: scenario files loaded once with the user's `--set`s ([`Subject`]), every file's
 //!   problems reported together, and each run built from a copy with its own overrides and seed;
 //! - [`map`]: the order-preserving parallel map on a pool of `--jobs` threads ([`Runner`]) and the
-//!   progress bar on stderr ([`Progress`], hidden when stderr is not a terminal);
+//!   progress bars on stderr ([`Progress`] for many runs, [`RunProgress`] for one long run in
+//!   simulated time; hidden when stderr is not a terminal or the command is quiet);
 //! - [`output`]: every file a command writes — checked before anything runs (an output is never
 //!   one of the inputs or another output, and its folder is created the same way for every flag),
 //!   written atomically (temporary file, then rename), with one error path, and the lock a sweep
@@ -18,5 +19,5 @@ pub mod map;
 pub mod output;
 
 pub use load::{Subject, collect_all, load_scenarios, load_subjects};
-pub use map::{Progress, Runner};
+pub use map::{Progress, RunProgress, Runner};
 pub use output::{FolderLock, OutputPlan, output_error, write_atomically, write_output};

@@ -474,3 +474,57 @@ fn bad_call_classes_are_reported_at_their_key_and_line() {
         assert_eq!(*line, Some(12), "{classes}: {d:?}");
     }
 }
+
+/// The run table says why a recovery time is missing in a class's row as it does in the overall
+/// row: "never" where a recovery span fits after the window and none recovered, "not measurable"
+/// where none fits, `—` without a fault window.
+#[test]
+fn a_class_row_says_never_and_not_measurable_like_the_overall_row() {
+    use loadsim::report::table::Table;
+    let base = run("workload/classes_fifo", &[], 7);
+    assert!(base.classes.len() >= 2, "a scenario with classes");
+    let cell = |r: &RunSummary, label: &str| -> String {
+        let text = Table::build(std::slice::from_ref(r)).to_string();
+        let line = text
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} ")))
+            .unwrap_or_else(|| panic!("no row `{label}` in\n{text}"));
+        line.rsplit('|').nth(1).unwrap().trim().to_owned()
+    };
+    let class_label = format!(
+        "class `{}` recovery time (s)",
+        base.classes.keys().next().unwrap()
+    );
+    let set = |m: &mut RunMetrics, measurable: bool, fault: bool| {
+        m.recovery_s = None;
+        m.recovery_measurable = measurable;
+        m.fault_end_s = fault.then_some(20.0);
+    };
+    for (measurable, fault, word) in [
+        (true, true, "never"),
+        (false, true, "not measurable"),
+        (true, false, "—"),
+    ] {
+        let mut r = base.clone();
+        set(&mut r.metrics, measurable, fault);
+        for m in r.classes.values_mut() {
+            set(m, measurable, fault);
+        }
+        assert_eq!(cell(&r, "recovery time (s)"), word);
+        assert_eq!(
+            cell(&r, &class_label),
+            word,
+            "the class row as the overall row"
+        );
+    }
+    // A class that never recovered while the run as a whole did says so in its own row.
+    let mut r = base.clone();
+    r.metrics.recovery_s = Some(3.0);
+    r.metrics.recovery_measurable = true;
+    r.metrics.fault_end_s = Some(20.0);
+    for m in r.classes.values_mut() {
+        set(m, true, true);
+    }
+    assert_eq!(cell(&r, "recovery time (s)"), "3.00");
+    assert_eq!(cell(&r, &class_label), "never");
+}

@@ -48,3 +48,67 @@ fn arrivals_are_identical_across_policies() {
         );
     }
 }
+
+/// A progress bar's view of a run: every call it got.
+#[derive(Default)]
+struct Seen(std::sync::Mutex<Vec<(loadsim::time::SimTime, u64)>>);
+
+impl loadsim::model::Watch for Seen {
+    fn at(&self, now: loadsim::time::SimTime, events: u64) {
+        self.0.lock().unwrap().push((now, events));
+    }
+}
+
+#[test]
+fn a_watched_run_is_told_its_progress_and_computes_the_same() {
+    use loadsim::model::{RunOptions, WATCH_EVERY, run_watched, run_watched_with_series};
+    let sc = super::common::load("naive", &[], 7);
+    let seen = Seen::default();
+    let watched = run_watched(&sc, RunOptions::default(), Some(&seen)).unwrap();
+    let plain = run("naive", &[], 7);
+    assert_eq!(
+        without_wall_clock(watched.clone()),
+        without_wall_clock(plain)
+    );
+    let calls = seen.0.into_inner().unwrap();
+    let events = watched.engine.events;
+    assert_eq!(
+        calls.len() as u64,
+        events / WATCH_EVERY,
+        "one call every {WATCH_EVERY} events of {events}"
+    );
+    let horizon = sc.duration.0 + sc.drain.0;
+    for (i, &(at, n)) in calls.iter().enumerate() {
+        assert_eq!(n, (i as u64 + 1) * WATCH_EVERY);
+        assert!(at.0 <= horizon, "{at:?} beyond the horizon");
+        if i > 0 {
+            assert!(at >= calls[i - 1].0, "simulated time never goes back");
+        }
+    }
+    // The time series too, and the event limit stops a watched run where it stops a plain one.
+    let series = |w: Option<&dyn loadsim::model::Watch>| {
+        let (s, t) = run_watched_with_series(
+            &sc,
+            RunOptions::default(),
+            loadsim::time::SimDuration::from_secs(1),
+            w,
+        )
+        .unwrap();
+        (
+            without_wall_clock(s),
+            loadsim::report::timeseries::render_long(&[("naive", &t)]),
+        )
+    };
+    assert_eq!(series(Some(&Seen::default())), series(None));
+    let limit = RunOptions {
+        max_events: 3 * WATCH_EVERY + 17,
+    };
+    let stopped = run_watched(&sc, limit, Some(&Seen::default())).unwrap_err();
+    assert_eq!(stopped, run_watched(&sc, limit, None).unwrap_err());
+    assert!(
+        stopped
+            .to_string()
+            .contains(&format!("after {} events", limit.max_events + 1)),
+        "{stopped}"
+    );
+}

@@ -422,6 +422,25 @@ snapshot: true
     let names: Vec<&str> = cases.iter().filter_map(|c| c.attribute("name")).collect();
     assert_eq!(names[2], "expect[2]: services.api.arrivals ge 0");
     assert_eq!(names[3], "snapshot");
+    // JUnit's `time`: seconds of the runs each case read; the suite counts its one run once.
+    let time = |n: &roxmltree::Node| -> f64 {
+        let t = n.attribute("time").expect("a `time` attribute");
+        t.parse::<f64>()
+            .unwrap_or_else(|_| panic!("`{t}` is not a number"))
+    };
+    let suite = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    let suite_time = time(&suite);
+    for c in &cases {
+        let t = time(c);
+        assert!(t >= 0.0 && t.is_finite(), "{t}");
+        assert_eq!(
+            t, suite_time,
+            "every case of this file read its one run, which the suite counts once"
+        );
+    }
 }
 
 #[test]

@@ -204,8 +204,71 @@ fn run_html_holds_the_table_the_three_figures_and_the_sources() {
             "{caption}"
         );
     }
-    assert_eq!(page.matches("<table>").count(), 1);
+    assert_eq!(
+        page.matches("<table>").count(),
+        2,
+        "the verdict, then the results"
+    );
     assert!(page.contains("<th>metric</th><th>naive</th><th>protected</th>"));
+    // The page opens with the verdict: after the title, before the results table.
+    let verdict = page.find("<h2>Verdict</h2>").expect("a verdict section");
+    let results = page.find("<h2>Results</h2>").expect("a results section");
+    assert!(page.find("<h1>").unwrap() < verdict && verdict < results);
+    assert!(page.find("<table>").unwrap() < results);
+    // Its cells are the runs' own numbers.
+    let runs: serde_json::Value = serde_json::from_str(&loadsim_ok(&[
+        "run",
+        "scenarios/naive.yaml",
+        "scenarios/protected.yaml",
+        "--set",
+        "faults.slow_b.duration=5s",
+        "--format",
+        "json",
+    ]))
+    .unwrap();
+    let section = &page[verdict..results];
+    for r in runs.as_array().unwrap() {
+        let m = &r["metrics"];
+        let row_start = section
+            .find(&format!(
+                "<td><code>{}</code></td>",
+                r["scenario"].as_str().unwrap()
+            ))
+            .expect("a row per run");
+        let row = &section[row_start..row_start + section[row_start..].find("</tr>").unwrap()];
+        let recovered = match m["recovered"].as_bool() {
+            Some(true) => "yes",
+            Some(false) => "never",
+            None => "not measurable",
+        };
+        assert!(row.contains(&format!(">{recovered}</td>")), "{row}");
+        if let Some(s) = m["recovery_s"].as_f64() {
+            assert!(row.contains(&format!(">{s:.2}</td>")), "{row}");
+        }
+        let during = m["success_rate_during"].as_f64().unwrap();
+        assert!(row.contains(&format!(">{during:.3}</td>")), "{row}");
+        let (service, most) = r["services"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v["attempts_per_request"].as_f64().unwrap()))
+            .fold(
+                (String::new(), f64::MIN),
+                |a, b| if b.1 > a.1 { b } else { a },
+            );
+        assert!(
+            row.contains(&format!("{most:.2} at <code>{service}</code>")),
+            "largest amplification {most} at {service}: {row}"
+        );
+        assert!(
+            row.contains("warning") || row.contains("no findings"),
+            "{row}"
+        );
+    }
+    assert!(
+        section.contains("<code>loadsim check</code> on <code>naive</code>"),
+        "the naive policy's warnings are listed: {section}"
+    );
     assert!(page.contains("<code>scenarios/naive.yaml (extends scenarios/base.yaml) --set faults.slow_b.duration=5s</code>"));
     assert!(
         page.contains("duration: 5s"),

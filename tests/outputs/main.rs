@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod cli;
+mod csv_types;
 mod html;
 mod k8s;
 mod metrics;
