@@ -230,6 +230,46 @@ fn snapshots_of_every_shipped_scenario_round_trip() {
     assert!(pending.is_empty(), "{pending:?}");
 }
 
+/// Issue 29's "done when": a fixed configuration with request classes, replicas, parallel calls
+/// and an imported call policy (examples/shop) passes `loadsim check --deny-warnings` and
+/// `loadsim test` with `snapshot: true` twice in a row on CI, its committed snapshot matching
+/// both times. Run on a copy, so a failure writes nothing into the repository.
+#[test]
+fn the_shop_example_passes_check_and_its_snapshot_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&root().join("examples/shop"), &dir.path().join("shop"));
+    let sc = std::fs::read_to_string(dir.path().join("shop/shop.yaml")).unwrap();
+    for part in [
+        "clients:",
+        "replicas: 3",
+        "parallel: true",
+        "import: { grpc:",
+    ] {
+        assert!(sc.contains(part), "examples/shop/shop.yaml lost `{part}`");
+    }
+    let out = loadsim()
+        .current_dir(dir.path())
+        .args(["check", "--deny-warnings", "shop/shop.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(": 0 warnings"), "{stdout}");
+    let snap = std::fs::read_to_string(dir.path().join("shop/snapshots/shop.snap")).unwrap();
+    assert!(snap.contains("classes.checkout.recovered: true"), "{snap}");
+    for _ in 0..2 {
+        let out = test_cmd(&["shop"], dir.path(), true);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("PASS shop/shop.yaml snapshot: matches"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(last_line(&out.stdout), "3 passed, 0 failed");
+    }
+    assert!(!dir.path().join("shop/snapshots/shop.snap.new").exists());
+}
+
 #[test]
 fn snapshot_rules_missing_ci_accept_and_match() {
     let dir = tempfile::tempdir().unwrap();
