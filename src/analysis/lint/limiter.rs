@@ -113,13 +113,14 @@ pub fn limiter_findings(
                     .zip(mean)
                     .map(|(&r, m)| (r, excess as f64 * m[guarded] / slots as f64))
                     .collect();
-                let (worst_at, worst) = waits
-                    .iter()
-                    .copied()
-                    .enumerate()
-                    .fold((0, (Regime::Normal, 0.0)), |a, b| {
-                        if b.1.1 > a.1.1 { b } else { a }
-                    });
+                let (worst_at, worst) =
+                    waits
+                        .iter()
+                        .copied()
+                        .enumerate()
+                        .fold((0, (Regime::Normal, 0.0)), |a, b| {
+                            if b.1.1 > a.1.1 { b } else { a }
+                        });
                 let too_long = wait.filter(|w| worst.1 >= w.as_secs_f64());
                 if let Some(q) = queue.filter(|&q| q <= excess) {
                     add(

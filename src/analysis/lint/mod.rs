@@ -236,8 +236,7 @@ pub fn lint(sc: &Scenario) -> Lint {
             sc,
             s,
             &u,
-            &regimes,
-            &mean,
+            (&regimes, &mean),
             bound_s.as_deref(),
             // Every attempt, at the fewest replicas, evenly spread.
             sc.rate() * sustained[s] / svc.min_units() as f64,

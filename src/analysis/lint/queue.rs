@@ -54,12 +54,14 @@ fn cap_reason(cap: (u64, bool), wait: &str, per_replica: f64) -> String {
     }
 }
 
+/// The queue findings of service `s`: `(regimes, mean)` are the regimes and the mean service
+/// times in each (`mean[regime][service]`), `per_replica` the attempts a second one replica may
+/// get (for the caps suggested).
 pub(super) fn queue_findings(
     sc: &Scenario,
     s: ServiceId,
     u: &ServesUnder,
-    regimes: &[Regime],
-    mean: &[Vec<f64>],
+    (regimes, mean): (&[Regime], &[Vec<f64>]),
     bound_s: Option<&[f64]>,
     per_replica: f64,
     out: &mut Vec<Finding>,
@@ -94,13 +96,17 @@ pub(super) fn queue_findings(
         None => {
             let mut fixes = Vec::new();
             if let Some(cap) = cap_to_suggest(svc.slots, worst_mean, u.wait, per_replica) {
+                let reason = if cap.1 {
+                    cap_reason(cap, &wait, per_replica)
+                } else {
+                    format!("stays under half of {wait} in every regime")
+                };
                 fixes.push(format!(
-                    "set `services.{name}.queue_cap: {}` (its wait, {} × {ge}{} / {}, {})",
+                    "set `services.{name}.queue_cap: {}` (its wait, {} × {ge}{} / {}, {reason})",
                     cap.0,
                     cap.0,
                     show_secs(worst_mean),
                     svc.slots,
-                    cap_reason(cap, &wait, per_replica)
                 ));
             }
             let mut deadline_fix = String::new();
