@@ -223,12 +223,20 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
     let c = &l.client;
     let mut client = format!("{} × {}", c.attempts, show_duration(c.timeout));
     if c.attempts > 1 {
+        let uncut = c
+            .timeout
+            .0
+            .saturating_mul(c.attempts as u64)
+            .saturating_add(c.interval.0.saturating_mul(c.attempts as u64 - 1));
         client.push_str(&format!(
             " + {} × {} = {}",
             c.attempts - 1,
             show_duration(c.interval),
-            show_duration(c.total)
+            show_duration(crate::time::SimDuration(uncut))
         ));
+    }
+    if let Some(ct) = c.call_timeout {
+        client.push_str(&format!(", cut to the {} call_timeout", show_duration(ct)));
     }
     t.row(vec![
         format!(
@@ -242,7 +250,7 @@ fn budget(out: &mut String, sc: &Scenario, l: &Lint) {
     for call in &l.calls {
         let (under, fit) = match (&call.caller_serves_under, call.fit) {
             (Some(u), Some(fit)) => {
-                let mark = if fit < call.worst.attempts {
+                let mark = if call.worst.total > u.wait {
                     " ✗"
                 } else {
                     ""

@@ -151,18 +151,12 @@ impl Snapshot {
     pub fn of_run(run: &RunSummary, source: &str, digits: u32) -> Snapshot {
         // `metrics.recovered` is derived from `recovery_s` and the fault window: it adds nothing
         // to pin, and leaving it out keeps snapshots written before it existed valid.
-        let metrics = flatten(run, EngineColumns::Exclude)
-            .into_iter()
-            .filter(|(k, _)| k != "metrics.recovered")
-            .map(|(k, v)| {
-                let text = match &v {
-                    Value::Number(n) if n.is_u64() || n.is_i64() => n.to_string(),
-                    Value::Number(n) => number_text(n.as_f64().unwrap_or(f64::NAN), digits),
-                    other => other.to_string(),
-                };
-                (k, text)
-            })
-            .collect();
+        let mut metrics = Vec::new();
+        for (k, v) in flatten(run, EngineColumns::Exclude) {
+            if k != "metrics.recovered" {
+                scalar_lines(k, v, digits, &mut metrics);
+            }
+        }
         Snapshot {
             header: SnapshotHeader {
                 loadsim: env!("CARGO_PKG_VERSION").into(),
@@ -262,15 +256,15 @@ impl Snapshot {
         for (i, line) in lines[end + 1..].iter().enumerate() {
             let number = end + 2 + i;
             let line = line.trim_end_matches('\n');
-            let Some((metric, value)) = line.rsplit_once(": ") else {
-                return Err(at(number, format!("expected `metric: value`; {redo}")));
+            let Some((metric, value)) = split_line(line) else {
+                let message = match line.rsplit_once(": ") {
+                    Some((_, value)) => format!(
+                        "`{value}` is not a number, `true`, `false`, `null` or a quoted string; {redo}"
+                    ),
+                    None => format!("expected `metric: value`; {redo}"),
+                };
+                return Err(at(number, message));
             };
-            if value != "null" && value.parse::<f64>().is_err() {
-                return Err(at(
-                    number,
-                    format!("`{value}` is not a number or `null`; {redo}"),
-                ));
-            }
             if !seen.insert(metric.to_owned()) {
                 return Err(at(number, format!("`{metric}` appears twice; {redo}")));
             }
@@ -347,6 +341,50 @@ impl Snapshot {
     }
 }
 
+/// One `(metric, value text)` line per scalar of `value`: a list (a service's `replica_stats`,
+/// an autoscaler's `timeline`) or a map inside it is spelled out by index and key
+/// (`services.api.replica_stats.0.utilization`), so that its floats are rounded like every other
+/// and a change names the element that moved. Floats keep `digits` significant digits, whole
+/// numbers are exact, and `true`, `false`, `null` and strings (JSON-quoted, so one line) are
+/// written as JSON spells them; [`value_is_scalar`] reads each of them back.
+fn scalar_lines(key: String, value: Value, digits: u32, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Array(items) => {
+            for (i, item) in items.into_iter().enumerate() {
+                scalar_lines(format!("{key}.{i}"), item, digits, out);
+            }
+        }
+        Value::Object(map) => {
+            for (k, item) in map {
+                scalar_lines(format!("{key}.{k}"), item, digits, out);
+            }
+        }
+        Value::Number(n) if n.is_u64() || n.is_i64() => out.push((key, n.to_string())),
+        Value::Number(n) => out.push((key, number_text(n.as_f64().unwrap_or(f64::NAN), digits))),
+        other => out.push((key, other.to_string())),
+    }
+}
+
+/// Whether `text` is a value [`scalar_lines`] writes: a number, `true`, `false`, `null` or a
+/// JSON-quoted string.
+fn value_is_scalar(text: &str) -> bool {
+    text.parse::<f64>().is_ok()
+        || matches!(
+            serde_json::from_str::<Value>(text),
+            Ok(Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_))
+        )
+}
+
+/// Splits a body line into metric and value. A metric name may itself hold `": "` (an edge of a
+/// class, `calls.a->b: x.retries`) and so may a string value, so the split is the rightmost
+/// `": "` whose right side is a whole value: a JSON string's own `": "` is never followed by a
+/// complete value, as its closing quote would be left over.
+fn split_line(line: &str) -> Option<(&str, &str)> {
+    line.rmatch_indices(": ")
+        .map(|(i, _)| (&line[..i], &line[i + 2..]))
+        .find(|(_, value)| value_is_scalar(value))
+}
+
 /// The digest of a snapshot body.
 fn digest(body: &str) -> String {
     crate::sweep::sha256([body.as_bytes()])
@@ -386,6 +424,53 @@ mod tests {
                 ("metrics.success_rate".into(), "null".into()),
             ],
         }
+    }
+
+    #[test]
+    fn every_kind_of_value_reads_back() {
+        // Booleans, null, strings (one holding `": "`, like a metric name of a class edge) and
+        // the spelled-out elements of a list, as `scalar_lines` writes them from a run's JSON.
+        let run = serde_json::json!({
+            "classes": {"checkout": {"recovered": true, "recovery_s": null}},
+            "metrics": {"recovery_measurable": false, "note": "a: \"b\": c", "p": 0.1234567},
+            "replica_stats": [{"arrivals": 3, "utilization": 0.666666666}, {"arrivals": 0}],
+        });
+        let mut metrics = Vec::new();
+        for (k, v) in run.as_object().unwrap() {
+            scalar_lines(k.clone(), v.clone(), 6, &mut metrics);
+        }
+        // A class edge's name holds `": "` too.
+        metrics.push(("calls.a->b: x.note".into(), "\"y: z\"".into()));
+        let lines: Vec<String> = metrics.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+        assert_eq!(
+            lines,
+            [
+                "classes.checkout.recovered: true",
+                "classes.checkout.recovery_s: null",
+                "metrics.recovery_measurable: false",
+                r#"metrics.note: "a: \"b\": c""#,
+                "metrics.p: 0.123457",
+                "replica_stats.0.arrivals: 3",
+                "replica_stats.0.utilization: 0.666667",
+                "replica_stats.1.arrivals: 0",
+                r#"calls.a->b: x.note: "y: z""#,
+            ]
+        );
+        let mut s = sample();
+        s.metrics = metrics;
+        let p = Path::new("snapshots/checkout.snap");
+        assert_eq!(Snapshot::parse(p, &s.to_text(), "checkout").unwrap(), s);
+        // A value that is none of them is still an error at its line, naming what it may be.
+        let mut bad = sample();
+        bad.metrics.push(("metrics.x".into(), "yes".into()));
+        let e = Snapshot::parse(p, &bad.to_text(), "checkout")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("checkout.snap:15:"), "{e}");
+        assert!(
+            e.contains("`yes` is not a number, `true`, `false`, `null` or a quoted string"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -193,6 +193,22 @@ impl Service {
         self.autoscale
             .map_or(self.replicas, |a| a.max_replicas.max(self.replicas))
     }
+
+    /// Replicas the service may be down to: `replicas`, or `autoscale.min_replicas` if fewer.
+    pub fn min_units(&self) -> u32 {
+        self.autoscale
+            .map_or(self.replicas, |a| a.min_replicas.min(self.replicas))
+    }
+
+    /// The steps of its calls (groups of call indices started together, in order), also for the
+    /// `calls`/`parallel` shorthand: one step of all calls with `parallel: true`, else one per
+    /// call.
+    pub fn call_steps(&self) -> std::borrow::Cow<'_, stages::Steps> {
+        match &self.stages {
+            Some(steps) => std::borrow::Cow::Borrowed(steps),
+            None => std::borrow::Cow::Owned(stages::shorthand(self.calls.len(), self.parallel)),
+        }
+    }
 }
 
 /// A caller's policy on one call edge.

@@ -144,6 +144,132 @@ fn shipped_examples_pass_and_a_one_key_policy_change_fails_naming_the_metrics() 
     );
 }
 
+/// Every `*.yaml` scenario under `dir` (recursively): files with `services:` or `extends:`.
+fn scenario_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            scenario_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            if text
+                .lines()
+                .any(|l| l.starts_with("services:") || l.starts_with("extends:"))
+            {
+                out.push(p);
+            }
+        }
+    }
+}
+
+/// A snapshot of every shipped scenario and example, accepted and then checked again on CI, must
+/// match: every kind of value a run produces (booleans, `null`, class, replica, autoscaler and
+/// window metrics) reads back. Each file is tested through a one-line file in a temporary folder
+/// that extends it and asks for `snapshot: true`, so the repository is left as it was.
+#[test]
+fn snapshots_of_every_shipped_scenario_round_trip() {
+    let mut files = Vec::new();
+    scenario_files(&root().join("scenarios"), &mut files);
+    scenario_files(&root().join("examples"), &mut files);
+    files.sort();
+    assert!(files.len() >= 60, "{files:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let wrap = |name: &str, extends: &Path, extra: &str| {
+        let extends = serde_json::to_string(&extends.to_string_lossy()).unwrap();
+        let text = format!("extends: {extends}\n{extra}snapshot: true\n");
+        std::fs::write(dir.path().join(format!("{name}.yaml")), text).unwrap();
+    };
+    for f in &files {
+        let rel = f.strip_prefix(root()).unwrap().with_extension("");
+        wrap(&rel.to_string_lossy().replace(['/', '\\'], "_"), f, "");
+    }
+    // No shipped scenario names measurement windows or extra quantiles, or ends too soon after
+    // its fault to measure recovery (`recovery_measurable: false`): one that does all three.
+    wrap(
+        "classes_windows_short",
+        &root().join("scenarios/workload/classes_priority.yaml"),
+        "duration: 32s\nmetrics:\n  quantiles: [0.5, 0.999]\n  windows: { early: [0s, 10s], late: [20s, 32s] }\n",
+    );
+    let n = files.len() + 1;
+
+    let out = test_cmd(&["--accept", "."], dir.path(), false);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(last_line(&out.stdout), format!("{n} passed, 0 failed"));
+    let snaps = dir.path().join("snapshots");
+    let all: String = std::fs::read_dir(&snaps)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    // The corpus holds every kind of value this test is about.
+    for kind in [
+        "classes.checkout.recovered: true",
+        "metrics.recovery_measurable: false",
+        ": null\n",
+        ".replica_stats.1.utilization: 0.",
+        ".autoscale.timeline.1.replicas: ",
+        "metrics.windows.late.success_latency.p99_9_s: 0.",
+        "metrics.latency_quantiles.success_p99_9_s: 0.",
+    ] {
+        assert!(all.contains(kind), "no `{kind}` in any snapshot");
+    }
+
+    let out = test_cmd(&["."], dir.path(), true);
+    assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+    assert_eq!(last_line(&out.stdout), format!("{n} passed, 0 failed"));
+    assert_eq!(
+        out.stdout.matches("snapshot: matches").count(),
+        n,
+        "{}",
+        out.stdout
+    );
+    let pending: Vec<_> = std::fs::read_dir(&snaps)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().to_string_lossy().ends_with(".new"))
+        .collect();
+    assert!(pending.is_empty(), "{pending:?}");
+}
+
+/// Issue 29's "done when": a fixed configuration with request classes, replicas, parallel calls
+/// and an imported call policy (examples/shop) passes `loadsim check --deny-warnings` and
+/// `loadsim test` with `snapshot: true` twice in a row on CI, its committed snapshot matching
+/// both times. Run on a copy, so a failure writes nothing into the repository.
+#[test]
+fn the_shop_example_passes_check_and_its_snapshot_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree(&root().join("examples/shop"), &dir.path().join("shop"));
+    let sc = std::fs::read_to_string(dir.path().join("shop/shop.yaml")).unwrap();
+    for part in [
+        "clients:",
+        "replicas: 3",
+        "parallel: true",
+        "import: { grpc:",
+    ] {
+        assert!(sc.contains(part), "examples/shop/shop.yaml lost `{part}`");
+    }
+    let out = loadsim()
+        .current_dir(dir.path())
+        .args(["check", "--deny-warnings", "shop/shop.yaml"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains(": 0 warnings"), "{stdout}");
+    let snap = std::fs::read_to_string(dir.path().join("shop/snapshots/shop.snap")).unwrap();
+    assert!(snap.contains("classes.checkout.recovered: true"), "{snap}");
+    for _ in 0..2 {
+        let out = test_cmd(&["shop"], dir.path(), true);
+        assert_eq!(out.code, 0, "{}{}", out.stdout, out.stderr);
+        assert!(
+            out.stdout.contains("PASS shop/shop.yaml snapshot: matches"),
+            "{}",
+            out.stdout
+        );
+        assert_eq!(last_line(&out.stdout), "3 passed, 0 failed");
+    }
+    assert!(!dir.path().join("shop/snapshots/shop.snap.new").exists());
+}
+
 #[test]
 fn snapshot_rules_missing_ci_accept_and_match() {
     let dir = tempfile::tempdir().unwrap();

@@ -38,18 +38,20 @@ pub fn serves_under(sc: &Scenario) -> Vec<Option<ServesUnder>> {
     // and requests carry a deadline only if every class sends one.
     for (c, class) in sc.classes.iter().enumerate() {
         let client = &class.client;
+        // An attempt is cut to the call timeout too (docs/model.md §2.6).
+        let own = cut_to(client.attempt_timeout, client.call_timeout);
         let slot = &mut out[client.entry];
         match slot {
             Some(u) => {
-                if client.attempt_timeout > u.wait {
-                    u.wait = client.attempt_timeout;
+                if own > u.wait {
+                    u.wait = own;
                     u.set_by = Waiter::Client(c);
                 }
                 u.deadline &= client.propagate_deadline;
             }
             None => {
                 *slot = Some(ServesUnder {
-                    wait: client.attempt_timeout,
+                    wait: own,
                     set_by: Waiter::Client(c),
                     cut_by_deadline: false,
                     deadline: client.propagate_deadline,
@@ -61,15 +63,16 @@ pub fn serves_under(sc: &Scenario) -> Vec<Option<ServesUnder>> {
         let Some(caller) = out[s] else { continue };
         for &e in &sc.services[s].calls {
             let edge = &sc.edges[e];
+            let own = cut_to(edge.attempt_timeout, edge.call_timeout);
             let wait = if caller.deadline {
-                edge.attempt_timeout.min(caller.wait)
+                own.min(caller.wait)
             } else {
-                edge.attempt_timeout
+                own
             };
             let this = ServesUnder {
                 wait,
                 set_by: Waiter::Edge(e),
-                cut_by_deadline: wait < edge.attempt_timeout,
+                cut_by_deadline: wait < own,
                 deadline: edge.propagate_deadline,
             };
             out[edge.callee] = Some(match out[edge.callee] {
@@ -87,14 +90,23 @@ pub fn serves_under(sc: &Scenario) -> Vec<Option<ServesUnder>> {
     out
 }
 
-/// The longest one call on `edge` can take: every attempt times out, every backoff is maximal.
+/// `timeout` cut to an optional bound (a call timeout).
+fn cut_to(timeout: SimDuration, bound: Option<SimDuration>) -> SimDuration {
+    bound.map_or(timeout, |b| timeout.min(b))
+}
+
+/// The longest one call on `edge` can take: every attempt times out, every backoff is maximal,
+/// and the call timeout, if any, ends it (docs/model.md §2.6: attempts are cut to it, a retry
+/// whose backoff would end past it is not sent, and the call fails at that instant).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallWorstCase {
     pub attempts: u32,
     pub timeout: SimDuration,
     /// The longest backoff before each retry.
     pub backoffs: Vec<SimDuration>,
-    /// `attempts × timeout + Σ backoffs`.
+    /// The edge's `call_timeout`, when it is shorter than the attempts and backoffs.
+    pub call_timeout: Option<SimDuration>,
+    /// `attempts × timeout + Σ backoffs`, or the call timeout if shorter.
     pub total: SimDuration,
 }
 
@@ -104,15 +116,17 @@ pub fn call_worst_case(edge: &Edge) -> CallWorstCase {
         .map(|n| max_backoff(&edge.backoff, n))
         .collect();
     let attempts = edge.retries.saturating_add(1);
-    let total = backoffs.iter().fold(
+    let uncut = backoffs.iter().fold(
         SimDuration(edge.attempt_timeout.0.saturating_mul(attempts as u64)),
         |t, &b| t + b,
     );
+    let call_timeout = edge.call_timeout.filter(|&c| c < uncut);
     CallWorstCase {
         attempts,
         timeout: edge.attempt_timeout,
         backoffs,
-        total,
+        call_timeout,
+        total: call_timeout.unwrap_or(uncut),
     }
 }
 
@@ -159,7 +173,9 @@ pub struct ClientBudget {
     pub attempts: u32,
     pub timeout: SimDuration,
     pub interval: SimDuration,
-    /// `attempts × timeout + retries × interval`.
+    /// The client's `call_timeout`, when it is shorter than the attempts and intervals.
+    pub call_timeout: Option<SimDuration>,
+    /// `attempts × timeout + retries × interval`, or the call timeout if shorter.
     pub total: SimDuration,
 }
 
@@ -190,14 +206,22 @@ pub fn describe_serves_under(sc: &Scenario, u: &ServesUnder) -> String {
     format!("{} ({by}, {deadline})", show_duration(u.wait))
 }
 
-/// `3 × 1s + 10ms + 20ms + 40ms = 3.07s`.
+/// `3 × 1s + 10ms + 20ms + 40ms = 3.07s`, or with a shorter call timeout `4 × 1s + … = 4.07s,
+/// cut to the 1s call_timeout`.
 pub fn describe_call(w: &CallWorstCase) -> String {
     let mut s = format!("{} × {}", w.attempts, show_duration(w.timeout));
     for b in &w.backoffs {
         s.push_str(&format!(" + {}", show_duration(*b)));
     }
+    let uncut = w.backoffs.iter().fold(
+        SimDuration(w.timeout.0.saturating_mul(w.attempts as u64)),
+        |t, &b| t + b,
+    );
     if w.attempts > 1 || !w.backoffs.is_empty() {
-        s.push_str(&format!(" = {}", show_duration(w.total)));
+        s.push_str(&format!(" = {}", show_duration(uncut)));
+    }
+    if let Some(c) = w.call_timeout {
+        s.push_str(&format!(", cut to the {} call_timeout", show_duration(c)));
     }
     s
 }
@@ -256,6 +280,10 @@ pub(super) fn budget_findings(
         )
     } else {
         let mut fixes = vec![format!("set `{key}.retries: {}`", fit - 1)];
+        fixes.push(format!(
+            "bound the call with `{key}.call_timeout: {}`",
+            show_duration(caller.wait)
+        ));
         if let Some(t) = timeout_that_fits(worst, caller.wait)
             && worst.attempts > 1
         {

@@ -38,7 +38,8 @@ pub(super) fn contention_findings(
             continue;
         }
         let calls = (hold[s] - own).max(0.0);
-        let replicas = svc.replicas as f64;
+        // The most replicas it may have: an upper bound of what the fleet serves.
+        let replicas = svc.max_units() as f64;
         let (n_star, best) = peak(&c, svc.slots, own, calls);
         let (best, full) = (
             best * replicas,

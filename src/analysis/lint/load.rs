@@ -10,36 +10,31 @@ use crate::protections::throttle::sustained_attempts_per_call;
 use crate::scenario::{ClientPolicy, Edge, RequestClass, Scenario, ServiceId};
 
 /// For a service with calls, the longest one request holds a slot when every call times out:
-/// normal mean own work + each call's worst case, the calls cut to the time the service serves
-/// under when its requests carry a deadline (attempts are then cut to the time left). `None`
-/// for a service without calls.
-pub fn longest_hold(
-    sc: &Scenario,
-    s: ServiceId,
-    u: &ServesUnder,
-    normal_mean: &[f64],
-) -> Option<f64> {
+/// normal mean own work + its calls' worst cases ([`call_worst_case`], each ended by its
+/// `call_timeout` if any) step by step — the longest of a parallel step, the sum of sequential
+/// ones — cut to the time the service serves under when its requests carry a deadline (attempts
+/// are then cut to the time left). `None` for a service without calls.
+pub fn longest_hold(sc: &Scenario, s: ServiceId, u: &ServesUnder) -> Option<f64> {
     let svc = &sc.services[s];
     if svc.calls.is_empty() {
         return None;
     }
+    let worst = |k: u16| {
+        call_worst_case(&sc.edges[svc.calls[k as usize]])
+            .total
+            .as_secs_f64()
+    };
     let calls: f64 = svc
-        .calls
+        .call_steps()
         .iter()
-        .map(|&e| call_worst_case(&sc.edges[e]).total.as_secs_f64())
+        .map(|step| step.iter().map(|&k| worst(k)).fold(0.0, f64::max))
         .sum();
     let calls = if u.deadline {
         calls.min(u.wait.as_secs_f64())
     } else {
         calls
     };
-    let own = normal_mean[s]
-        - svc
-            .calls
-            .iter()
-            .map(|&e| normal_mean[sc.edges[e].callee])
-            .sum::<f64>();
-    Some(own.max(0.0) + calls)
+    Some(super::regime::own_mean(sc, s, Regime::Normal) + calls)
 }
 
 /// Requests per second a service completes at most: `slots` / mean service time (`None` when the
@@ -147,7 +142,12 @@ pub(super) fn load_findings(
                         show_rate(offered),
                         show_rate(cap)
                     ),
-                    Some(if svc.replicas > 1 {
+                    Some(if let Some(a) = svc.autoscale {
+                        format!(
+                            "raise `services.{name}.autoscale.max_replicas` above {}, or lower `arrivals.rate`",
+                            (offered / cap * a.max_replicas as f64).ceil()
+                        )
+                    } else if svc.replicas > 1 {
                         format!(
                             "raise `services.{name}.replicas` above {}, or lower `arrivals.rate`",
                             (offered / cap * svc.replicas as f64).ceil()

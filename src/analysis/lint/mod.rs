@@ -163,19 +163,22 @@ fn priority_findings(sc: &Scenario, out: &mut Vec<Finding>) {
     }
 }
 
-/// The worst case of one client: `attempts × timeout + retries × interval`.
+/// The worst case of one client: `attempts × timeout + retries × interval`, or its
+/// `call_timeout` if shorter (a user request fails at its call timeout).
 fn client_budget(class: usize, c: &crate::scenario::ClientPolicy) -> ClientBudget {
+    let uncut = SimDuration(
+        c.attempt_timeout
+            .0
+            .saturating_mul(c.retries as u64 + 1)
+            .saturating_add(c.retry_interval.0.saturating_mul(c.retries as u64)),
+    );
     ClientBudget {
         class,
         attempts: c.retries.saturating_add(1),
         timeout: c.attempt_timeout,
         interval: c.retry_interval,
-        total: SimDuration(
-            c.attempt_timeout
-                .0
-                .saturating_mul(c.retries as u64 + 1)
-                .saturating_add(c.retry_interval.0.saturating_mul(c.retries as u64)),
-        ),
+        call_timeout: c.call_timeout.filter(|&ct| ct < uncut),
+        total: c.call_timeout.map_or(uncut, |ct| uncut.min(ct)),
     }
 }
 
@@ -217,6 +220,8 @@ pub fn lint(sc: &Scenario) -> Lint {
         }
     }
 
+    let first = amplification(sc, |_| 1.0, |_| 1.0);
+    let sustained = amplification(sc, |c| c.retries as f64 + 1.0, sustained_factor);
     let mut queues = Vec::new();
     for &s in &reachable {
         let Some(u) = under[s] else { continue };
@@ -231,9 +236,10 @@ pub fn lint(sc: &Scenario) -> Lint {
             sc,
             s,
             &u,
-            &regimes,
-            &mean,
+            (&regimes, &mean),
             bound_s.as_deref(),
+            // Every attempt, at the fewest replicas, evenly spread.
+            sc.rate() * sustained[s] / svc.min_units() as f64,
             &mut findings,
         );
         queues.push(QueueWait {
@@ -242,13 +248,11 @@ pub fn lint(sc: &Scenario) -> Lint {
         });
     }
 
-    let first = amplification(sc, |_| 1.0, |_| 1.0);
-    let sustained = amplification(sc, |c| c.retries as f64 + 1.0, sustained_factor);
     let worst = sc.worst_case_attempts();
     let mut loads = Vec::new();
     for &s in &reachable {
         let Some(u) = under[s] else { continue };
-        let hold = longest_hold(sc, s, &u, &mean[0]);
+        let hold = longest_hold(sc, s, &u);
         let load = Load {
             service: s,
             capacity: mean
@@ -285,7 +289,7 @@ pub fn lint(sc: &Scenario) -> Lint {
         }
     }
 
-    limiter::limiter_findings(sc, &mut findings);
+    limiter::limiter_findings(sc, &under, &regimes, &mean, &mut findings);
     autoscale::autoscale_findings(sc, &loads, &mean[0], &mut findings);
     capacity_fault_findings(sc, &mut findings);
     priority_findings(sc, &mut findings);

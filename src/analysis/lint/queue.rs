@@ -22,13 +22,48 @@ fn cap_within(slots: u32, mean_s: f64, wait: SimDuration, fraction: f64) -> Opti
     (mean_s > 0.0).then(|| (fraction * wait.as_secs_f64() * slots as f64 / mean_s).floor() as u64)
 }
 
+/// The `queue_cap` to suggest, and whether the arrivals bound it: the largest whose full queue
+/// waits under half of `wait` ([`cap_within`]), but no more than the requests that arrive at one
+/// replica in that half (`per_replica` a second, every attempt counted): a longer FIFO queue only
+/// holds requests older than that, so a larger cap adds nothing but dead work. `None` for 0.
+fn cap_to_suggest(
+    slots: u32,
+    mean_s: f64,
+    wait: SimDuration,
+    per_replica: f64,
+) -> Option<(u64, bool)> {
+    let by_wait = cap_within(slots, mean_s, wait, 0.5)?;
+    let by_arrivals = (0.5 * wait.as_secs_f64() * per_replica).ceil().max(1.0);
+    let cap = if (by_arrivals as u64) < by_wait {
+        (by_arrivals as u64, true)
+    } else {
+        (by_wait, false)
+    };
+    (cap.0 > 0).then_some(cap)
+}
+
+/// The words after a suggested cap that say why it is that number.
+fn cap_reason(cap: (u64, bool), wait: &str, per_replica: f64) -> String {
+    if cap.1 {
+        format!(
+            "at most what arrives at a replica in half of {wait} at up to {}; a longer queue only holds requests their callers gave up on",
+            super::show::show_rate(per_replica)
+        )
+    } else {
+        format!("under half of {wait} in every regime")
+    }
+}
+
+/// The queue findings of service `s`: `(regimes, mean)` are the regimes and the mean service
+/// times in each (`mean[regime][service]`), `per_replica` the attempts a second one replica may
+/// get (for the caps suggested).
 pub(super) fn queue_findings(
     sc: &Scenario,
     s: ServiceId,
     u: &ServesUnder,
-    regimes: &[Regime],
-    mean: &[Vec<f64>],
+    (regimes, mean): (&[Regime], &[Vec<f64>]),
     bound_s: Option<&[f64]>,
+    per_replica: f64,
     out: &mut Vec<Finding>,
 ) {
     let svc = &sc.services[s];
@@ -59,13 +94,19 @@ pub(super) fn queue_findings(
             fix: None,
         }),
         None => {
-            let cap = cap_within(svc.slots, worst_mean, u.wait, 0.5);
             let mut fixes = Vec::new();
-            if let Some(cap) = cap.filter(|&c| c > 0) {
+            if let Some(cap) = cap_to_suggest(svc.slots, worst_mean, u.wait, per_replica) {
+                let reason = if cap.1 {
+                    cap_reason(cap, &wait, per_replica)
+                } else {
+                    format!("stays under half of {wait} in every regime")
+                };
                 fixes.push(format!(
-                    "set `services.{name}.queue_cap: {cap}` (its wait, {cap} × {ge}{} / {}, stays under half of {wait} in every regime)",
+                    "set `services.{name}.queue_cap: {}` (its wait, {} × {ge}{} / {}, {reason})",
+                    cap.0,
+                    cap.0,
                     show_secs(worst_mean),
-                    svc.slots
+                    svc.slots,
                 ));
             }
             let mut deadline_fix = String::new();
@@ -98,13 +139,15 @@ pub(super) fn queue_findings(
                 );
                 let when = regime_name(sc, r);
                 if b >= u.wait.as_secs_f64() {
-                    let fix = cap_within(svc.slots, worst_mean, u.wait, 0.5)
-                        .filter(|&c| c > 0)
-                        .map(|c| {
+                    let fix = cap_to_suggest(svc.slots, worst_mean, u.wait, per_replica).map(
+                        |c| {
                             format!(
-                                "set `services.{name}.queue_cap: {c}` (under half of {wait} in every regime), or add slots"
+                                "set `services.{name}.queue_cap: {}` ({}), or add slots",
+                                c.0,
+                                cap_reason(c, &wait, per_replica)
                             )
-                        });
+                        },
+                    );
                     out.push(Finding {
                         level: Level::Warning,
                         check: Check::Queue,

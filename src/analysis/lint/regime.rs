@@ -36,11 +36,12 @@ pub(super) fn slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
     }
 }
 
-/// The slots of all replicas of `s` together in regime `r`: a capacity fault limits only the
-/// replicas it acts on. Saturates at `u32::MAX`.
+/// The slots of all replicas of `s` together in regime `r`, at the most replicas it may have
+/// (`autoscale.max_replicas` when autoscaled): a capacity fault limits only the replicas it acts
+/// on. Saturates at `u32::MAX`.
 pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
     let svc = &sc.services[s];
-    (0..svc.replicas)
+    (0..svc.max_units())
         .map(|k| match r {
             Regime::Fault(i) if sc.faults[i].acts_on_replica(k) => {
                 sc.faults[i].kind.slots_of(s, svc.slots) as u64
@@ -53,8 +54,9 @@ pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
 
 /// The capacity of all replicas of `s` together in regime `r`, requests per second, given `hold`,
 /// the service's mean service time there ([`mean_service_time`]): each replica's slots over its
-/// own mean service time (a slow fault on some replicas slows only those), summed — what a
-/// balancer that keeps every replica busy reaches at best, an upper bound.
+/// own mean service time (a slow fault on some replicas slows only those), summed over the most
+/// replicas it may have (an autoscaler's `max_replicas`) — what a balancer that keeps every
+/// replica busy reaches at best, an upper bound.
 pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) -> Option<f64> {
     let svc = &sc.services[s];
     let Regime::Fault(i) = r else {
@@ -76,13 +78,13 @@ pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) 
         };
         super::capacity(svc.slots, calls + own)
     };
-    (0..svc.replicas).map(per_replica).sum()
+    (0..svc.max_units()).map(per_replica).sum()
 }
 
 /// The mean own work of `s` in regime `r`, in seconds (zero without own work). A slow fault on
 /// `k` of `n` replicas, or with a `fraction` f, makes a share k·f/n of the work slow (work spread
 /// evenly over the replicas, as round robin spreads it): the mean blends the two.
-fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
+pub(super) fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
     let normal = sc.services[s]
         .service_time
         .as_ref()
@@ -110,7 +112,8 @@ pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
     for s in sc.topological_order().into_iter().rev() {
         // A call taken with `probability` p adds p × the callee's time (its mean), a call made by
         // some classes only their share of the service's requests; a parallel stage of `stages`
-        // adds its longest call (the mean of a maximum is at least that).
+        // adds its longest call (the mean of a maximum is at least that), and so does the
+        // `parallel: true` shorthand.
         let svc = &sc.services[s];
         let call = |k: usize| {
             let e = &sc.edges[svc.calls[k]];
@@ -124,13 +127,11 @@ pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
             };
             by_class * e.probability.unwrap_or(1.0) * hold[e.callee]
         };
-        let calls: f64 = match &svc.stages {
-            None => (0..svc.calls.len()).map(call).sum(),
-            Some(steps) => steps
-                .iter()
-                .map(|step| step.iter().map(|&k| call(k as usize)).fold(0.0, f64::max))
-                .sum(),
-        };
+        let calls: f64 = svc
+            .call_steps()
+            .iter()
+            .map(|step| step.iter().map(|&k| call(k as usize)).fold(0.0, f64::max))
+            .sum();
         hold[s] = own_mean(sc, s, r) + calls;
     }
     hold
