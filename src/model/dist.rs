@@ -1,16 +1,30 @@
-//! Service-time sampling. Owns turning a validated [`Dist`] into draws of integer nanoseconds from
-//! a service's own random stream: exponential, uniform and Pareto by inversion (pinned in our code),
-//! log-normal through `rand_distr` (pinned by `Cargo.lock`).
+//! Duration sampling. Owns turning a validated [`Dist`] into draws of integer nanoseconds from
+//! its own random stream: exponential, uniform and Pareto by inversion (pinned in our code),
+//! log-normal through `rand_distr` (pinned by `Cargo.lock`), and the shapes built from data
+//! (quantiles, empirical, histogram) by inverting their quantile function at one open uniform
+//! per draw ([`Stream::open_unit`]). A `scale` other than 1 multiplies the draw in whole
+//! nanoseconds and truncates; it takes nothing more from the stream.
+
+use std::sync::Arc;
 
 use rand_distr::Distribution;
 
 use crate::rng::Stream;
-use crate::scenario::Dist;
+use crate::scenario::dist::{Empirical, Histogram, QuantileCurve};
+use crate::scenario::{Dist, Shape};
 use crate::time::SimDuration;
 
-/// A ready-to-draw service-time distribution.
+/// A ready-to-draw duration distribution.
 #[derive(Clone, Debug)]
-pub enum Sampler {
+pub struct Sampler {
+    draw: Draw,
+    /// `None` for scale 1: draws untouched.
+    scale: Option<f64>,
+}
+
+/// A ready-to-draw shape.
+#[derive(Clone, Debug)]
+enum Draw {
     Exponential {
         mean_ns: f64,
     },
@@ -27,47 +41,72 @@ pub enum Sampler {
         min_ns: f64,
         inv_alpha: f64,
     },
+    Quantiles(Arc<QuantileCurve>),
+    Empirical(Arc<Empirical>),
+    Histogram(Arc<Histogram>),
 }
 
 impl Sampler {
     /// Prepares `dist` for drawing.
     pub fn new(dist: &Dist) -> Sampler {
-        match *dist {
-            Dist::Exponential { mean } => Sampler::Exponential {
+        let draw = match &dist.shape {
+            Shape::Exponential { mean } => Draw::Exponential {
                 mean_ns: mean.0 as f64,
             },
-            Dist::Constant { value } => Sampler::Constant { ns: value.0 },
-            Dist::Uniform { min, max } => Sampler::Uniform {
+            Shape::Constant { value } => Draw::Constant { ns: value.0 },
+            Shape::Uniform { min, max } => Draw::Uniform {
                 min_ns: min.0,
                 span_ns: max.0 - min.0,
             },
-            Dist::Pareto { min, alpha } => Sampler::Pareto {
+            Shape::Pareto { min, alpha } => Draw::Pareto {
                 min_ns: min.0 as f64,
                 inv_alpha: 1.0 / alpha,
             },
-            Dist::LogNormal { mean, sigma } => {
+            Shape::LogNormal { mean, sigma } => {
                 // mean = exp(mu + sigma²/2)  ⇒  mu = ln(mean) − sigma²/2, in nanoseconds.
                 let mu = (mean.0 as f64).ln() - sigma * sigma / 2.0;
-                Sampler::LogNormal(
-                    rand_distr::LogNormal::new(mu, sigma)
+                Draw::LogNormal(
+                    rand_distr::LogNormal::new(mu, *sigma)
                         .expect("validated: sigma is finite and ≥ 0"),
                 )
             }
+            Shape::Quantiles(q) => Draw::Quantiles(q.clone()),
+            Shape::Empirical(e) => Draw::Empirical(e.clone()),
+            Shape::Histogram(h) => Draw::Histogram(h.clone()),
+        };
+        Sampler {
+            draw,
+            scale: (dist.scale != 1.0).then_some(dist.scale),
         }
     }
 
     /// One draw.
     #[inline]
     pub fn sample(&self, stream: &mut Stream) -> SimDuration {
+        let d = self.draw.sample(stream);
+        match self.scale {
+            None => d,
+            // `as u64` saturates far tails.
+            Some(k) => SimDuration((d.0 as f64 * k) as u64),
+        }
+    }
+}
+
+impl Draw {
+    #[inline]
+    fn sample(&self, stream: &mut Stream) -> SimDuration {
         match self {
-            Sampler::Exponential { mean_ns } => SimDuration(stream.exponential(*mean_ns) as u64),
-            Sampler::Constant { ns } => SimDuration(*ns),
-            Sampler::Uniform { min_ns, span_ns } => SimDuration(min_ns + stream.up_to(*span_ns)),
-            Sampler::LogNormal(d) => SimDuration(d.sample(stream.rng()) as u64),
-            Sampler::Pareto { min_ns, inv_alpha } => {
+            Draw::Exponential { mean_ns } => SimDuration(stream.exponential(*mean_ns) as u64),
+            Draw::Constant { ns } => SimDuration(*ns),
+            Draw::Uniform { min_ns, span_ns } => SimDuration(min_ns + stream.up_to(*span_ns)),
+            Draw::LogNormal(d) => SimDuration(d.sample(stream.rng()) as u64),
+            Draw::Pareto { min_ns, inv_alpha } => {
                 // 1 − U is in (0, 1], so the power is finite; `as u64` saturates far tails.
                 SimDuration((min_ns * (1.0 - stream.unit()).powf(-inv_alpha)) as u64)
             }
+            Draw::Quantiles(q) => SimDuration(q.quantile(stream.open_unit()) as u64),
+            Draw::Empirical(e) => SimDuration(e.quantile(stream.open_unit()) as u64),
+            Draw::Histogram(h) => SimDuration(h.quantile(stream.open_unit()) as u64),
         }
     }
 }
