@@ -380,10 +380,7 @@ mod tests {
         ] {
             let want = (mu + sigma * z).exp();
             let got = c.quantile(p);
-            assert!(
-                ((got - want) / want).abs() < 1e-9,
-                "p {p}: {got} vs {want}"
-            );
+            assert!(((got - want) / want).abs() < 1e-9, "p {p}: {got} vs {want}");
         }
         // The mean of that log-normal, exp(μ + σ²/2).
         let mean = (mu + sigma * sigma / 2.0).exp();
@@ -413,7 +410,11 @@ mod tests {
             .map(|i| c.quantile((i as f64 + 0.5) / steps as f64))
             .sum::<f64>()
             / steps as f64;
-        assert!(((c.mean_ns() - numeric) / numeric).abs() < 1e-4, "{}", c.mean_ns());
+        assert!(
+            ((c.mean_ns() - numeric) / numeric).abs() < 1e-4,
+            "{}",
+            c.mean_ns()
+        );
     }
 
     #[test]
@@ -438,22 +439,42 @@ mod tests {
         let s = 1e9;
         // testhistogram{start="positive"}: le 0.1 → 50, 0.2 → 70, 1 → 110, +Inf → 120.
         let h = Histogram::new(&[(0.1 * s, 50.0), (0.2 * s, 70.0), (1.0 * s, 110.0)], 120.0);
-        for (q, want) in [(0.0, 0.0), (0.2, 0.048), (0.5, 0.15), (0.8, 0.72), (1.0, 1.0)] {
+        for (q, want) in [
+            (0.0, 0.0),
+            (0.2, 0.048),
+            (0.5, 0.15),
+            (0.8, 0.72),
+            (1.0, 1.0),
+        ] {
             let got = h.quantile(q) / s;
             assert!((got - want).abs() < 1e-12, "q {q}: {got} vs {want}");
         }
         // testhistogram3{start="positive"}: le 0 → 0, 0.1 → 50, 0.2 → 70, 1 → 110, +Inf → 110.
         let h3 = Histogram::new(
-            &[(0.0, 0.0), (0.1 * s, 50.0), (0.2 * s, 70.0), (1.0 * s, 110.0)],
+            &[
+                (0.0, 0.0),
+                (0.1 * s, 50.0),
+                (0.2 * s, 70.0),
+                (1.0 * s, 110.0),
+            ],
             110.0,
         );
-        for (q, want) in [(0.0, 0.0), (0.25, 0.055), (0.5, 0.125), (0.75, 0.45), (1.0, 1.0)] {
+        for (q, want) in [
+            (0.0, 0.0),
+            (0.25, 0.055),
+            (0.5, 0.125),
+            (0.75, 0.45),
+            (1.0, 1.0),
+        ] {
             let got = h3.quantile(q) / s;
             assert!((got - want).abs() < 1e-12, "q {q}: {got} vs {want}");
         }
         // testhistogram2 at 7m: le 0 → 0, 2 → 1, 4 → 2, 6 → 3, +Inf → 3; 1/6, 1/2, 5/6 fall in
         // the middle of a bucket.
-        let h2 = Histogram::new(&[(0.0, 0.0), (2.0 * s, 1.0), (4.0 * s, 2.0), (6.0 * s, 3.0)], 3.0);
+        let h2 = Histogram::new(
+            &[(0.0, 0.0), (2.0 * s, 1.0), (4.0 * s, 2.0), (6.0 * s, 3.0)],
+            3.0,
+        );
         for (q, want) in [(1.0 / 6.0, 1.0), (0.5, 3.0), (5.0 / 6.0, 5.0)] {
             let got = h2.quantile(q) / s;
             assert!((got - want).abs() < 1e-12, "q {q}: {got} vs {want}");

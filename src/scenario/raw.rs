@@ -441,7 +441,10 @@ impl<'de> Deserialize<'de> for DistRaw {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a distribution, like `{dist: exponential, mean: 20ms}` or `{p50: 20ms, p99: 180ms}`")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<DistRaw, A::Error> {
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<DistRaw, A::Error> {
                 let mut d = DistRaw::default();
                 while let Some(key) = map.next_key::<String>()? {
                     match key.as_str() {

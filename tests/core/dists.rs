@@ -103,10 +103,20 @@ fn arrivals_scale_thins_or_repeats_a_trace() {
         loadsim::scenario::Scenario::load(&p, &[], None).unwrap_or_else(|e| panic!("{e}"))
     };
     let times = |sc: &loadsim::scenario::Scenario| -> Vec<u64> {
-        sc.classes[0].arrivals.trace.as_ref().unwrap().iter().map(|t| t.0 / 1_000_000).collect()
+        sc.classes[0]
+            .arrivals
+            .trace
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|t| t.0 / 1_000_000)
+            .collect()
     };
     // Half: arrival j at recorded ⌈2j⌉ — the 2nd, 4th, … (0.5 s, 1.5 s, …).
-    assert_eq!(times(&write(", scale: 0.5")), vec![500, 1500, 2500, 3500, 4500]);
+    assert_eq!(
+        times(&write(", scale: 0.5")),
+        vec![500, 1500, 2500, 3500, 4500]
+    );
     // Double: each recorded arrival twice.
     let doubled = times(&write(", scale: 2"));
     assert_eq!(doubled.len(), 20);
@@ -117,7 +127,11 @@ fn arrivals_scale_thins_or_repeats_a_trace() {
 #[test]
 fn empirical_reads_one_duration_per_line_or_a_named_column() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("lat.txt"), "# recorded\n12ms\n\n15ms\n30ms\n").unwrap();
+    std::fs::write(
+        dir.path().join("lat.txt"),
+        "# recorded\n12ms\n\n15ms\n30ms\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.path().join("lat.csv"),
         "id,latency\n1,12ms\n2,15ms\n3,30ms\n",
@@ -135,10 +149,20 @@ fn empirical_reads_one_duration_per_line_or_a_named_column() {
     assert_eq!(column.services, inline.services);
     // A bad value is named with its file and line.
     std::fs::write(dir.path().join("bad.txt"), "12ms\n15\n").unwrap();
-    let err = load("{ dist: empirical, file: bad.txt }").unwrap_err().to_string();
-    assert!(err.contains("bad.txt:2:") && err.contains("no unit"), "{err}");
-    let err = load("{ dist: empirical, file: lat.csv, column: nope }").unwrap_err().to_string();
-    assert!(err.contains("no column `nope`") && err.contains("`latency`"), "{err}");
+    let err = load("{ dist: empirical, file: bad.txt }")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad.txt:2:") && err.contains("no unit"),
+        "{err}"
+    );
+    let err = load("{ dist: empirical, file: lat.csv, column: nope }")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("no column `nope`") && err.contains("`latency`"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -158,6 +182,9 @@ fn bad_distributions_exit_2_with_every_problem_at_once() {
         .code(2);
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("services.svc_b.service_time.p99"), "{err}");
-    assert!(err.contains("faults.slow_b.service_time.buckets[1].le"), "{err}");
+    assert!(
+        err.contains("faults.slow_b.service_time.buckets[1].le"),
+        "{err}"
+    );
     assert!(err.contains("bad.yaml:"), "{err}");
 }

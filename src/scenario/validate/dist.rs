@@ -153,7 +153,10 @@ impl Validator<'_> {
         {
             self.problem(
                 &format!("{key}.min"),
-                format!("is above `{}`; the smallest draw must not exceed a quantile", first.2),
+                format!(
+                    "is above `{}`; the smallest draw must not exceed a quantile",
+                    first.2
+                ),
             );
             ok = false;
         }
@@ -162,7 +165,10 @@ impl Validator<'_> {
         {
             self.problem(
                 &format!("{key}.max"),
-                format!("is below `{}`; the largest draw must not be under a quantile", last.2),
+                format!(
+                    "is below `{}`; the largest draw must not be under a quantile",
+                    last.2
+                ),
             );
             ok = false;
         }
@@ -284,7 +290,10 @@ impl Validator<'_> {
                 if s.len() > MAX_SAMPLES {
                     self.problem(
                         &format!("{key}.samples"),
-                        format!("holds {} samples; loadsim takes at most {MAX_SAMPLES}", s.len()),
+                        format!(
+                            "holds {} samples; loadsim takes at most {MAX_SAMPLES}",
+                            s.len()
+                        ),
                     );
                     return None;
                 }
@@ -457,9 +466,9 @@ pub fn read_samples(path: &Path, column: Option<&str>) -> Result<Vec<f64>, Strin
             for record in reader.records() {
                 let record = record.map_err(|e| format!("{shown}: {e}"))?;
                 let line = record.position().map_or(0, |p| p.line());
-                let field = record.get(at).ok_or_else(|| {
-                    format!("{shown}:{line}: the row has no column `{name}`")
-                })?;
+                let field = record
+                    .get(at)
+                    .ok_or_else(|| format!("{shown}:{line}: the row has no column `{name}`"))?;
                 samples.push(parse(field, line)?);
                 if samples.len() > MAX_SAMPLES {
                     return Err(format!("{shown} holds more than {MAX_SAMPLES} samples"));

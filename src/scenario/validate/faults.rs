@@ -161,15 +161,20 @@ impl Validator<'_> {
                     return None;
                 }
                 let s = service?;
+                let name = services.get(s).map_or("", |s| s.name.as_str());
+                let own_key = format!("services.{name}.service_time");
+                if self.problems.iter().any(|p| p.key.starts_with(&own_key)) {
+                    // The service's own distribution is wrong, and reported there.
+                    return None;
+                }
                 match services.get(s).and_then(|s| s.service_time.as_ref()) {
                     Some(own) => Some(own.scaled(k)),
                     None => {
                         self.problem(
                             &format!("{key}.slowdown"),
                             format!(
-                                "multiplies the service's own `service_time`, and `{}` has none; \
-                                 give the fault a `service_time` instead",
-                                services.get(s).map_or("", |s| s.name.as_str())
+                                "multiplies the service's own `service_time`, and `{name}` has \
+                                 none; give the fault a `service_time` instead"
                             ),
                         );
                         None
