@@ -27,6 +27,13 @@ impl Stream {
         (self.0.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// A uniform float in the open interval (0, 1): the 53 random bits `k` of one word as
+    /// `(k + ½) / 2⁵³`, so inverting a quantile function never meets 0 or 1.
+    #[inline]
+    pub fn open_unit(&mut self) -> f64 {
+        ((self.0.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+    }
+
     /// An exponential variate with the given mean, by inversion.
     #[inline]
     pub fn exponential(&mut self, mean: f64) -> f64 {

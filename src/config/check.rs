@@ -317,6 +317,8 @@ impl<'a> Walker<'a> {
             self.path.push(Seg::Key(k.to_owned()));
             if let Some(p) = props.and_then(|p| p.get(k)) {
                 ok &= self.node(p, v);
+            } else if let Some(p) = pattern_property(s, k) {
+                ok &= self.node(p, v);
             } else {
                 match additional {
                     Some(Json::Bool(false)) => {
@@ -426,6 +428,18 @@ impl<'a> Walker<'a> {
             }
         }
     }
+}
+
+/// The schema of `key` under the object's `patternProperties`, if a pattern takes it. The raw
+/// types use one form of pattern only, `^<prefix>[0-9]+$` (a distribution's `p50`, `p999`); a
+/// pattern of another form takes no key here, so the key stays unknown (never wrongly accepted).
+fn pattern_property<'a>(s: &'a Map<String, Json>, key: &str) -> Option<&'a Json> {
+    let patterns = s.get("patternProperties")?.as_object()?;
+    patterns.iter().find_map(|(pattern, schema)| {
+        let prefix = pattern.strip_prefix('^')?.strip_suffix("[0-9]+$")?;
+        let digits = key.strip_prefix(prefix)?;
+        (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(schema)
+    })
 }
 
 /// Whether a schema is `{"type": "null"}`.

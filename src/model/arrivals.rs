@@ -49,7 +49,7 @@ impl Shaped {
                 next: 0,
             }));
         }
-        if let Some(c) = a.closed {
+        if let Some(c) = &a.closed {
             return Some(Box::new(Shaped::Closed {
                 users: c.users,
                 think: Sampler::new(&c.think_time),

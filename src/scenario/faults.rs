@@ -4,7 +4,7 @@
 //!
 //! | kind | keys | effect while in force |
 //! |---|---|---|
-//! | `slow` | `service`, `service_time`, optional `fraction` | the service's own work, when it starts, follows `service_time` ([`FaultKind::service_time_of`]); with `fraction`, only that share of the work started in the window, drawn from the fault's stream `fault/<name>/slow` |
+//! | `slow` | `service`, `service_time` or `slowdown`, optional `fraction` | the service's own work, when it starts, follows `service_time`, or with `slowdown: K` the service's own distribution with every draw × K ([`FaultKind::service_time_of`]); with `fraction`, only that share of the work started in the window, drawn from the fault's stream `fault/<name>/slow` |
 //! | `error` | `service`, `fraction`, optional `retryable_fraction` | that share of the service's arrivals fail at once ([`FaultKind::error_fraction_of`]); `retryable_fraction` of those errors may be retried ([`FaultKind::retryable_fraction_of`]) |
 //! | `outage` | `service` | every arrival at the service is rejected ([`FaultKind::rejects_all_of`]) |
 //! | `capacity` | `service`, `slots` | the service has at most `slots` slots ([`FaultKind::slots_of`]); work already started goes on, and the end of the window wakes the queue ([`FaultKind::wakes_at_end`]) |
@@ -69,7 +69,7 @@ pub enum FaultKind {
 /// The keys a fault of `kind` takes besides `kind` and its window (`from`, `to`, `duration`).
 pub fn keys(kind: FaultKindRaw) -> &'static [&'static str] {
     match kind {
-        FaultKindRaw::Slow => &["service", "service_time"],
+        FaultKindRaw::Slow => &["service"],
         FaultKindRaw::Error => &["service", "fraction"],
         FaultKindRaw::Outage => &["service"],
         FaultKindRaw::Capacity => &["service", "slots"],

@@ -5,6 +5,7 @@
 //! service, computed from the policies alone.
 
 pub mod contention;
+pub mod dist;
 pub mod faults;
 pub mod profile;
 pub mod raw;
@@ -15,6 +16,7 @@ mod validate;
 use std::path::Path;
 
 pub use crate::config::{ConfigError, Diagnostic, Document, Origin, Paint};
+pub use dist::{Dist, Shape};
 pub use faults::{Fault, FaultKind};
 
 pub use crate::protections::adaptive::AdaptiveThrottle;
@@ -94,6 +96,38 @@ pub struct Arrivals {
     pub trace: Option<std::sync::Arc<[SimTime]>>,
 }
 
+impl Arrivals {
+    /// These arrivals with `k` times the load (`arrivals.scale`): the rate and every profile
+    /// segment × k; closed-loop users × k, rounded, at least 1 (at most
+    /// [`validate::MAX_USERS`]); a trace thinned or repeated so that its j-th arrival (from 1) is
+    /// at the time of recorded arrival ⌈j/k⌉, ⌊k·n⌋ arrivals from n.
+    pub fn scaled(&self, k: f64) -> Arrivals {
+        let mut a = self.clone();
+        a.rate *= k;
+        // A closed loop's and a trace's rate follow from what they become, below.
+        if let Some(p) = &mut a.profile {
+            for piece in &mut p.pieces {
+                piece.rate *= k;
+                piece.to_rate *= k;
+            }
+        }
+        if let Some(c) = &mut a.closed {
+            let users = ((c.users as f64 * k).round() as u32).clamp(1, validate::MAX_USERS);
+            a.rate = self.rate * users as f64 / c.users as f64;
+            c.users = users;
+        }
+        if let Some(t) = &a.trace {
+            let n = (k * t.len() as f64).floor() as usize;
+            let times: Vec<SimTime> = (1..=n)
+                .map(|j| t[((j as f64 / k).ceil() as usize).clamp(1, t.len()) - 1])
+                .collect();
+            a.rate = self.rate * times.len() as f64 / t.len() as f64;
+            a.trace = Some(times.into());
+        }
+        a
+    }
+}
+
 /// How user request arrivals are spaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArrivalProcess {
@@ -106,7 +140,7 @@ pub enum ArrivalProcess {
 }
 
 /// Closed-loop users (`arrivals.process: closed`).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClosedLoop {
     /// How many users.
     pub users: u32,
@@ -270,49 +304,6 @@ impl Edge {
         match self.hedge {
             Some(h) => h.max_hedges as u64 + 1,
             None => self.retries as u64 + 1,
-        }
-    }
-}
-
-/// A service-time distribution.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Dist {
-    Exponential {
-        mean: SimDuration,
-    },
-    Constant {
-        value: SimDuration,
-    },
-    Uniform {
-        min: SimDuration,
-        max: SimDuration,
-    },
-    /// Log-normal with the given mean and shape `sigma` (the σ of the underlying normal).
-    LogNormal {
-        mean: SimDuration,
-        sigma: f64,
-    },
-    /// Pareto with scale `min` and shape `alpha` (heavy-tailed; infinite mean for alpha ≤ 1).
-    Pareto {
-        min: SimDuration,
-        alpha: f64,
-    },
-}
-
-impl Dist {
-    /// The mean in seconds.
-    pub fn mean_secs(&self) -> f64 {
-        match *self {
-            Dist::Exponential { mean } | Dist::LogNormal { mean, .. } => mean.as_secs_f64(),
-            Dist::Constant { value } => value.as_secs_f64(),
-            Dist::Uniform { min, max } => (min.as_secs_f64() + max.as_secs_f64()) / 2.0,
-            Dist::Pareto { min, alpha } => {
-                if alpha > 1.0 {
-                    alpha * min.as_secs_f64() / (alpha - 1.0)
-                } else {
-                    f64::INFINITY
-                }
-            }
         }
     }
 }

@@ -94,6 +94,24 @@ pub struct ArrivalsRaw {
     /// Replay a recorded trace instead of `rate`: a CSV file (path relative to this scenario
     /// file), one user request per row at the time its `time` column gives in seconds, sorted.
     pub trace: Option<String>,
+    /// Multiplies the load (default 1): the rate, every segment of `profile`, the number of
+    /// closed-loop `users` (rounded, at least 1), or a trace's arrivals (the j-th arrival of the
+    /// scaled trace at the time of recorded arrival ⌈j/scale⌉). At the top level beside
+    /// `clients`, `arrivals: {scale: x}` multiplies every class's load.
+    pub scale: Option<f64>,
+}
+
+impl ArrivalsRaw {
+    /// Whether `scale` is the only key given (the form allowed beside `clients`).
+    pub fn only_scale(&self) -> bool {
+        self.scale.is_some()
+            && self.rate.is_none()
+            && self.process.is_none()
+            && self.profile.is_none()
+            && self.users.is_none()
+            && self.think_time.is_none()
+            && self.trace.is_none()
+    }
 }
 
 /// How arrivals are spaced.
@@ -357,30 +375,106 @@ pub struct CallRaw {
     pub classes: Option<Vec<String>>,
 }
 
-/// A service-time distribution, flat: `dist` names the shape, the other keys its parameters —
+/// A distribution of a duration, flat: `dist` names the shape, the other keys its parameters —
 /// `{dist: exponential, mean: 20ms}`, `{dist: constant, value: 5ms}`,
 /// `{dist: uniform, min: 5ms, max: 15ms}`, `{dist: lognormal, mean: 20ms, sigma: 1.0}`,
-/// `{dist: pareto, min: 5ms, alpha: 1.5}`.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
+/// `{dist: pareto, min: 5ms, alpha: 1.5}`, `{dist: empirical, samples: [12ms, 15ms]}`,
+/// `{dist: empirical, file: lat.csv}`, `{dist: histogram, buckets: [{le: 5ms, count: 120}, …]}`
+/// — or, without `dist`, quantiles: `{p50: 20ms, p99: 180ms}` (`p1` … `p99`, `p999` for 0.999,
+/// `p9999` for 0.9999; optional `min`, `max`). Any of them takes `scale: K` (every draw × K).
+/// docs/model.md §2.2.1 gives each shape's quantile function.
+#[derive(Clone, Debug, Default, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("patternProperties" = {
+    "^p[0-9]+$": {
+        "$ref": "#/definitions/Duration",
+        "description": "A quantile of the distribution: `p50` is the median, `p99` the 0.99 \
+            quantile, `p999` the 0.999 quantile, `p9999` the 0.9999 quantile. Without `dist`."
+    }
+}))]
 pub struct DistRaw {
-    /// The shape of the distribution. Required.
-    pub dist: DistKindRaw,
+    /// The shape of the distribution (leave it out to give quantiles like `p50`, `p99`).
+    pub dist: Option<DistKindRaw>,
     /// Mean, for `exponential` and `lognormal`.
     pub mean: Option<DurationText>,
     /// The value, for `constant`.
     pub value: Option<DurationText>,
-    /// Lower bound, for `uniform` and `pareto`.
+    /// Lower bound, for `uniform` and `pareto`; with quantiles, the smallest draw (default 0s).
     pub min: Option<DurationText>,
-    /// Upper bound, for `uniform`.
+    /// Upper bound, for `uniform`; with quantiles, the largest draw (default none).
     pub max: Option<DurationText>,
     /// σ of the underlying normal, for `lognormal`.
     pub sigma: Option<f64>,
     /// Shape, for `pareto`.
     pub alpha: Option<f64>,
+    /// `empirical`: the recorded durations, in any order (give `samples` or `file`).
+    pub samples: Option<Vec<DurationText>>,
+    /// `empirical`: a file of recorded durations (path relative to this scenario file), one per
+    /// line, or a CSV with a header naming `column`.
+    pub file: Option<String>,
+    /// `empirical` with `file`: the CSV column holding the durations, by its header name
+    /// (default: the file is one duration per line).
+    pub column: Option<String>,
+    /// `histogram`: cumulative buckets as Prometheus exposes them, `le` increasing, the last may
+    /// be `le: +Inf` (default: no observation above the last `le`).
+    pub buckets: Option<Vec<BucketRaw>>,
+    /// Multiplies every draw (default 1).
+    pub scale: Option<f64>,
+    /// The `pNN` keys in file order: the key as written and its duration.
+    #[serde(skip)]
+    pub quantiles: Vec<(String, DurationText)>,
 }
 
-/// The shapes of service time.
+/// The keys of [`DistRaw`] besides the quantiles.
+const DIST_KEYS: &[&str] = &[
+    "dist", "mean", "value", "min", "max", "sigma", "alpha", "samples", "file", "column",
+    "buckets", "scale",
+];
+
+impl<'de> Deserialize<'de> for DistRaw {
+    // By hand, for the open set of quantile keys: a derive would need `#[serde(flatten)]`, which
+    // loses unknown-key errors and their locations.
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = DistRaw;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a distribution, like `{dist: exponential, mean: 20ms}` or `{p50: 20ms, p99: 180ms}`")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<DistRaw, A::Error> {
+                let mut d = DistRaw::default();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "dist" => d.dist = Some(map.next_value()?),
+                        "mean" => d.mean = Some(map.next_value()?),
+                        "value" => d.value = Some(map.next_value()?),
+                        "min" => d.min = Some(map.next_value()?),
+                        "max" => d.max = Some(map.next_value()?),
+                        "sigma" => d.sigma = Some(map.next_value()?),
+                        "alpha" => d.alpha = Some(map.next_value()?),
+                        "samples" => d.samples = Some(map.next_value()?),
+                        "file" => d.file = Some(map.next_value()?),
+                        "column" => d.column = Some(map.next_value()?),
+                        "buckets" => d.buckets = Some(map.next_value()?),
+                        "scale" => d.scale = Some(map.next_value()?),
+                        k if crate::scenario::dist::quantile_of_key(k).is_some() => {
+                            let v = map.next_value()?;
+                            d.quantiles.push((key, v));
+                        }
+                        _ => return Err(serde::de::Error::unknown_field(&key, DIST_KEYS)),
+                    }
+                }
+                Ok(d)
+            }
+        }
+        deserializer.deserialize_map(V)
+    }
+}
+
+/// The shapes of a duration distribution.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum DistKindRaw {
@@ -394,6 +488,80 @@ pub enum DistKindRaw {
     Lognormal,
     /// Pareto with scale `min` and shape `alpha`.
     Pareto,
+    /// Recorded durations (`samples` or `file`): the inverse CDF, linear between order statistics.
+    Empirical,
+    /// Cumulative `buckets`: Prometheus's `histogram_quantile` rule.
+    Histogram,
+}
+
+/// One cumulative histogram bucket: observations at or below `le`.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BucketRaw {
+    /// The bucket's upper bound, inclusive: a duration, or `+Inf`. Required.
+    pub le: BucketBound,
+    /// Observations at or below `le` (cumulative). Required.
+    pub count: u64,
+}
+
+/// A bucket's upper bound: a duration or `+Inf`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BucketBound {
+    At(crate::time::SimDuration),
+    Inf,
+}
+
+impl JsonSchema for BucketBound {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "BucketBound".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": format!("(^\\s*\\+?[Ii]nf\\s*$)|({})", crate::config::duration::DURATION_PATTERN),
+            "description": "A duration with a unit (`5ms`), or `+Inf`."
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for BucketBound {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BucketBound;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a duration with a unit, like `5ms`, or `+Inf`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<BucketBound, E> {
+                if matches!(v.trim(), "+Inf" | "Inf" | "+inf" | "inf") {
+                    return Ok(BucketBound::Inf);
+                }
+                crate::config::duration::parse_duration(v)
+                    .map(BucketBound::At)
+                    .map_err(E::custom)
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<BucketBound, E> {
+                if v == f64::INFINITY {
+                    return Ok(BucketBound::Inf);
+                }
+                Err(E::custom(format!(
+                    "`{v}` has no unit; write a duration with a unit, like `{v}ms`, or `+Inf`"
+                )))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<BucketBound, E> {
+                Err(E::custom(format!(
+                    "`{v}` has no unit; write a duration with a unit, like `{v}ms`, or `+Inf`"
+                )))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<BucketBound, E> {
+                Err(E::custom(format!(
+                    "`{v}` is not a bucket bound; write a duration with a unit, like `5ms`, or `+Inf`"
+                )))
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
 }
 
 /// A fault, flat: `kind` names it, the other keys its parameters. Its window is `[from, to)` or
@@ -411,9 +579,12 @@ pub struct FaultRaw {
     pub to: Option<DurationText>,
     /// Length of the window (give `to` or `duration`, not both).
     pub duration: Option<DurationText>,
-    /// The distribution in force inside the window, sampled when work starts (required for
-    /// `slow`).
+    /// `slow`: the distribution in force inside the window, sampled when work starts (give
+    /// `service_time` or `slowdown`).
     pub service_time: Option<DistRaw>,
+    /// `slow`: the service's own `service_time` with every draw multiplied by this factor,
+    /// without restating it (give `service_time` or `slowdown`).
+    pub slowdown: Option<f64>,
     /// `error`: share of arrivals failed at once; `slow`: share of the work started in the window
     /// that is slow (default 1).
     pub fraction: Option<f64>,

@@ -10,6 +10,7 @@ mod classes;
 mod cli;
 mod common;
 mod determinism;
+mod dists;
 mod docs;
 mod files;
 mod fleet;

@@ -16,6 +16,9 @@ use crate::scenario::{
 };
 use crate::time::SimDuration;
 
+/// Largest `arrivals.scale` accepted.
+pub const MAX_LOAD_SCALE: f64 = 1000.0;
+
 /// Most request classes in one scenario.
 pub const MAX_CLASSES: usize = 1_000;
 
@@ -60,8 +63,10 @@ impl Validator<'_> {
         let mut out = Vec::new();
         match &raw.clients {
             Some(classes) => {
+                // Beside `clients`, `arrivals` may hold `scale` alone: it scales every class.
+                let scale_only = raw.arrivals.as_ref().is_some_and(ArrivalsRaw::only_scale);
                 for (key, given) in [
-                    ("arrivals", raw.arrivals.is_some()),
+                    ("arrivals", raw.arrivals.is_some() && !scale_only),
                     ("client", raw.client.is_some()),
                 ] {
                     if given {
@@ -80,6 +85,10 @@ impl Validator<'_> {
                         format!("names {} classes; at most {MAX_CLASSES}", classes.len()),
                     );
                 }
+                let outer = match &raw.arrivals {
+                    Some(a) if scale_only => self.load_scale("arrivals", a),
+                    _ => 1.0,
+                };
                 let known: Vec<String> = classes.keys().cloned().collect();
                 for (name, c) in classes {
                     let key = format!("clients.{name}");
@@ -102,6 +111,7 @@ impl Validator<'_> {
                         &c.arrivals,
                         duration,
                         Some(filter),
+                        outer,
                     );
                     let client = self.client(&key, &c.client(), names);
                     out.push(RequestClass {
@@ -128,7 +138,7 @@ impl Validator<'_> {
                     }
                     return out;
                 };
-                let arrivals = self.arrivals("arrivals", a, duration, None);
+                let arrivals = self.arrivals("arrivals", a, duration, None, 1.0);
                 let client = self.client("client", c, names);
                 out.push(RequestClass {
                     name: DEFAULT_CLASS.to_owned(),
@@ -148,14 +158,16 @@ impl Validator<'_> {
         a: &ArrivalsRaw,
         duration: SimDuration,
         filter: Option<ClassFilter<'_>>,
+        outer: f64,
     ) -> Arrivals {
+        let scale = outer * self.load_scale(key, a);
         let profile = self.profile(key, a, duration);
         let rate = match &profile {
             Some(p) => p.peak_rate(),
             None => a.rate.unwrap_or(0.0),
         };
         let closed = self.closed(key, a);
-        let rate = closed.map_or(rate, |c| closed_rate(&c));
+        let rate = closed.as_ref().map_or(rate, closed_rate);
         let trace = self.trace(key, a, duration, filter);
         let rate = trace
             .as_ref()
@@ -189,7 +201,7 @@ impl Validator<'_> {
                 ),
             );
         }
-        Arrivals {
+        let arrivals = Arrivals {
             rate,
             process: match a.process {
                 None | Some(ArrivalProcessRaw::Poisson) => ArrivalProcess::Poisson,
@@ -199,6 +211,35 @@ impl Validator<'_> {
             profile,
             closed,
             trace,
+        };
+        if scale == 1.0 {
+            return arrivals;
+        }
+        let scaled = arrivals.scaled(scale);
+        if scaled.rate > MAX_RATE {
+            self.problem(
+                &format!("{key}.scale"),
+                format!(
+                    "brings the rate to {} requests per second; loadsim takes at most {MAX_RATE}",
+                    scaled.rate
+                ),
+            );
+        }
+        scaled
+    }
+
+    /// The `scale` of `arrivals` at `key` (1 when not given), checked.
+    fn load_scale(&mut self, key: &str, a: &ArrivalsRaw) -> f64 {
+        match a.scale {
+            None => 1.0,
+            Some(k) if k.is_finite() && k > 0.0 && k <= MAX_LOAD_SCALE => k,
+            Some(_) => {
+                self.problem(
+                    &format!("{key}.scale"),
+                    format!("must be a number in (0, {MAX_LOAD_SCALE}]"),
+                );
+                1.0
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::super::raw::{FaultKindRaw, FaultRaw};
-use super::super::{Fault, FaultKind};
+use super::super::{Fault, FaultKind, Service};
 use super::Validator;
 use crate::time::{SimDuration, SimTime};
 
@@ -17,6 +17,7 @@ impl Validator<'_> {
         duration: SimDuration,
         names: &HashMap<&str, usize>,
         replicas: &[u32],
+        services: &[Service],
     ) -> Option<Fault> {
         let key = format!("faults.{name}");
         let (from, to) = self.fault_window(&key, f, duration)?;
@@ -24,12 +25,14 @@ impl Validator<'_> {
         let allowed = super::super::faults::keys(f.kind);
         // A slow fault's `fraction` is optional, checked below.
         let slow = f.kind == FaultKindRaw::Slow;
+        // A slow fault takes `service_time` or `slowdown`, checked below.
         let given = [
             ("service", f.service.is_some()),
-            ("service_time", f.service_time.is_some()),
+            ("service_time", f.service_time.is_some() && !slow),
             ("fraction", f.fraction.is_some() && !slow),
             ("slots", f.slots.is_some()),
             ("factor", f.factor.is_some()),
+            ("slowdown", f.slowdown.is_some() && !slow),
         ];
         if !self.params_match(
             &key,
@@ -59,7 +62,7 @@ impl Validator<'_> {
         };
         let kind = match f.kind {
             FaultKindRaw::Slow => {
-                let st = f.service_time.as_ref()?;
+                let service_time = self.slow_service_time(&key, f, service, services)?;
                 let fraction = f.fraction.unwrap_or(1.0);
                 if !(fraction.is_finite() && fraction > 0.0 && fraction <= 1.0) {
                     self.problem(&format!("{key}.fraction"), "must be a share in (0, 1]");
@@ -67,7 +70,7 @@ impl Validator<'_> {
                 }
                 FaultKind::Slow {
                     service: service?,
-                    service_time: self.dist(&format!("{key}.service_time"), st)?,
+                    service_time,
                     fraction,
                 }
             }
@@ -137,6 +140,64 @@ impl Validator<'_> {
             kind,
             replicas: f.replicas.clone(),
         })
+    }
+
+    /// A `slow` fault's distribution: its `service_time`, or `slowdown` × the service's own.
+    fn slow_service_time(
+        &mut self,
+        key: &str,
+        f: &FaultRaw,
+        service: Option<usize>,
+        services: &[Service],
+    ) -> Option<crate::scenario::Dist> {
+        match (&f.service_time, f.slowdown) {
+            (Some(st), None) => self.dist(&format!("{key}.service_time"), st),
+            (None, Some(k)) => {
+                if !(k.is_finite() && k > 0.0 && k <= super::dist::MAX_SCALE) {
+                    self.problem(
+                        &format!("{key}.slowdown"),
+                        format!("must be a number in (0, {}]", super::dist::MAX_SCALE),
+                    );
+                    return None;
+                }
+                let s = service?;
+                let name = services.get(s).map_or("", |s| s.name.as_str());
+                let own_key = format!("services.{name}.service_time");
+                if self.problems.iter().any(|p| p.key.starts_with(&own_key)) {
+                    // The service's own distribution is wrong, and reported there.
+                    return None;
+                }
+                match services.get(s).and_then(|s| s.service_time.as_ref()) {
+                    Some(own) => Some(own.scaled(k)),
+                    None => {
+                        self.problem(
+                            &format!("{key}.slowdown"),
+                            format!(
+                                "multiplies the service's own `service_time`, and `{name}` has \
+                                 none; give the fault a `service_time` instead"
+                            ),
+                        );
+                        None
+                    }
+                }
+            }
+            (Some(_), Some(_)) => {
+                self.problem(
+                    &format!("{key}.slowdown"),
+                    "give `service_time` (the distribution in the window) or `slowdown` (a \
+                     multiple of the service's own), not both",
+                );
+                None
+            }
+            (None, None) => {
+                self.problem(
+                    key,
+                    "a `slow` fault needs `service_time` (the distribution in the window) or \
+                     `slowdown` (a multiple of the service's own, like `slowdown: 5`)",
+                );
+                None
+            }
+        }
     }
 
     fn fault_window(

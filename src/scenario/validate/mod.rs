@@ -4,12 +4,16 @@
 
 mod arrivals;
 mod classes;
+
+pub(super) use arrivals::MAX_USERS;
+
+mod dist;
 mod faults;
 
 use std::collections::HashMap;
 
-use super::raw::{CallRaw, DistKindRaw, DistRaw, ScenarioRaw, ServiceRaw};
-use super::{Dist, Edge, RequestClass, Scenario, Service};
+use super::raw::{CallRaw, ScenarioRaw, ServiceRaw};
+use super::{Edge, RequestClass, Scenario, Service};
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
@@ -168,7 +172,7 @@ impl Validator<'_> {
             }
         }
         for (fname, f) in &raw.faults {
-            if let Some(fault) = self.fault(fname, f, duration, &names, &replicas) {
+            if let Some(fault) = self.fault(fname, f, duration, &names, &replicas, &services) {
                 faults.push(fault);
             }
         }
@@ -595,73 +599,6 @@ impl Validator<'_> {
             }
         }
         ok
-    }
-
-    fn dist(&mut self, key: &str, d: &DistRaw) -> Option<Dist> {
-        let allowed: &[&str] = match d.dist {
-            DistKindRaw::Exponential => &["mean"],
-            DistKindRaw::Constant => &["value"],
-            DistKindRaw::Uniform => &["min", "max"],
-            DistKindRaw::Lognormal => &["mean", "sigma"],
-            DistKindRaw::Pareto => &["min", "alpha"],
-        };
-        let given = [
-            ("mean", d.mean.is_some()),
-            ("value", d.value.is_some()),
-            ("min", d.min.is_some()),
-            ("max", d.max.is_some()),
-            ("sigma", d.sigma.is_some()),
-            ("alpha", d.alpha.is_some()),
-        ];
-        let kind = format!("{:?}", d.dist).to_lowercase();
-        if !self.params_match(key, ("parameter", &format!("`{kind}`")), allowed, &given) {
-            return None;
-        }
-        let dist = match d.dist {
-            DistKindRaw::Exponential => Dist::Exponential { mean: d.mean?.0 },
-            DistKindRaw::Constant => Dist::Constant { value: d.value?.0 },
-            DistKindRaw::Uniform => {
-                let (min, max) = (d.min?.0, d.max?.0);
-                if max < min {
-                    self.problem(&format!("{key}.max"), "must be at least `min`");
-                    return None;
-                }
-                Dist::Uniform { min, max }
-            }
-            DistKindRaw::Pareto => {
-                let alpha = d.alpha?;
-                if !(alpha.is_finite() && (0.1..=100.0).contains(&alpha)) {
-                    self.problem(&format!("{key}.alpha"), "must be a number in [0.1, 100]");
-                    return None;
-                }
-                if d.min?.0.is_zero() {
-                    self.problem(&format!("{key}.min"), "must be longer than 0s");
-                    return None;
-                }
-                Dist::Pareto {
-                    min: d.min?.0,
-                    alpha,
-                }
-            }
-            DistKindRaw::Lognormal => {
-                let sigma = d.sigma?;
-                if !(sigma.is_finite() && (0.0..=10.0).contains(&sigma)) {
-                    self.problem(&format!("{key}.sigma"), "must be a number in [0, 10]");
-                    return None;
-                }
-                Dist::LogNormal {
-                    mean: d.mean?.0,
-                    sigma,
-                }
-            }
-        };
-        if let Dist::Exponential { mean } | Dist::LogNormal { mean, .. } = dist
-            && mean.is_zero()
-        {
-            self.problem(&format!("{key}.mean"), "must be longer than 0s");
-            return None;
-        }
-        Some(dist)
     }
 
     fn check_acyclic(&mut self, sc: &Scenario) {
