@@ -40,6 +40,9 @@ pub struct BoundaryRequest {
     pub yes: bool,
     /// `--max-memory`: the budget for the probes held at once, in bytes.
     pub max_memory: u64,
+    /// `--max-events` and `--max-memory`: the limits each probe's run is admitted under
+    /// ([`guard::admit`]).
+    pub options: RunOptions,
 }
 
 /// A scenario file searched: loaded once with the user's `--set`s, its name and seeds.
@@ -57,6 +60,7 @@ impl Searched {
         values: &[f64],
         seed: u64,
         criterion: Criterion,
+        limits: RunOptions,
     ) -> Result<ProbeValue, Error> {
         let sets: Vec<String> = axes
             .iter()
@@ -64,7 +68,8 @@ impl Searched {
             .map(|(a, &v)| a.set_arg(v))
             .collect();
         let sc = self.subject.scenario(&sets, Some(seed))?;
-        let summary = run_with(&sc, RunOptions::default())?;
+        let options = guard::admit(&sc, &self.subject.file, limits)?;
+        let summary = run_with(&sc, options)?;
         Ok(match criterion {
             Criterion::Recovers => summary.metrics.recovery_s,
         })
@@ -215,7 +220,7 @@ fn search_all(
         .collect();
     let progress = Progress::new(None, "runs", false);
     let probe = |i: usize, seed: u64, v: f64| {
-        let o = searched[i].probe(axes, &[v], seed, req.criterion);
+        let o = searched[i].probe(axes, &[v], seed, req.criterion, req.options);
         progress.inc();
         o
     };
@@ -262,7 +267,7 @@ fn phase_all(
         .collect();
     let progress = Progress::new(Some(points.len() as u64), "runs", false);
     let outcomes = runner.map(&points, |(i, p)| {
-        let o = searched[*i].probe(axes, &[p.x, p.y], p.seed, req.criterion);
+        let o = searched[*i].probe(axes, &[p.x, p.y], p.seed, req.criterion, req.options);
         progress.inc();
         o
     });

@@ -24,6 +24,8 @@ pub struct RunRequest {
     pub sets: Vec<String>,
     pub seed: Option<u64>,
     pub options: RunOptions,
+    /// `--yes`: with `--seeds`, run more than [`guard::MAX_CELLS_WITHOUT_YES`] runs.
+    pub yes: bool,
 }
 
 /// Where `loadsim run` puts what it computes.
@@ -73,27 +75,31 @@ impl RunOutputs {
 /// time series is for.
 pub const MAX_BINS: u64 = 1_000_000;
 
-/// Loads every scenario of `req` and refuses, before running any, those whose event bound
-/// exceeds `req.options.max_events` ([`guard::check_event_budget`]).
-pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>, Error> {
+/// A scenario file loaded, validated and admitted by the resource model, with the limits its
+/// runs are held to.
+pub(crate) type Admitted = (Subject, Scenario, RunOptions);
+
+/// Loads every scenario of `req` and refuses, before running any, those the resource model
+/// refuses under `req.options` ([`guard::admit`]: event bound, memory estimate, no request).
+pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<Admitted>, Error> {
     let loaded = load_scenarios(&req.files, &req.sets, req.seed)?;
     collect_all(loaded.into_iter().map(|(subject, sc)| {
-        guard::check_event_budget(&sc, &subject.file, req.options.max_events)?;
-        Ok((subject, sc))
+        let options = guard::admit(&sc, &subject.file, req.options)?;
+        Ok((subject, sc, options))
     }))
     .map_err(Error::from)
 }
 
 /// Runs `run` on every scenario on the grid runner; results in argument order.
 fn run_each<R: Send>(
-    loaded: &[(Subject, Scenario)],
-    run: impl Fn(&Scenario) -> Result<R, RunError> + Sync + Send,
+    loaded: &[Admitted],
+    run: impl Fn(&Scenario, RunOptions) -> Result<R, RunError> + Sync + Send,
 ) -> Result<Vec<R>, Error> {
     let runner = Runner::new(None)?;
     let progress = Progress::new(Some(loaded.len() as u64), "runs", loaded.len() < 2);
     runner
-        .map(loaded, |(_, sc)| {
-            let r = run(sc);
+        .map(loaded, |(_, sc, options)| {
+            let r = run(sc, *options);
             progress.inc();
             r
         })
@@ -104,7 +110,7 @@ fn run_each<R: Send>(
 
 /// Runs every scenario of `req`, in argument order.
 pub fn run_all(req: &RunRequest) -> Result<Vec<RunSummary>, Error> {
-    run_each(&load_checked(req)?, |sc| run_with(sc, req.options))
+    run_each(&load_checked(req)?, run_with)
 }
 
 /// Refuses a resolution that is zero or would make more than [`MAX_BINS`] bins for a scenario,
@@ -167,10 +173,10 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     let loaded = load_checked(req)?;
     let series = outputs.wants_series();
     if series {
-        let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
+        let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc, _)| sc.clone()).collect();
         check_resolution(&scenarios, outputs.resolution, outputs.max_memory)?;
     }
-    let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
+    let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _, _)| s.inputs()));
     if let Some(path) = &outputs.output {
         plan.file("--output", path)?;
     }
@@ -187,8 +193,8 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
     let summaries = if series {
-        let runs = run_each(&loaded, |sc| {
-            run_with_series(sc, req.options, outputs.resolution)
+        let runs = run_each(&loaded, |sc, options| {
+            run_with_series(sc, options, outputs.resolution)
         })?;
         let mut written = Vec::new();
         if let Some(path) = &outputs.timeseries {
@@ -204,14 +210,14 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         }
         if let Some(path) = &outputs.html {
             let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
-            let docs: Vec<_> = loaded.iter().map(|(s, _)| s.doc.clone()).collect();
+            let docs: Vec<_> = loaded.iter().map(|(s, _, _)| s.doc.clone()).collect();
             crate::report::html::run_page(&pairs, &docs, &outputs.command)?.write(path)?;
             written.push(path.clone());
         }
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        run_each(&loaded, |sc| run_with(sc, req.options))?
+        run_each(&loaded, run_with)?
     };
     let report = outputs.format.renderer().render(&summaries);
     match &outputs.output {

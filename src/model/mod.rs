@@ -54,20 +54,68 @@ use faults::ServiceFaults;
 use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
-/// Limits on one run.
+/// Limits on one run, set by [`crate::guard::admit`] from the command's flags and the scenario.
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
     /// Stop with an error after this many events (a runaway scenario, not a long one).
     pub max_events: u64,
+    /// Stop with an error when the run's live records (pending events, jobs, attempts, user
+    /// requests; [`RecordBytes`]) would take more than this many bytes (`--max-memory`).
+    pub max_memory: u64,
+    /// Stop with an error after this many events in a row at one simulated instant: a run that
+    /// no longer advances simulated time (a closed loop with zero think time and zero work).
+    pub max_events_per_instant: u64,
 }
+
+/// The default of [`RunOptions::max_events_per_instant`] when the scenario does not need more
+/// ([`crate::guard::events_per_instant_bound`]).
+pub const DEFAULT_MAX_EVENTS_PER_INSTANT: u64 = 1 << 22;
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_events: 2_000_000_000,
+            max_memory: crate::guard::DEFAULT_MAX_MEMORY,
+            max_events_per_instant: DEFAULT_MAX_EVENTS_PER_INSTANT,
         }
     }
 }
+
+/// Bytes one live record of a run takes (the sizes of the model's own types), for the memory
+/// estimate before a run ([`crate::guard`]) and the check during it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordBytes {
+    /// A pending event in the queue.
+    pub event: u64,
+    /// A job (a request at a service), with its per-call state and goodput credit.
+    pub job: u64,
+    /// An attempt, with its limiter permit.
+    pub attempt: u64,
+    /// An open user request.
+    pub user: u64,
+}
+
+impl RecordBytes {
+    /// The sizes for `sc` (a job carries one call state per call of the widest service and one
+    /// credit per service).
+    pub fn of(sc: &Scenario) -> RecordBytes {
+        use std::mem::size_of;
+        let max_calls = sc.services.iter().map(|s| s.calls.len()).max().unwrap_or(0).max(1);
+        RecordBytes {
+            event: size_of::<(u64, Event)>() as u64,
+            job: (size_of::<Job>()
+                + max_calls * size_of::<CallState>()
+                + sc.services.len() * size_of::<u32>()
+                + size_of::<Permit>()
+                + size_of::<Handle>()) as u64,
+            attempt: (size_of::<Attempt>() + size_of::<Permit>()) as u64,
+            user: size_of::<User>() as u64,
+        }
+    }
+}
+
+/// How many events pass between two checks of memory and of the clock's progress.
+const CHECK_EVERY: u64 = 4096;
 
 /// Why a run did not finish.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -81,6 +129,42 @@ pub enum RunError {
         at: SimTime,
         limit: u64,
     },
+    #[error(
+        "scenario `{scenario}` stopped at simulated {at}: its {events} pending events, {jobs} jobs, {attempts} attempts and {users} open user requests take about {bytes} bytes, above the limit of {limit}; bound the queues (`queue_cap`), shorten the timeouts, `duration` or `arrivals.rate`, or raise --max-memory if the machine has the memory"
+    )]
+    OutOfMemory {
+        scenario: String,
+        at: SimTime,
+        events: u64,
+        jobs: u64,
+        attempts: u64,
+        users: u64,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error(
+        "scenario `{scenario}` stopped at simulated {at}: {events} events in a row without the clock moving (a request cycle that takes no time, like closed-loop users with zero think time calling services with zero work); give `think_time`, `service_time` or network `latency` a positive value"
+    )]
+    Stalled {
+        scenario: String,
+        at: SimTime,
+        events: u64,
+    },
+    #[error(
+        "scenario `{scenario}`: no user request arrived in the run (arrivals end at {duration}); raise `arrivals.rate` or `duration`, shorten `think_time`, or set `allow_no_requests: true` if a run without requests is intended"
+    )]
+    NoRequests {
+        scenario: String,
+        duration: SimDuration,
+    },
+}
+
+impl RunError {
+    /// Whether the scenario, not the run's size, is at fault: a stalled run, a run without
+    /// requests, or one over the memory limit (exit code 2, like a refusal before running).
+    pub fn is_input_problem(&self) -> bool {
+        !matches!(self, RunError::TooManyEvents { .. })
+    }
 }
 
 /// What happened: the closed set of events a run schedules.
@@ -331,6 +415,13 @@ pub struct Simulation<'a> {
     autoscaling: bool,
 }
 
+/// Where the clock stood at the last resource check that saw it move, and the events processed
+/// then.
+struct Progress {
+    at: SimTime,
+    events: u64,
+}
+
 /// A finished run: its summary and, when asked for, its time series.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
@@ -517,6 +608,10 @@ impl<'a> Simulation<'a> {
             self.schedule_next_arrival(class as u16, true);
         }
         let horizon = self.arrivals_end + self.sc.drain;
+        let mut clock = Progress {
+            at: SimTime::ZERO,
+            events: 0,
+        };
         loop {
             // A timeout whose attempt has settled may be dropped by the queue instead of popped
             // (docs/model.md §2.1): a stale handle never becomes live again, and the handler
@@ -532,14 +627,24 @@ impl<'a> Simulation<'a> {
                 self.sample_series(self.engine.now());
             }
             self.dispatch(event);
-            if self.engine.processed() > self.options.max_events {
+            let processed = self.engine.processed();
+            if processed > self.options.max_events {
                 return Err(RunError::TooManyEvents {
                     scenario: self.sc.name.clone(),
-                    events: self.engine.processed(),
+                    events: processed,
                     at: self.engine.now(),
                     limit: self.options.max_events,
                 });
             }
+            if processed % CHECK_EVERY == 0 {
+                self.check_resources(&mut clock)?;
+            }
+        }
+        if self.rec.users.by_window.iter().sum::<u64>() == 0 && !self.sc.allow_no_requests {
+            return Err(RunError::NoRequests {
+                scenario: self.sc.name.clone(),
+                duration: self.sc.duration,
+            });
         }
         // The run ends where it ended when settled events were popped: at the horizon if
         // anything was left after it, else at the last event, dropped ones included.
@@ -570,6 +675,49 @@ impl<'a> Simulation<'a> {
             series,
             queue_ops,
         })
+    }
+
+    /// Every [`CHECK_EVERY`] events: stops a run whose live records exceed
+    /// [`RunOptions::max_memory`] or whose clock has not moved for more than
+    /// [`RunOptions::max_events_per_instant`] events.
+    #[cold]
+    #[inline(never)]
+    fn check_resources(&mut self, clock: &mut Progress) -> Result<(), RunError> {
+        let now = self.engine.now();
+        let processed = self.engine.processed();
+        if now != clock.at {
+            *clock = Progress {
+                at: now,
+                events: processed,
+            };
+        } else if processed - clock.events > self.options.max_events_per_instant {
+            return Err(RunError::Stalled {
+                scenario: self.sc.name.clone(),
+                at: now,
+                events: processed - clock.events,
+            });
+        }
+        let b = RecordBytes::of(self.sc);
+        let (events, jobs, attempts, users) = (
+            self.engine.pending() as u64,
+            self.jobs.len() as u64,
+            self.attempts.len() as u64,
+            self.users.len() as u64,
+        );
+        let bytes = events * b.event + jobs * b.job + attempts * b.attempt + users * b.user;
+        if bytes > self.options.max_memory {
+            return Err(RunError::OutOfMemory {
+                scenario: self.sc.name.clone(),
+                at: now,
+                events,
+                jobs,
+                attempts,
+                users,
+                bytes,
+                limit: self.options.max_memory,
+            });
+        }
+        Ok(())
     }
 
     /// Closes the time-series bins that end at or before `now`.
