@@ -1,5 +1,8 @@
-//! Refusals of input that is well formed but unreasonable to act on. Owns the checks that run
-//! after a scenario validated and before any simulated second: a scenario whose event count could
+//! Refusals of input that is well formed but unreasonable to act on: the resource model. Owns
+//! [`admit`], the one entry point every command that runs simulations calls with each scenario
+//! before it runs (it refuses no request, too many events or too much memory, and returns the
+//! [`RunOptions`] the run is held to while it runs), and the checks that run after a scenario
+//! validated and before any simulated second: a scenario whose event count could
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
 //! without `--yes` ([`check_cell_limit`]; for a shard, its own cells count), a boundary search too
 //! long to start without `--yes` ([`check_run_limit`]), and work whose results would not fit the
@@ -17,9 +20,8 @@
 //! ([`fixed_events`]): one per fault whose end wakes a service (a capacity fault), and per
 //! autoscaled service its evaluations (one each `interval` before the end of arrivals) and the
 //! end of each replica's warm-up (at most `max_replicas` per evaluation). An AWS `aws_adaptive`
-//! call's first wait for a token takes the place of the hedge timer (such a call cannot hedge);
-//! a wait repeated because another sender took the token first is not bounded per attempt. The
-//! number of user requests is the arrival rate
+//! call's wait for a token (one per held send: it reserves its token) takes the place of the
+//! hedge timer (such a call cannot hedge). The number of user requests is the arrival rate
 //! integrated over the arrival period, surges included where they are in force
 //! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
 //! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
