@@ -120,7 +120,9 @@ pub fn events_per_instant_bound(sc: &Scenario) -> u64 {
         })
         .sum();
     let bound = at_once * events_per_user_bound(sc) + fixed_events(sc);
-    (DEFAULT_MAX_EVENTS_PER_INSTANT as f64).max(bound).min(u64::MAX as f64) as u64
+    (DEFAULT_MAX_EVENTS_PER_INSTANT as f64)
+        .max(bound)
+        .min(u64::MAX as f64) as u64
 }
 
 /// What a run of `sc` is estimated to hold at its peak (see [`run_memory_estimate`]).
@@ -224,7 +226,8 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     if let Ok(n) = t.parse::<u64>() {
         return Ok(n);
     }
-    let bad = || format!("`{text}` is not a count; write a whole number like `2000000000` or `2e9`");
+    let bad =
+        || format!("`{text}` is not a count; write a whole number like `2000000000` or `2e9`");
     let v: f64 = t.parse().map_err(|_| bad())?;
     if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > u64::MAX as f64 {
         return Err(bad());

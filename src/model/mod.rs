@@ -100,7 +100,13 @@ impl RecordBytes {
     /// credit per service).
     pub fn of(sc: &Scenario) -> RecordBytes {
         use std::mem::size_of;
-        let max_calls = sc.services.iter().map(|s| s.calls.len()).max().unwrap_or(0).max(1);
+        let max_calls = sc
+            .services
+            .iter()
+            .map(|s| s.calls.len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
         RecordBytes {
             event: size_of::<(u64, Event)>() as u64,
             job: (size_of::<Job>()

@@ -132,10 +132,14 @@ fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
 #[test]
 fn a_runaway_run_stops_at_the_event_ceiling() {
     let sc = loadsim::Scenario::load(&scenario_path("naive"), &[], None).unwrap();
-    let e = run_with(&sc, RunOptions {
+    let e = run_with(
+        &sc,
+        RunOptions {
             max_events: 10_000,
             ..RunOptions::default()
-        }).unwrap_err();
+        },
+    )
+    .unwrap_err();
     let RunError::TooManyEvents { events, limit, .. } = &e else {
         panic!("{e}")
     };
@@ -144,10 +148,17 @@ fn a_runaway_run_stops_at_the_event_ceiling() {
     let shown = loadsim::Error::from(e).to_string();
     assert!(shown.contains("--max-events"), "{shown}");
     assert_eq!(
-        loadsim::Error::from(run_with(&sc, RunOptions {
-            max_events: 1,
-            ..RunOptions::default()
-        }).unwrap_err()).exit_code(),
+        loadsim::Error::from(
+            run_with(
+                &sc,
+                RunOptions {
+                    max_events: 1,
+                    ..RunOptions::default()
+                }
+            )
+            .unwrap_err()
+        )
+        .exit_code(),
         1
     );
 }

@@ -7,6 +7,6 @@ mod fuzz;
 mod hostile;
 mod invariants;
 mod limits;
-mod resources;
 mod queueing;
+mod resources;
 mod theory;

@@ -92,7 +92,10 @@ fn runs_that_would_exhaust_memory_are_refused_up_front() {
     let flood = "duration: 20s\narrivals: {rate: 10000000}\nclient: {entry: a, attempt_timeout: 1s}\n\
                  services:\n  a: {slots: 1, service_time: {dist: constant, value: 1s}}\n";
     let err = refused("run", flood, &[]);
-    assert!(err.contains("s.yaml") && err.contains("--max-memory"), "{err}");
+    assert!(
+        err.contains("s.yaml") && err.contains("--max-memory"),
+        "{err}"
+    );
     assert!(err.contains("queued jobs"), "{err}");
     let long_timeout = "duration: 60s\narrivals: {rate: 1000000}\nclient: {entry: a, attempt_timeout: 30days}\n\
                         services:\n  a: {slots: 1000000, service_time: {dist: constant, value: 1ms}}\n";
@@ -100,7 +103,12 @@ fn runs_that_would_exhaust_memory_are_refused_up_front() {
     assert!(err.contains("pending events"), "{err}");
     // The same flag raises the limit: with 100 GiB the estimate passes (and the event guard,
     // with a small enough count, lets `check` alone run nothing here).
-    let (code, _, err) = run_text("run", long_timeout, &["--max-memory", "100G", "--max-events", "1"], 30);
+    let (code, _, err) = run_text(
+        "run",
+        long_timeout,
+        &["--max-memory", "100G", "--max-events", "1"],
+        30,
+    );
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--max-events"), "{err}");
 }
@@ -114,7 +122,10 @@ fn a_run_over_its_memory_limit_stops() {
     // timeout timer of 2 s of arrivals) and stops at its check.
     let (code, _, err) = run_text("run", text, &["--max-memory", "1M"], 30);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("above the limit") && err.contains("--max-memory"), "{err}");
+    assert!(
+        err.contains("above the limit") && err.contains("--max-memory"),
+        "{err}"
+    );
 }
 
 /// Item 5: `boundary` and `tune` never called the event guard.
@@ -124,21 +135,46 @@ fn boundary_and_tune_go_through_the_guard() {
     let naive = naive.to_str().unwrap();
     let (code, _, err) = limited(
         Path::new("."),
-        &["boundary", naive, "--vary", "arrivals.rate", "--range", "9999999..10000000", "--steps", "2"],
-        30,
-    );
-    assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("could take up to") && err.contains("naive.yaml"), "{err}");
-    let (code, _, err) = limited(
-        Path::new("."),
         &[
-            "tune", naive, "--vary", "services.svc_a.queue_cap=1..4", "--set",
-            "duration=30days", "--seeds", "1", "--steps", "2", "--rounds", "0",
+            "boundary",
+            naive,
+            "--vary",
+            "arrivals.rate",
+            "--range",
+            "9999999..10000000",
+            "--steps",
+            "2",
         ],
         30,
     );
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("could take up to") || err.contains("memory"), "{err}");
+    assert!(
+        err.contains("could take up to") && err.contains("naive.yaml"),
+        "{err}"
+    );
+    let (code, _, err) = limited(
+        Path::new("."),
+        &[
+            "tune",
+            naive,
+            "--vary",
+            "services.svc_a.queue_cap=1..4",
+            "--set",
+            "duration=30days",
+            "--seeds",
+            "1",
+            "--steps",
+            "2",
+            "--rounds",
+            "0",
+        ],
+        30,
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("could take up to") || err.contains("memory"),
+        "{err}"
+    );
 }
 
 /// Item 7: controller intervals below the 1 ms floor are refused at their key.
@@ -147,11 +183,17 @@ fn controller_intervals_below_the_floor_are_refused() {
     let autoscale = "duration: 1s\narrivals: {rate: 100}\nclient: {entry: a, attempt_timeout: 1s}\n\
                      services:\n  a: {slots: 1, service_time: {dist: constant, value: 1ms}, autoscale: {max_replicas: 3, interval: 1us}}\n";
     let err = refused("check", autoscale, &[]);
-    assert!(err.contains("s.yaml:5") && err.contains("autoscale.interval") && err.contains("1ms"), "{err}");
+    assert!(
+        err.contains("s.yaml:5") && err.contains("autoscale.interval") && err.contains("1ms"),
+        "{err}"
+    );
     let gradient = "duration: 1s\narrivals: {rate: 100}\nclient: {entry: a, attempt_timeout: 1s}\n\
                     services:\n  a: {slots: 1, service_time: {dist: constant, value: 1ms}, concurrency_limit: {algorithm: envoy_gradient, concurrency_update_interval: 1ns, min_rtt_calc_interval: 1s}}\n";
     let err = refused("check", gradient, &[]);
-    assert!(err.contains("concurrency_update_interval") && err.contains("1ms"), "{err}");
+    assert!(
+        err.contains("concurrency_update_interval") && err.contains("1ms"),
+        "{err}"
+    );
 }
 
 /// Item 8: `tune --steps 1000000000` allocated 8 GB before any check; `run --seeds 1..10000`
@@ -162,7 +204,14 @@ fn search_sizes_are_checked_before_allocating() {
     let naive = naive.to_str().unwrap();
     let (code, _, err) = limited(
         Path::new("."),
-        &["tune", naive, "--vary", "services.svc_a.queue_cap=1..100", "--steps", "1000000000"],
+        &[
+            "tune",
+            naive,
+            "--vary",
+            "services.svc_a.queue_cap=1..100",
+            "--steps",
+            "1000000000",
+        ],
         30,
     );
     assert_eq!(code, Some(2), "{err}");
@@ -199,7 +248,10 @@ fn a_run_without_requests_is_an_error_unless_intended() {
         "duration: 1s\narrivals: {{process: closed, users: 10, think_time: {{dist: constant, value: 10s}}}}\n{ONE_SLOT}"
     );
     let err = refused("run", &late, &[]);
-    assert!(err.contains("s.yaml") && err.contains("allow_no_requests"), "{err}");
+    assert!(
+        err.contains("s.yaml") && err.contains("allow_no_requests"),
+        "{err}"
+    );
     let surge = format!(
         "duration: 10s\narrivals: {{rate: 100}}\n{ONE_SLOT}faults:\n  calm: {{kind: surge, factor: 1e-300, from: 0s, to: 10s}}\n"
     );
@@ -215,19 +267,42 @@ fn max_events_takes_scientific_notation() {
     let naive = scenario_path("naive");
     let (code, _, err) = limited(
         Path::new("."),
-        &["run", naive.to_str().unwrap(), "--set", "duration=1s", "--max-events", "1e10"],
+        &[
+            "run",
+            naive.to_str().unwrap(),
+            "--set",
+            "duration=1s",
+            "--max-events",
+            "1e10",
+        ],
         60,
     );
     assert_eq!(code, Some(0), "{err}");
-    let (code, _, err) = limited(Path::new("."), &["run", naive.to_str().unwrap(), "--max-events", "1.5"], 10);
+    let (code, _, err) = limited(
+        Path::new("."),
+        &["run", naive.to_str().unwrap(), "--max-events", "1.5"],
+        10,
+    );
     assert_eq!(code, Some(2), "{err}");
 }
 
 /// One hostile scenario under 10 KB: extreme rates, intervals, timeouts, think times, classes
 /// and a trace.
 fn hostile() -> impl Strategy<Value = (String, Option<String>)> {
-    let duration = prop_oneof![Just("1ms"), Just("1s"), Just("10s"), Just("1h"), Just("30days")];
-    let rate = prop_oneof![Just("1e-9"), Just("0.5"), Just("100"), Just("1e5"), Just("1e7")];
+    let duration = prop_oneof![
+        Just("1ms"),
+        Just("1s"),
+        Just("10s"),
+        Just("1h"),
+        Just("30days")
+    ];
+    let rate = prop_oneof![
+        Just("1e-9"),
+        Just("0.5"),
+        Just("100"),
+        Just("1e5"),
+        Just("1e7")
+    ];
     let timeout = prop_oneof![Just("1ns"), Just("1ms"), Just("1s"), Just("30days")];
     let think = prop_oneof![Just("0s"), Just("1ns"), Just("1ms"), Just("1h")];
     let work = prop_oneof![Just("0s"), Just("1ns"), Just("1ms"), Just("10s")];
@@ -319,7 +394,10 @@ fn hostile_scenarios_are_refused_or_finish_within_limits() {
                         text
                     );
                 }
-                other => prop_assert!(false, "exit {other:?} (killed: over the time or memory limit)\n{err}\n{text}"),
+                other => prop_assert!(
+                    false,
+                    "exit {other:?} (killed: over the time or memory limit)\n{err}\n{text}"
+                ),
             }
             Ok(())
         })
