@@ -555,6 +555,85 @@ mod tests {
         );
     }
 
+    /// Issue 28 item 2: `--max-events 1e10` was refused as a number.
+    #[test]
+    fn counts_take_scientific_notation() {
+        assert_eq!(parse_count("2000000000"), Ok(2_000_000_000));
+        assert_eq!(parse_count("2e9"), Ok(2_000_000_000));
+        assert_eq!(parse_count("1e10"), Ok(10_000_000_000));
+        assert_eq!(parse_count("1.5e10"), Ok(15_000_000_000));
+        for bad in ["1.5", "-1", "1e30", "lots", "nan", "inf"] {
+            assert!(parse_count(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn from_text(text: &str) -> Scenario {
+        let doc = Document::from_text(Path::new("t.yaml"), text).unwrap();
+        Scenario::from_document(&doc).unwrap()
+    }
+
+    /// Issue 30 item 13: a run that can have no request is refused unless it says so.
+    #[test]
+    fn no_expected_request_is_refused_unless_allowed() {
+        let base = "client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n";
+        let late = format!(
+            "duration: 1s\narrivals: {{process: closed, users: 10, think_time: {{dist: uniform, min: 1s, max: 2s}}}}\n{base}"
+        );
+        let e = check_requests(&from_text(&late), Path::new("t.yaml")).unwrap_err();
+        assert!(e.to_string().contains("think at least"), "{e}");
+        let allowed = format!("allow_no_requests: true\n{late}");
+        assert!(check_requests(&from_text(&allowed), Path::new("t.yaml")).is_ok());
+        // 0.5 requests expected: fewer than one; 1 expected passes.
+        let tiny = format!("duration: 1s\narrivals: {{rate: 0.5}}\n{base}");
+        let e = check_requests(&from_text(&tiny), Path::new("t.yaml")).unwrap_err();
+        assert!(e.to_string().contains("expects 0.5 user requests"), "{e}");
+        let one = format!("duration: 1s\narrivals: {{rate: 1}}\n{base}");
+        assert!(check_requests(&from_text(&one), Path::new("t.yaml")).is_ok());
+    }
+
+    /// Issue 30 item 4: the memory estimate, by hand.
+    #[test]
+    fn memory_estimate_counts_timers_and_backlog() {
+        // 1000/s, client timeout 2 s (the horizon 10 s + 30 s drain is longer): 2000 client
+        // timers; the call a->b sends 1000/s with a 500 ms timeout: 500 more. `a` has no own
+        // work (no backlog); `b` serves 1 slot / 10 ms = 100/s of 1000/s: 900/s × 10 s = 9000.
+        let sc = from_text(
+            "duration: 10s\narrivals: {rate: 1000}\nclient: {entry: a, attempt_timeout: 2s}\n\
+             services:\n  a: {slots: 5, calls: {b: {attempt_timeout: 500ms}}}\n  \
+             b: {slots: 1, service_time: {dist: constant, value: 10ms}}\n",
+        );
+        let m = run_memory_estimate(&sc);
+        assert!((m.events - 2500.0).abs() < 1e-6, "{m:?}");
+        assert!((m.jobs - 9000.0).abs() < 1e-6, "{m:?}");
+        let b = RecordBytes::of(&sc);
+        let bytes = 2500.0 * b.event as f64 + 9000.0 * (b.job + b.attempt) as f64;
+        assert!((m.bytes - bytes).abs() < 1e-6);
+        assert!(check_run_memory(&sc, Path::new("t.yaml"), bytes as u64 + 1).is_ok());
+        let e = check_run_memory(&sc, Path::new("t.yaml"), bytes as u64 - 1).unwrap_err();
+        assert!(e.to_string().contains("--max-memory"), "{e}");
+        // A queue cap bounds the backlog: none counted.
+        let capped = from_text(
+            "duration: 10s\narrivals: {rate: 1000}\nclient: {entry: a, attempt_timeout: 2s}\n\
+             services:\n  a: {slots: 1, queue_cap: 10, service_time: {dist: constant, value: 10ms}}\n",
+        );
+        assert_eq!(run_memory_estimate(&capped).jobs, 0.0);
+    }
+
+    #[test]
+    fn events_per_instant_grow_with_closed_users() {
+        let few = from_text(
+            "duration: 10s\narrivals: {process: closed, users: 10, think_time: {dist: constant, value: 1s}}\n\
+             client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",
+        );
+        assert_eq!(events_per_instant_bound(&few), DEFAULT_MAX_EVENTS_PER_INSTANT);
+        let many = from_text(
+            "duration: 10s\narrivals: {process: closed, users: 10000000, think_time: {dist: constant, value: 1s}}\n\
+             client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",
+        );
+        // 1e7 users × (1 + 5 × 1) events each.
+        assert_eq!(events_per_instant_bound(&many), 60_000_000);
+    }
+
     #[test]
     fn cell_limit_needs_yes_above_the_limit() {
         assert!(check_cell_limit(MAX_CELLS_WITHOUT_YES, false).is_ok());

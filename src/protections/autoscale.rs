@@ -533,4 +533,111 @@ mod tests {
         // Inside the bounds, no reading: no change.
         assert_eq!(h.reconcile(at(45), 4, None), 4);
     }
+
+    /// The controller as it was before issue 30 (every recommendation kept and scanned, every
+    /// scale event summed at each evaluation): the reference the O(1) structures must match.
+    struct Scanned {
+        spec: Autoscale,
+        recommendations: VecDeque<(SimTime, u32)>,
+        ups: VecDeque<(SimTime, u32)>,
+        downs: VecDeque<(SimTime, u32)>,
+    }
+
+    impl Scanned {
+        fn reconcile(&mut self, now: SimTime, current: u32, metric: Option<u32>) -> u32 {
+            let a = self.spec;
+            if self.recommendations.is_empty() {
+                self.recommendations.push_back((now, current));
+            }
+            let desired = if current > a.max_replicas {
+                a.max_replicas
+            } else if current < a.min_replicas {
+                a.min_replicas
+            } else {
+                let Some(metric) = metric else {
+                    return current;
+                };
+                let window = a.scale_down_cooldown;
+                let mut out = metric;
+                if metric < current {
+                    let cutoff = now.0 as i128 - window.0 as i128;
+                    for &(t, r) in &self.recommendations {
+                        if t.0 as i128 > cutoff {
+                            out = out.max(r);
+                        }
+                    }
+                }
+                while self
+                    .recommendations
+                    .front()
+                    .is_some_and(|&(t, _)| (t.0 as i128) < now.0 as i128 - window.0 as i128)
+                {
+                    self.recommendations.pop_front();
+                }
+                self.recommendations.push_back((now, metric));
+                let cutoff = now.0 as i128 - POLICY_PERIOD.0 as i128;
+                let in_period = |events: &mut VecDeque<(SimTime, u32)>| -> u32 {
+                    while events.front().is_some_and(|&(t, _)| t.0 as i128 <= cutoff) {
+                        events.pop_front();
+                    }
+                    events.iter().map(|&(_, n)| n).sum()
+                };
+                let stabilized = out;
+                if stabilized > current {
+                    let start = current.saturating_sub(in_period(&mut self.ups));
+                    let pods = start + SCALE_UP_PODS;
+                    let percent =
+                        (start as f64 * (1.0 + SCALE_UP_PERCENT as f64 / 100.0)).ceil() as u32;
+                    stabilized.min(a.max_replicas.min(pods.max(percent).max(current)))
+                } else if stabilized < current {
+                    let start = current + in_period(&mut self.downs);
+                    let limit = ((start as f64 * (1.0 - SCALE_DOWN_PERCENT as f64 / 100.0))
+                        as u32)
+                        .min(current);
+                    stabilized.max(a.min_replicas.max(limit))
+                } else {
+                    stabilized
+                }
+            };
+            if desired > current {
+                self.ups.push_back((now, desired - current));
+            } else if desired < current {
+                self.downs.push_back((now, current - desired));
+            }
+            desired
+        }
+    }
+
+    proptest::proptest! {
+        /// Issue 30: the monotonic deque and the running sums decide exactly as the scans did,
+        /// on random metric sequences, intervals and windows (ties of the window's edge included:
+        /// the window is a multiple of the interval half the time).
+        #[test]
+        fn o1_controller_matches_the_scanning_one(
+            interval_s in 1u64..40,
+            window_s in proptest::prop_oneof![proptest::strategy::Just(0u64), 1u64..400],
+            metrics in proptest::collection::vec(proptest::option::of(0u32..30), 1..200),
+        ) {
+            let spec = Autoscale {
+                interval: SimDuration::from_secs(interval_s),
+                scale_down_cooldown: SimDuration::from_secs(window_s),
+                ..spec(1, 25)
+            };
+            let mut fast = Hpa::new(spec);
+            let mut reference = Scanned {
+                spec,
+                recommendations: VecDeque::new(),
+                ups: VecDeque::new(),
+                downs: VecDeque::new(),
+            };
+            let mut current = 3;
+            for (i, m) in metrics.iter().enumerate() {
+                let now = at(interval_s * (i as u64 + 1));
+                let a = fast.reconcile(now, current, *m);
+                let b = reference.reconcile(now, current, *m);
+                proptest::prop_assert_eq!(a, b, "evaluation {}", i);
+                current = a;
+            }
+        }
+    }
 }
