@@ -625,7 +625,10 @@ mod tests {
             "duration: 10s\narrivals: {process: closed, users: 10, think_time: {dist: constant, value: 1s}}\n\
              client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",
         );
-        assert_eq!(events_per_instant_bound(&few), DEFAULT_MAX_EVENTS_PER_INSTANT);
+        assert_eq!(
+            events_per_instant_bound(&few),
+            DEFAULT_MAX_EVENTS_PER_INSTANT
+        );
         let many = from_text(
             "duration: 10s\narrivals: {process: closed, users: 10000000, think_time: {dist: constant, value: 1s}}\n\
              client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",

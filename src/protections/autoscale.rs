@@ -591,8 +591,7 @@ mod tests {
                     stabilized.min(a.max_replicas.min(pods.max(percent).max(current)))
                 } else if stabilized < current {
                     let start = current + in_period(&mut self.downs);
-                    let limit = ((start as f64 * (1.0 - SCALE_DOWN_PERCENT as f64 / 100.0))
-                        as u32)
+                    let limit = ((start as f64 * (1.0 - SCALE_DOWN_PERCENT as f64 / 100.0)) as u32)
                         .min(current);
                     stabilized.max(a.min_replicas.max(limit))
                 } else {
