@@ -272,6 +272,8 @@ fn max_events_takes_scientific_notation() {
             naive.to_str().unwrap(),
             "--set",
             "duration=1s",
+            "--set",
+            "faults={}",
             "--max-events",
             "1e10",
         ],
