@@ -642,7 +642,7 @@ impl<'a> Simulation<'a> {
                     limit: self.options.max_events,
                 });
             }
-            if processed % CHECK_EVERY == 0 {
+            if processed.is_multiple_of(CHECK_EVERY) {
                 self.check_resources(&mut clock)?;
             }
         }
