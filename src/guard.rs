@@ -580,7 +580,7 @@ mod tests {
             "duration: 1s\narrivals: {{process: closed, users: 10, think_time: {{dist: uniform, min: 1s, max: 2s}}}}\n{base}"
         );
         let e = check_requests(&from_text(&late), Path::new("t.yaml")).unwrap_err();
-        assert!(e.to_string().contains("think at least"), "{e}");
+        assert!(e.to_string().contains("thinks at least"), "{e}");
         let allowed = format!("allow_no_requests: true\n{late}");
         assert!(check_requests(&from_text(&allowed), Path::new("t.yaml")).is_ok());
         // 0.5 requests expected: fewer than one; 1 expected passes.
