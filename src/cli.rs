@@ -344,7 +344,7 @@ pub struct RunArgs {
     pub format: Format,
     /// Event limit: refuse a scenario that could need more events than this (rate × duration ×
     /// worst-case attempts, see `loadsim check`), and stop a run that exceeds it.
-    #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
+    #[arg(long, default_value = "2e9", value_name = "N", value_parser = loadsim::guard::parse_count)]
     pub max_events: u64,
     /// Write the report to this file instead of stdout (checked before anything runs).
     #[arg(long, short = 'o', value_name = "FILE", value_hint = ValueHint::FilePath)]
@@ -370,13 +370,18 @@ pub struct RunArgs {
     /// second: simulated time, events per second; for several files, the runs finished).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// With --seeds, run more than 1000 runs (seeds × files; without it, such a run is refused
+    /// before it starts, as a sweep of as many cells is).
+    #[arg(long, short = 'y')]
+    pub yes: bool,
 }
 
-/// The memory budget shared by commands that hold many results.
+/// The memory budget shared by commands that run simulations or hold many results.
 #[derive(Debug, Args)]
 pub struct Memory {
-    /// Memory budget for results held at once (time series, sweep cells, boundary probes), like
-    /// `2G` or `512M`: work estimated above it is refused before it starts.
+    /// Memory budget, like `2G` or `512M`, for each run (its pending events, jobs, attempts and
+    /// open requests: a run estimated above it is refused before it starts, and one that grows
+    /// past it stops) and for results held at once (time series, sweep cells, boundary probes).
     #[arg(long, value_name = "SIZE", default_value = "2G", value_parser = loadsim::guard::parse_bytes)]
     pub max_memory: u64,
 }
@@ -423,11 +428,13 @@ pub struct TestArgs {
     #[arg(long, conflicts_with_all = ["accept", "review", "junit"])]
     pub list: bool,
     /// Event limit per run (see `loadsim run --max-events`).
-    #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
+    #[arg(long, default_value = "2e9", value_name = "N", value_parser = loadsim::guard::parse_count)]
     pub max_events: u64,
     /// No progress bar (one counting the runs is drawn on stderr when it is a terminal).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    #[command(flatten)]
+    pub memory: Memory,
 }
 
 #[derive(Debug, Args)]
@@ -486,6 +493,9 @@ pub struct BoundaryArgs {
     /// No progress bar (one counting the runs is drawn on stderr when it is a terminal).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Event limit per run (see `loadsim run --max-events`).
+    #[arg(long, default_value = "2e9", value_name = "N", value_parser = loadsim::guard::parse_count)]
+    pub max_events: u64,
 }
 
 #[derive(Debug, Args)]
@@ -552,6 +562,11 @@ pub struct TuneArgs {
     /// Stop after this many runs, leaving the search unfinished (for testing --resume).
     #[arg(long, hide = true, value_name = "N")]
     pub max_runs: Option<usize>,
+    #[command(flatten)]
+    pub memory: Memory,
+    /// Event limit per run (see `loadsim run --max-events`).
+    #[arg(long, default_value = "2e9", value_name = "N", value_parser = loadsim::guard::parse_count)]
+    pub max_events: u64,
 }
 
 #[derive(Debug, Args)]
@@ -658,6 +673,11 @@ impl TuneArgs {
             max_runs: self.max_runs,
             yes: self.yes,
             quiet: self.quiet,
+            options: RunOptions {
+                max_events: self.max_events,
+                max_memory: self.memory.max_memory,
+                ..RunOptions::default()
+            },
         }
     }
 }
@@ -701,7 +721,7 @@ pub struct SweepArgs {
     pub memory: Memory,
     /// Event limit per cell: refuse a sweep with a cell that could need more events than this
     /// (rate × duration × worst-case attempts), and stop a run that exceeds it.
-    #[arg(long, default_value_t = 2_000_000_000, value_name = "N")]
+    #[arg(long, default_value = "2e9", value_name = "N", value_parser = loadsim::guard::parse_count)]
     pub max_events: u64,
 }
 
@@ -765,7 +785,10 @@ impl RunArgs {
                 seed: self.seed,
                 options: RunOptions {
                     max_events: self.max_events,
+                    max_memory: self.memory.max_memory,
+                    ..RunOptions::default()
                 },
+                yes: self.yes,
             },
             RunOutputs {
                 format: self.format,
@@ -797,6 +820,11 @@ impl BoundaryArgs {
             yes: self.yes,
             max_memory: self.memory.max_memory,
             quiet: self.quiet,
+            options: RunOptions {
+                max_events: self.max_events,
+                max_memory: self.memory.max_memory,
+                ..RunOptions::default()
+            },
         }
     }
 }
@@ -829,6 +857,8 @@ impl SweepArgs {
             command,
             run: RunOptions {
                 max_events: self.max_events,
+                max_memory: self.memory.max_memory,
+                ..RunOptions::default()
             },
         }
     }

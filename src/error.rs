@@ -1,5 +1,6 @@
 //! The library's error type. Owns the split the binary turns into exit codes: bad input (a
-//! configuration or usage problem, exit 2) versus a run that could not finish (exit 1).
+//! configuration or usage problem, exit 2, and a run the scenario made impossible: stalled,
+//! without requests or over the memory limit) versus a run that could not finish (exit 1).
 
 use thiserror::Error;
 
@@ -16,7 +17,8 @@ pub enum Error {
     /// `sweep --dry-run` with `--format json`). Exit code 2.
     #[error("{error}")]
     Reported { report: String, error: ConfigError },
-    /// A run could not finish. Exit code 1.
+    /// A run could not finish. Exit code 1, or 2 when the scenario is at fault
+    /// ([`RunError::is_input_problem`]: it stalled, had no request, or outgrew `--max-memory`).
     #[error("error: {0}")]
     Run(#[from] RunError),
     /// A sweep stopped before every cell ran (`--max-cells`); what finished is in its journal.
@@ -50,6 +52,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::Config(_) | Error::Reported { .. } => 2,
+            Error::Run(e) if e.is_input_problem() => 2,
             Error::Run(_)
             | Error::Stopped(_)
             | Error::Plot(_)

@@ -1,5 +1,8 @@
-//! Refusals of input that is well formed but unreasonable to act on. Owns the checks that run
-//! after a scenario validated and before any simulated second: a scenario whose event count could
+//! Refusals of input that is well formed but unreasonable to act on: the resource model. Owns
+//! [`admit`], the one entry point every command that runs simulations calls with each scenario
+//! before it runs (it refuses no request, too many events or too much memory, and returns the
+//! [`RunOptions`] the run is held to while it runs), and the checks that run after a scenario
+//! validated and before any simulated second: a scenario whose event count could
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
 //! without `--yes` ([`check_cell_limit`]; for a shard, its own cells count), a boundary search too
 //! long to start without `--yes` ([`check_run_limit`]), and work whose results would not fit the
@@ -17,9 +20,8 @@
 //! ([`fixed_events`]): one per fault whose end wakes a service (a capacity fault), and per
 //! autoscaled service its evaluations (one each `interval` before the end of arrivals) and the
 //! end of each replica's warm-up (at most `max_replicas` per evaluation). An AWS `aws_adaptive`
-//! call's first wait for a token takes the place of the hedge timer (such a call cannot hedge);
-//! a wait repeated because another sender took the token first is not bounded per attempt. The
-//! number of user requests is the arrival rate
+//! call's wait for a token (one per held send: it reserves its token) takes the place of the
+//! hedge timer (such a call cannot hedge). The number of user requests is the arrival rate
 //! integrated over the arrival period, surges included where they are in force
 //! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
 //! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
@@ -28,8 +30,213 @@
 use std::path::Path;
 
 use crate::config::ConfigError;
-use crate::scenario::Scenario;
+use crate::model::{DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunOptions};
 use crate::scenario::faults::RatePlan;
+use crate::scenario::dist::Shape;
+use crate::scenario::{ArrivalProcess, Dist, Scenario};
+use crate::time::SimDuration;
+
+/// The resource model's one entry point, for every command that runs a simulation (`run`,
+/// `run --seeds`, `sweep`, `boundary`, `tune`, `test`): refuses `sc` (read from `file`) before
+/// it runs when it expects no user request ([`check_requests`]), when its event bound exceeds
+/// `limits.max_events` ([`check_event_budget`]) or its memory estimate `limits.max_memory`
+/// ([`check_run_memory`]), and returns the options the run is held to while it runs: the same
+/// event and memory limits, and the most events at one simulated instant
+/// ([`events_per_instant_bound`]).
+pub fn admit(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<RunOptions, ConfigError> {
+    check_requests(sc, file)?;
+    check_event_budget(sc, file, limits.max_events)?;
+    check_run_memory(sc, file, limits.max_memory)?;
+    Ok(limits_for(sc, limits))
+}
+
+/// The options a run of `sc` (already admitted, maybe with another seed) is held to under the
+/// command's `limits`: those, with the most events at one simulated instant of `sc`.
+pub fn limits_for(sc: &Scenario, limits: RunOptions) -> RunOptions {
+    RunOptions {
+        max_events_per_instant: events_per_instant_bound(sc),
+        ..limits
+    }
+}
+
+/// Refuses a scenario that expects fewer than one user request over its arrival period (a think
+/// time longer than the run, a surge factor of 1e-300 over all of it, a tiny rate), unless it
+/// says `allow_no_requests: true`. A run that still ends with none stops with
+/// [`crate::model::RunError::NoRequests`].
+pub fn check_requests(sc: &Scenario, file: &Path) -> Result<(), ConfigError> {
+    if sc.allow_no_requests {
+        return Ok(());
+    }
+    let expected = expected_requests(sc);
+    let closed_late = sc.classes.iter().all(|c| match &c.arrivals.closed {
+        Some(cl) if c.arrivals.process == ArrivalProcess::Closed => {
+            least(&cl.think_time) >= sc.duration
+        }
+        _ => false,
+    });
+    if expected >= 1.0 && !closed_late {
+        return Ok(());
+    }
+    let why = if closed_late {
+        format!(
+            "every closed-loop user thinks at least `duration` ({}) before its first request",
+            sc.duration
+        )
+    } else {
+        format!(
+            "it expects {} user requests over `duration` ({}), fewer than one",
+            crate::report::number::trimmed(expected, 3),
+            sc.duration
+        )
+    };
+    Err(ConfigError::file(
+        file,
+        format!(
+            "no user request would arrive: {why}; raise `arrivals.rate` or `duration`, shorten \
+             `think_time`, or set `allow_no_requests: true` if a run without requests is intended"
+        ),
+    ))
+}
+
+/// The least value `d` can draw.
+fn least(d: &Dist) -> SimDuration {
+    let shape_least = match d.shape {
+        Shape::Constant { value } => value,
+        Shape::Uniform { min, .. } | Shape::Pareto { min, .. } => min,
+        _ => SimDuration::ZERO,
+    };
+    // Rounded down: the least draw is never overstated.
+    SimDuration((shape_least.0 as f64 * d.scale).floor() as u64)
+}
+
+/// Most events a run of `sc` may process at one simulated instant before it counts as stalled:
+/// [`DEFAULT_MAX_EVENTS_PER_INSTANT`], or more when every closed-loop user and every row of a
+/// trace could arrive at one instant and each cause its most events
+/// ([`events_per_user_bound`]).
+pub fn events_per_instant_bound(sc: &Scenario) -> u64 {
+    let at_once: f64 = sc
+        .classes
+        .iter()
+        .map(|c| {
+            c.arrivals.closed.as_ref().map_or(0.0, |cl| cl.users as f64)
+                + c.arrivals.trace.as_ref().map_or(0.0, |t| t.len() as f64)
+        })
+        .sum();
+    let bound = at_once * events_per_user_bound(sc) + fixed_events(sc);
+    (DEFAULT_MAX_EVENTS_PER_INSTANT as f64)
+        .max(bound)
+        .min(u64::MAX as f64) as u64
+}
+
+/// What a run of `sc` is estimated to hold at its peak (see [`run_memory_estimate`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MemoryEstimate {
+    /// Pending events: the timeout timer of every first attempt stays queued for its whole
+    /// length (a settled attempt's timer is dropped only when it comes due), so at least
+    /// `rate × min(attempt_timeout, duration + drain)` per client and call.
+    pub events: f64,
+    /// Jobs held in unbounded queues: where first attempts arrive faster than the service's
+    /// capacity (`slots × replicas / mean service time`), the backlog grows by the difference
+    /// for the whole arrival period (a fluid estimate).
+    pub jobs: f64,
+    /// Bytes: events, and each held job with its attempt ([`RecordBytes`]).
+    pub bytes: f64,
+}
+
+/// Estimates the peak memory of a run of `sc` from its rates, timeouts and capacities: what it
+/// must hold even if every request is served as fast as the model allows. Not an upper bound
+/// (retries and hedges add to it; the run-time check of [`RunOptions::max_memory`] is the bound),
+/// but a run above it cannot stay under the limit.
+pub fn run_memory_estimate(sc: &Scenario) -> MemoryEstimate {
+    let secs = sc.duration.as_secs_f64();
+    let horizon = sc.duration + sc.drain;
+    let held = |timeout: SimDuration| timeout.min(horizon).as_secs_f64();
+    // First attempts per second reaching each service (no retries, no hedges).
+    let mut visits = vec![0.0f64; sc.services.len()];
+    let mut events = 0.0;
+    let order = sc.topological_order();
+    for (c, class) in sc.classes.iter().enumerate() {
+        let rate = RatePlan::new(&class.arrivals, &sc.faults).expected_arrivals(sc.duration)
+            / secs.max(1e-9);
+        let mut per = vec![0.0f64; sc.services.len()];
+        per[class.client.entry] = rate;
+        events += rate * held(class.client.attempt_timeout);
+        for &s in &order {
+            for &e in &sc.services[s].calls {
+                let edge = &sc.edges[e];
+                if !edge.taken_by(c) {
+                    continue;
+                }
+                let sent = per[s] * edge.probability.unwrap_or(1.0);
+                events += sent * held(edge.attempt_timeout);
+                per[edge.callee] += sent;
+            }
+        }
+        for (v, p) in visits.iter_mut().zip(per) {
+            *v += p;
+        }
+    }
+    let jobs: f64 = sc
+        .services
+        .iter()
+        .zip(&visits)
+        .filter(|(s, _)| s.queue_cap.is_none())
+        .map(|(s, &arriving)| {
+            let mean = s.service_time.as_ref().map_or(0.0, |d| d.mean_secs());
+            let capacity = if mean > 0.0 {
+                s.slots as f64 * s.max_units() as f64 / mean
+            } else {
+                f64::INFINITY
+            };
+            (arriving - capacity).max(0.0) * secs
+        })
+        .sum();
+    let b = RecordBytes::of(sc);
+    MemoryEstimate {
+        events,
+        jobs,
+        bytes: events * b.event as f64 + jobs * (b.job + b.attempt) as f64,
+    }
+}
+
+/// Refuses a scenario whose memory estimate ([`run_memory_estimate`]) exceeds `max_memory`
+/// (`--max-memory`); `file` names it in the message.
+pub fn check_run_memory(sc: &Scenario, file: &Path, max_memory: u64) -> Result<(), ConfigError> {
+    let m = run_memory_estimate(sc);
+    if m.bytes <= max_memory as f64 {
+        return Ok(());
+    }
+    Err(ConfigError::file(
+        file,
+        format!(
+            "this run would hold about {:.3e} pending events (each attempt's timeout timer stays \
+             queued for its length) and {:.3e} queued jobs (arrivals above capacity at services \
+             without `queue_cap`): about {} of memory, above the limit of {}; bound the queues \
+             (`queue_cap`), shorten the timeouts, `duration` or `arrivals.rate`, or raise \
+             --max-memory if the machine has the memory",
+            m.events,
+            m.jobs,
+            show_bytes(m.bytes.min(u64::MAX as f64) as u64),
+            show_bytes(max_memory)
+        ),
+    ))
+}
+
+/// Parses a count like `2000000000`, `2e9` or `1.5e10` (`--max-events`): a whole number, in
+/// scientific notation if wished.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if let Ok(n) = t.parse::<u64>() {
+        return Ok(n);
+    }
+    let bad =
+        || format!("`{text}` is not a count; write a whole number like `2000000000` or `2e9`");
+    let v: f64 = t.parse().map_err(|_| bad())?;
+    if !v.is_finite() || v < 0.0 || v.fract() != 0.0 || v > u64::MAX as f64 {
+        return Err(bad());
+    }
+    Ok(v as u64)
+}
 
 /// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
 /// own work (and its delivery when the network delays it, see [`events_per_attempt`]).
@@ -158,6 +365,21 @@ pub fn check_cell_limit(cells: u64, yes: bool) -> Result<(), ConfigError> {
         format!(
             "{cells} cells to run, more than {MAX_CELLS_WITHOUT_YES}; narrow the grid, split it with \
              --shard K/N (a shard counts its own cells), or pass --yes to run them all"
+        ),
+    ))
+}
+
+/// Refuses `run --seeds` of more than [`MAX_CELLS_WITHOUT_YES`] runs (seeds × files) unless
+/// `yes` (`--yes`): as many runs as a sweep of as many cells, under the same limit.
+pub fn check_seed_runs(runs: u64, yes: bool) -> Result<(), ConfigError> {
+    if yes || runs <= MAX_CELLS_WITHOUT_YES {
+        return Ok(());
+    }
+    Err(ConfigError::flag(
+        "--yes",
+        format!(
+            "--seeds asks for {runs} runs (seeds × files), more than {MAX_CELLS_WITHOUT_YES}; \
+             name fewer seeds, or pass --yes to run them all"
         ),
     ))
 }
@@ -334,6 +556,88 @@ mod tests {
                 .contains("1.497e5 requests expected with the surges"),
             "{e}"
         );
+    }
+
+    /// Issue 28 item 2: `--max-events 1e10` was refused as a number.
+    #[test]
+    fn counts_take_scientific_notation() {
+        assert_eq!(parse_count("2000000000"), Ok(2_000_000_000));
+        assert_eq!(parse_count("2e9"), Ok(2_000_000_000));
+        assert_eq!(parse_count("1e10"), Ok(10_000_000_000));
+        assert_eq!(parse_count("1.5e10"), Ok(15_000_000_000));
+        for bad in ["1.5", "-1", "1e30", "lots", "nan", "inf"] {
+            assert!(parse_count(bad).is_err(), "{bad}");
+        }
+    }
+
+    fn from_text(text: &str) -> Scenario {
+        let doc = Document::from_text(Path::new("t.yaml"), text).unwrap();
+        Scenario::from_document(&doc).unwrap()
+    }
+
+    /// Issue 30 item 13: a run that can have no request is refused unless it says so.
+    #[test]
+    fn no_expected_request_is_refused_unless_allowed() {
+        let base = "client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n";
+        let late = format!(
+            "duration: 1s\narrivals: {{process: closed, users: 10, think_time: {{dist: uniform, min: 1s, max: 2s}}}}\n{base}"
+        );
+        let e = check_requests(&from_text(&late), Path::new("t.yaml")).unwrap_err();
+        assert!(e.to_string().contains("thinks at least"), "{e}");
+        let allowed = format!("allow_no_requests: true\n{late}");
+        assert!(check_requests(&from_text(&allowed), Path::new("t.yaml")).is_ok());
+        // 0.5 requests expected: fewer than one; 1 expected passes.
+        let tiny = format!("duration: 1s\narrivals: {{rate: 0.5}}\n{base}");
+        let e = check_requests(&from_text(&tiny), Path::new("t.yaml")).unwrap_err();
+        assert!(e.to_string().contains("expects 0.5 user requests"), "{e}");
+        let one = format!("duration: 1s\narrivals: {{rate: 1}}\n{base}");
+        assert!(check_requests(&from_text(&one), Path::new("t.yaml")).is_ok());
+    }
+
+    /// Issue 30 item 4: the memory estimate, by hand.
+    #[test]
+    fn memory_estimate_counts_timers_and_backlog() {
+        // 1000/s, client timeout 2 s (the horizon 10 s + 30 s drain is longer): 2000 client
+        // timers; the call a->b sends 1000/s with a 500 ms timeout: 500 more. `a` has no own
+        // work (no backlog); `b` serves 1 slot / 10 ms = 100/s of 1000/s: 900/s × 10 s = 9000.
+        let sc = from_text(
+            "duration: 10s\narrivals: {rate: 1000}\nclient: {entry: a, attempt_timeout: 2s}\n\
+             services:\n  a: {slots: 5, calls: {b: {attempt_timeout: 500ms}}}\n  \
+             b: {slots: 1, service_time: {dist: constant, value: 10ms}}\n",
+        );
+        let m = run_memory_estimate(&sc);
+        assert!((m.events - 2500.0).abs() < 1e-6, "{m:?}");
+        assert!((m.jobs - 9000.0).abs() < 1e-6, "{m:?}");
+        let b = RecordBytes::of(&sc);
+        let bytes = 2500.0 * b.event as f64 + 9000.0 * (b.job + b.attempt) as f64;
+        assert!((m.bytes - bytes).abs() < 1e-6);
+        assert!(check_run_memory(&sc, Path::new("t.yaml"), bytes as u64 + 1).is_ok());
+        let e = check_run_memory(&sc, Path::new("t.yaml"), bytes as u64 - 1).unwrap_err();
+        assert!(e.to_string().contains("--max-memory"), "{e}");
+        // A queue cap bounds the backlog: none counted.
+        let capped = from_text(
+            "duration: 10s\narrivals: {rate: 1000}\nclient: {entry: a, attempt_timeout: 2s}\n\
+             services:\n  a: {slots: 1, queue_cap: 10, service_time: {dist: constant, value: 10ms}}\n",
+        );
+        assert_eq!(run_memory_estimate(&capped).jobs, 0.0);
+    }
+
+    #[test]
+    fn events_per_instant_grow_with_closed_users() {
+        let few = from_text(
+            "duration: 10s\narrivals: {process: closed, users: 10, think_time: {dist: constant, value: 1s}}\n\
+             client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",
+        );
+        assert_eq!(
+            events_per_instant_bound(&few),
+            DEFAULT_MAX_EVENTS_PER_INSTANT
+        );
+        let many = from_text(
+            "duration: 10s\narrivals: {process: closed, users: 10000000, think_time: {dist: constant, value: 1s}}\n\
+             client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",
+        );
+        // 1e7 users × (1 + 5 × 1) events each.
+        assert_eq!(events_per_instant_bound(&many), 60_000_000);
     }
 
     #[test]

@@ -104,6 +104,8 @@ fn test(a: cli::TestArgs) -> Result<Output, Error> {
         junit: a.junit,
         options: RunOptions {
             max_events: a.max_events,
+            max_memory: a.memory.max_memory,
+            ..RunOptions::default()
         },
         quiet: a.quiet,
     })?;

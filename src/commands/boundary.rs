@@ -42,6 +42,9 @@ pub struct BoundaryRequest {
     pub max_memory: u64,
     /// `--quiet`: no progress bar.
     pub quiet: bool,
+    /// `--max-events` and `--max-memory`: the limits each probe's run is admitted under
+    /// ([`guard::admit`]).
+    pub options: RunOptions,
 }
 
 /// A scenario file searched: loaded once with the user's `--set`s, its name and seeds.
@@ -59,6 +62,7 @@ impl Searched {
         values: &[f64],
         seed: u64,
         criterion: Criterion,
+        limits: RunOptions,
     ) -> Result<ProbeValue, Error> {
         let sets: Vec<String> = axes
             .iter()
@@ -66,7 +70,8 @@ impl Searched {
             .map(|(a, &v)| a.set_arg(v))
             .collect();
         let sc = self.subject.scenario(&sets, Some(seed))?;
-        let summary = run_with(&sc, RunOptions::default())?;
+        let options = guard::admit(&sc, &self.subject.file, limits)?;
+        let summary = run_with(&sc, options)?;
         Ok(match criterion {
             Criterion::Recovers => summary.metrics.recovery_s,
         })
@@ -217,7 +222,7 @@ fn search_all(
         .collect();
     let progress = Progress::new(None, "runs", req.quiet);
     let probe = |i: usize, seed: u64, v: f64| {
-        let o = searched[i].probe(axes, &[v], seed, req.criterion);
+        let o = searched[i].probe(axes, &[v], seed, req.criterion, req.options);
         progress.inc();
         o
     };
@@ -264,7 +269,7 @@ fn phase_all(
         .collect();
     let progress = Progress::new(Some(points.len() as u64), "runs", req.quiet);
     let outcomes = runner.map(&points, |(i, p)| {
-        let o = searched[*i].probe(axes, &[p.x, p.y], p.seed, req.criterion);
+        let o = searched[*i].probe(axes, &[p.x, p.y], p.seed, req.criterion, req.options);
         progress.inc();
         o
     });

@@ -139,7 +139,10 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
                         )));
                     }
                     let sc = candidate_scenario(&plan.healthy, &batch[c], seed)?;
-                    let summary = run_with(&sc, RunOptions::default())?;
+                    // Through the resource model like every command that runs simulations
+                    // (default limits: calibrate has no --max-events/--max-memory flags yet).
+                    let options = guard::admit(&sc, &req.file, RunOptions::default())?;
+                    let summary = run_with(&sc, options)?;
                     progress.inc();
                     match &journal {
                         Some(j) => {
@@ -757,11 +760,7 @@ fn overlay(plan: &Plan, req: &CalibrateRequest, report: &Report, out: &Path) -> 
     s
 }
 
-fn candidates_csv(
-    plan: &Plan,
-    tried: &[Scored],
-    figures_of: &FiguresOf,
-) -> Vec<u8> {
+fn candidates_csv(plan: &Plan, tried: &[Scored], figures_of: &FiguresOf) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = vec!["round".into()];
     header.extend(plan.axes.iter().map(|a| a.axis.key.clone()));

@@ -24,6 +24,8 @@ pub struct RunRequest {
     pub sets: Vec<String>,
     pub seed: Option<u64>,
     pub options: RunOptions,
+    /// `--yes`: with `--seeds`, run more than [`guard::MAX_CELLS_WITHOUT_YES`] runs.
+    pub yes: bool,
 }
 
 /// Where `loadsim run` puts what it computes.
@@ -76,13 +78,17 @@ impl RunOutputs {
 /// time series is for.
 pub const MAX_BINS: u64 = 1_000_000;
 
-/// Loads every scenario of `req` and refuses, before running any, those whose event bound
-/// exceeds `req.options.max_events` ([`guard::check_event_budget`]).
-pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>, Error> {
+/// A scenario file loaded, validated and admitted by the resource model, with the limits its
+/// runs are held to.
+pub(crate) type Admitted = (Subject, Scenario, RunOptions);
+
+/// Loads every scenario of `req` and refuses, before running any, those the resource model
+/// refuses under `req.options` ([`guard::admit`]: event bound, memory estimate, no request).
+pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<Admitted>, Error> {
     let loaded = load_scenarios(&req.files, &req.sets, req.seed)?;
     collect_all(loaded.into_iter().map(|(subject, sc)| {
-        guard::check_event_budget(&sc, &subject.file, req.options.max_events)?;
-        Ok((subject, sc))
+        let options = guard::admit(&sc, &subject.file, req.options)?;
+        Ok((subject, sc, options))
     }))
     .map_err(Error::from)
 }
@@ -91,19 +97,19 @@ pub(crate) fn load_checked(req: &RunRequest) -> Result<Vec<(Subject, Scenario)>,
 /// stderr unless `quiet`: one scenario is followed in simulated time once it has run for a
 /// second ([`RunProgress`]), several are counted as they finish ([`Progress`]).
 fn run_each<R: Send>(
-    loaded: &[(Subject, Scenario)],
+    loaded: &[Admitted],
     quiet: bool,
-    run: impl Fn(&Scenario, Option<&dyn Watch>) -> Result<R, RunError> + Sync + Send,
+    run: impl Fn(&Scenario, RunOptions, Option<&dyn Watch>) -> Result<R, RunError> + Sync + Send,
 ) -> Result<Vec<R>, Error> {
-    if let [(_, sc)] = loaded {
+    if let [(_, sc, options)] = loaded {
         let bar = RunProgress::new(sc, quiet);
-        return Ok(vec![run(sc, Some(&bar))?]);
+        return Ok(vec![run(sc, *options, Some(&bar))?]);
     }
     let runner = Runner::new(None)?;
     let progress = Progress::new(Some(loaded.len() as u64), "runs", quiet);
     runner
-        .map(loaded, |(_, sc)| {
-            let r = run(sc, None);
+        .map(loaded, |(_, sc, options)| {
+            let r = run(sc, *options, None);
             progress.inc();
             r
         })
@@ -114,9 +120,7 @@ fn run_each<R: Send>(
 
 /// Runs every scenario of `req`, in argument order, without progress bars.
 pub fn run_all(req: &RunRequest) -> Result<Vec<RunSummary>, Error> {
-    run_each(&load_checked(req)?, true, |sc, _| {
-        run_watched(sc, req.options, None)
-    })
+    run_each(&load_checked(req)?, true, run_watched)
 }
 
 /// What `loadsim check` finds on `sc`, as the verdict of the HTML report lists it.
@@ -207,10 +211,10 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     let loaded = load_checked(req)?;
     let series = outputs.wants_series();
     if series {
-        let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc)| sc.clone()).collect();
+        let scenarios: Vec<Scenario> = loaded.iter().map(|(_, sc, _)| sc.clone()).collect();
         check_resolution(&scenarios, outputs.resolution, outputs.max_memory)?;
     }
-    let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
+    let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _, _)| s.inputs()));
     if let Some(path) = &outputs.output {
         plan.file("--output", path)?;
     }
@@ -227,8 +231,8 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
     let summaries = if series {
-        let runs = run_each(&loaded, outputs.quiet, |sc, watch| {
-            run_watched_with_series(sc, req.options, outputs.resolution, watch)
+        let runs = run_each(&loaded, outputs.quiet, |sc, options, watch| {
+            run_watched_with_series(sc, options, outputs.resolution, watch)
         })?;
         let mut written = Vec::new();
         if let Some(path) = &outputs.timeseries {
@@ -244,8 +248,8 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         }
         if let Some(path) = &outputs.html {
             let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
-            let docs: Vec<_> = loaded.iter().map(|(s, _)| s.doc.clone()).collect();
-            let findings: Vec<_> = loaded.iter().map(|(_, sc)| check_findings(sc)).collect();
+            let docs: Vec<_> = loaded.iter().map(|(s, _, _)| s.doc.clone()).collect();
+            let findings: Vec<_> = loaded.iter().map(|(_, sc, _)| check_findings(sc)).collect();
             crate::report::html::run_page(&pairs, &findings, &docs, &outputs.command)?
                 .write(path)?;
             written.push(path.clone());
@@ -253,9 +257,7 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        run_each(&loaded, outputs.quiet, |sc, watch| {
-            run_watched(sc, req.options, watch)
-        })?
+        run_each(&loaded, outputs.quiet, run_watched)?
     };
     let report = outputs.format.renderer().render(&summaries);
     match &outputs.output {

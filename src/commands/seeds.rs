@@ -12,7 +12,7 @@ use super::run::{RunOutputs, RunRequest, load_checked};
 use crate::Error;
 use crate::expect::snapshot::number_text;
 use crate::metrics::RunSummary;
-use crate::model::run_with;
+use crate::model::{RunOptions, run_with};
 use crate::report::Format;
 use crate::report::flat::{EngineColumns, flatten};
 use crate::report::markdown::MarkdownTable;
@@ -75,23 +75,26 @@ pub struct ScenarioOverSeeds {
 /// Runs every scenario of `req` on each of `seeds` (in parallel on the grid runner) and renders
 /// in `outputs.format`, into `outputs.output` if given (checked before anything runs).
 pub fn run_seeds(req: &RunRequest, seeds: &[u64], outputs: &RunOutputs) -> Result<Output, Error> {
+    // As many runs as a sweep of as many cells: the same limit, checked before anything loads.
+    let runs = (seeds.len() as u64).saturating_mul(req.files.len() as u64);
+    crate::guard::check_seed_runs(runs, req.yes)?;
     let loaded = load_checked(req)?;
     if let Some(path) = &outputs.output {
-        let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _)| s.inputs()));
+        let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _, _)| s.inputs()));
         plan.file("--output", path)?;
     }
-    let jobs: Vec<Scenario> = loaded
+    let jobs: Vec<(Scenario, RunOptions)> = loaded
         .iter()
-        .flat_map(|(_, sc)| {
+        .flat_map(|(_, sc, options)| {
             seeds.iter().map(move |&s| {
                 let mut sc = sc.clone();
                 sc.seed = s;
-                sc
+                (sc, *options)
             })
         })
         .collect();
     let runs: Vec<RunSummary> = Runner::new(None)?
-        .map(&jobs, |sc| run_with(sc, req.options))
+        .map(&jobs, |(sc, options)| run_with(sc, *options))
         .into_iter()
         .collect::<Result<_, _>>()?;
     let text = render(&runs, seeds, outputs.format);

@@ -129,7 +129,7 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
         .scenarios
         .par_iter()
         .map(|sc| {
-            let ran = run_with(sc, req.options).map(|summary| {
+            let ran = run_with(sc, guard::limits_for(sc, req.options)).map(|summary| {
                 let values = flatten(&summary, EngineColumns::Exclude)
                     .into_iter()
                     .map(|(k, v)| (k, v.as_f64()))
@@ -234,14 +234,14 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ConfigError> {
 fn load(path: &Path, named: bool, req: &TestRequest) -> Result<Option<TestFile>, ConfigError> {
     let doc = Document::load(path)?;
     let scenario = Scenario::from_document(&doc)?;
-    guard::check_event_budget(&scenario, path, req.options.max_events)?;
-    let max_events = req.options.max_events;
+    guard::admit(&scenario, path, req.options)?;
+    let limits = req.options;
     let baselines = std::cell::RefCell::new(Vec::new());
     let load_baseline = |p: &Path| -> Result<Scenario, ConfigError> {
         let base = Document::load(p)?;
         let sc = Scenario::from_document(&base)?;
         baselines.borrow_mut().extend(base.input_paths());
-        guard::check_event_budget(&sc, p, max_events)?;
+        guard::admit(&sc, p, limits)?;
         Ok(sc)
     };
     let Some(expectations) = expect::read(&doc, &scenario, &load_baseline)? else {

@@ -78,6 +78,9 @@ pub struct TuneRequest {
     pub max_runs: Option<usize>,
     pub yes: bool,
     pub quiet: bool,
+    /// `--max-events` and `--max-memory`: the limits every run is admitted under
+    /// ([`guard::admit`]).
+    pub options: RunOptions,
 }
 
 /// Parses `--seeds`: a count N (seeds 1 to N), `A..B` or a list `3,5,9`.
@@ -134,10 +137,21 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
         .iter()
         .filter(|a| a.axis.kind == Kind::Integer)
         .count() as u32;
-    let candidates = coarse_grid(&plan.axes, req.steps).len() as u64
-        + req.rounds as u64 * 3u64.pow(d)
-        + EXTRA_ROUNDS as u64 * 3u64.pow(ints);
+    // Counted before it is built: a grid of more than MAX_CELLS points is not allocated.
+    let grid = match (req.steps as u64).saturating_pow(d) {
+        n if n > guard::MAX_CELLS => n,
+        _ => coarse_grid(&plan.axes, req.steps).len() as u64,
+    };
+    let candidates = grid
+        .saturating_add((req.rounds as u64).saturating_mul(3u64.pow(d)))
+        .saturating_add(EXTRA_ROUNDS as u64 * 3u64.pow(ints));
     guard::check_run_limit(candidates.saturating_mul(runs_per), req.yes)?;
+    // Every variant (healthy load, each fault) is admitted as the scenario gives it before
+    // anything runs; each candidate is admitted again when it runs.
+    for v in &plan.variants {
+        let sc = candidate_scenario(&v.doc, &[], plan.seeds[0])?;
+        guard::admit(&sc, &req.file, req.options)?;
+    }
     if let Some(dir) = &req.out {
         let mut plan_out = OutputPlan::new(plan.subject.inputs());
         if let Some(f) = &req.faults {
@@ -176,7 +190,8 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
                 )));
             }
             let sc = candidate_scenario(&plan.variants[v].doc, &sets, seed)?;
-            let summary = run_with(&sc, RunOptions::default())?;
+            let options = guard::admit(&sc, &req.file, req.options)?;
+            let summary = run_with(&sc, options)?;
             progress.inc();
             if let Some(j) = &journal {
                 let record = CellRecord {

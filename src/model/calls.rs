@@ -165,14 +165,22 @@ impl Simulation<'_> {
     /// Sends an attempt on call `k`, unless the deadline is gone, the breaker is open or adaptive
     /// throttling rejects it locally.
     fn send_attempt(&mut self, job: Handle, k: u16, retry: bool, hedge: bool) {
+        let e = self.edge_of(job, k);
+        if self.sc.edges[e].retry_quota == Some(RetryQuota::AwsAdaptive)
+            && self.hold_for_rate(job, k, e, retry)
+        {
+            return;
+        }
+        self.send_unheld(job, k, retry, hedge);
+    }
+
+    /// [`Self::send_attempt`] past the AWS adaptive rate limiter: for a send it held, whose token
+    /// is reserved (or whose wait ended at the deadline, where the limiter would let it go).
+    fn send_unheld(&mut self, job: Handle, k: u16, retry: bool, hedge: bool) {
         let now = self.now();
         let sc = self.sc;
         let e = self.edge_of(job, k);
         let edge = &sc.edges[e];
-        if edge.retry_quota == Some(RetryQuota::AwsAdaptive) && self.hold_for_rate(job, k, e, retry)
-        {
-            return;
-        }
         let j = self.jobs[job];
         // Every try counts toward the call's hedges, even one refused below, so a call whose
         // hedges keep being refused locally cannot loop.
@@ -273,8 +281,10 @@ impl Simulation<'_> {
 
     /// The AWS adaptive mode's send-rate limiter (`super::super::protections::aws_adaptive`): once
     /// on, every send on the edge, the first attempt too, takes a token; without one the send is
-    /// held for the time the bucket needs at its current rate (at most until the call's
-    /// deadline, where the send finds no time), then asked again. True when the send was held.
+    /// held for the time the bucket needs at its current rate, its token reserved (the bucket
+    /// goes into debt, so the next held send waits for the token after it: held sends go in
+    /// order, one event each), or until the call's deadline when that comes first (the send then
+    /// finds no time, and reserves nothing). True when the send was held.
     fn hold_for_rate(&mut self, job: Handle, k: u16, e: usize, retry: bool) -> bool {
         let now = self.now();
         let deadline = self.deadline_of(job, k, e);
@@ -287,7 +297,12 @@ impl Simulation<'_> {
         match l.before_send(now) {
             Ok(()) => false,
             Err(wait) => {
-                let wait = wait.min(deadline - now);
+                let wait = if wait <= deadline - now {
+                    l.reserve();
+                    wait
+                } else {
+                    deadline - now
+                };
                 self.engine.schedule_in(
                     wait,
                     Event::RateLimitedSend {
@@ -301,10 +316,12 @@ impl Simulation<'_> {
         }
     }
 
-    /// A held send's wait elapsed: send it if the job still wants the call.
+    /// A held send's wait elapsed: send it, with its reserved token, if the job still wants the
+    /// call (a token reserved for a job gone is not given back, as a botocore sender that
+    /// acquired one and then gave up spent it).
     pub(super) fn on_rate_limited_send(&mut self, job: Handle, k: u16, retry: bool) {
         if self.running(job) && !self.call_state(job, k).done {
-            self.send_attempt(job, k, retry, false);
+            self.send_unheld(job, k, retry, false);
         }
     }
 

@@ -54,17 +54,29 @@ use faults::ServiceFaults;
 use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
-/// Limits on one run.
+/// Limits on one run, set by [`crate::guard::admit`] from the command's flags and the scenario.
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
     /// Stop with an error after this many events (a runaway scenario, not a long one).
     pub max_events: u64,
+    /// Stop with an error when the run's live records (pending events, jobs, attempts, user
+    /// requests; [`RecordBytes`]) would take more than this many bytes (`--max-memory`).
+    pub max_memory: u64,
+    /// Stop with an error after this many events in a row at one simulated instant: a run that
+    /// no longer advances simulated time (a closed loop with zero think time and zero work).
+    pub max_events_per_instant: u64,
 }
+
+/// The default of [`RunOptions::max_events_per_instant`] when the scenario does not need more
+/// ([`crate::guard::events_per_instant_bound`]).
+pub const DEFAULT_MAX_EVENTS_PER_INSTANT: u64 = 1 << 22;
 
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_events: 2_000_000_000,
+            max_memory: crate::guard::DEFAULT_MAX_MEMORY,
+            max_events_per_instant: DEFAULT_MAX_EVENTS_PER_INSTANT,
         }
     }
 }
@@ -80,6 +92,48 @@ pub trait Watch: Sync {
 /// calls a second.
 pub const WATCH_EVERY: u64 = 1 << 15;
 
+/// Bytes one live record of a run takes (the sizes of the model's own types), for the memory
+/// estimate before a run ([`crate::guard`]) and the check during it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordBytes {
+    /// A pending event in the queue.
+    pub event: u64,
+    /// A job (a request at a service), with its per-call state and goodput credit.
+    pub job: u64,
+    /// An attempt, with its limiter permit.
+    pub attempt: u64,
+    /// An open user request.
+    pub user: u64,
+}
+
+impl RecordBytes {
+    /// The sizes for `sc` (a job carries one call state per call of the widest service and one
+    /// credit per service).
+    pub fn of(sc: &Scenario) -> RecordBytes {
+        use std::mem::size_of;
+        let max_calls = sc
+            .services
+            .iter()
+            .map(|s| s.calls.len())
+            .max()
+            .unwrap_or(0)
+            .max(1);
+        RecordBytes {
+            event: size_of::<(u64, Event)>() as u64,
+            job: (size_of::<Job>()
+                + max_calls * size_of::<CallState>()
+                + sc.services.len() * size_of::<u32>()
+                + size_of::<Permit>()
+                + size_of::<Handle>()) as u64,
+            attempt: (size_of::<Attempt>() + size_of::<Permit>()) as u64,
+            user: size_of::<User>() as u64,
+        }
+    }
+}
+
+/// How many events pass between two checks of memory and of the clock's progress.
+const CHECK_EVERY: u64 = 4096;
+
 /// Why a run did not finish.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum RunError {
@@ -92,6 +146,42 @@ pub enum RunError {
         at: SimTime,
         limit: u64,
     },
+    #[error(
+        "scenario `{scenario}` stopped at simulated {at}: its {events} pending events, {jobs} jobs, {attempts} attempts and {users} open user requests take about {bytes} bytes, above the limit of {limit}; bound the queues (`queue_cap`), shorten the timeouts, `duration` or `arrivals.rate`, or raise --max-memory if the machine has the memory"
+    )]
+    OutOfMemory {
+        scenario: String,
+        at: SimTime,
+        events: u64,
+        jobs: u64,
+        attempts: u64,
+        users: u64,
+        bytes: u64,
+        limit: u64,
+    },
+    #[error(
+        "scenario `{scenario}` stopped at simulated {at}: {events} events in a row without the clock moving (a request cycle that takes no time, like closed-loop users with zero think time calling services with zero work); give `think_time`, `service_time` or network `latency` a positive value"
+    )]
+    Stalled {
+        scenario: String,
+        at: SimTime,
+        events: u64,
+    },
+    #[error(
+        "scenario `{scenario}`: no user request arrived in the run (arrivals end at {duration}); raise `arrivals.rate` or `duration`, shorten `think_time`, or set `allow_no_requests: true` if a run without requests is intended"
+    )]
+    NoRequests {
+        scenario: String,
+        duration: SimDuration,
+    },
+}
+
+impl RunError {
+    /// Whether the scenario, not the run's size, is at fault: a stalled run, a run without
+    /// requests, or one over the memory limit (exit code 2, like a refusal before running).
+    pub fn is_input_problem(&self) -> bool {
+        !matches!(self, RunError::TooManyEvents { .. })
+    }
 }
 
 /// What happened: the closed set of events a run schedules.
@@ -332,9 +422,11 @@ pub struct Simulation<'a> {
     options: RunOptions,
     /// Told how far the run has got ([`Simulation::watched`]).
     watch: Option<&'a dyn Watch>,
-    /// The event count at which the run next checks `options.max_events` and tells `watch`: one
-    /// comparison per event whether watched or not.
+    /// The event count at which the run next checks `options.max_events`, its resources and
+    /// tells `watch`: one comparison per event whether watched or not.
     next_check: u64,
+    /// The event count at which `watch` is told next.
+    next_watch: u64,
     /// The next time-series bin boundary; `NEVER` when no time series is recorded.
     next_sample: SimTime,
     /// Concurrency-limiter permits of admitted jobs and of attempts, by slab index (written and
@@ -345,6 +437,13 @@ pub struct Simulation<'a> {
     scalers: Vec<Option<autoscale::Scaler>>,
     /// Whether `scalers` is not empty: balancers then pick among serving replicas.
     autoscaling: bool,
+}
+
+/// Where the clock stood at the last resource check that saw it move, and the events processed
+/// then.
+struct Progress {
+    at: SimTime,
+    events: u64,
 }
 
 /// A finished run: its summary and, when asked for, its time series.
@@ -483,7 +582,8 @@ impl<'a> Simulation<'a> {
             window: sc.fault_window(),
             options,
             watch: None,
-            next_check: options.max_events.saturating_add(1),
+            next_check: options.max_events.saturating_add(1).min(CHECK_EVERY),
+            next_watch: WATCH_EVERY,
             next_sample: SimTime::NEVER,
             job_permits: Vec::new(),
             attempt_permits: Vec::new(),
@@ -495,15 +595,16 @@ impl<'a> Simulation<'a> {
     /// Tells `watch` how far the run has got every [`WATCH_EVERY`] events.
     pub fn watched(mut self, watch: &'a dyn Watch) -> Self {
         self.watch = Some(watch);
-        self.next_check = self.next_check.min(WATCH_EVERY);
         self
     }
 
-    /// Past `next_check` events: stops a run over `options.max_events`, tells the watch, and
-    /// sets the next check. Out of the loop's way (a few calls per million events).
+    /// Past `next_check` events: stops a run over `options.max_events`, checks its memory and
+    /// that its clock moves ([`Simulation::check_resources`]) at least every [`CHECK_EVERY`]
+    /// events, tells the watch every [`WATCH_EVERY`], and sets the next check. Out of the loop's
+    /// way (a few hundred calls per million events).
     #[cold]
     #[inline(never)]
-    fn checkpoint(&mut self) -> Result<(), RunError> {
+    fn checkpoint(&mut self, clock: &mut Progress) -> Result<(), RunError> {
         let events = self.engine.processed();
         if events > self.options.max_events {
             return Err(RunError::TooManyEvents {
@@ -513,14 +614,18 @@ impl<'a> Simulation<'a> {
                 limit: self.options.max_events,
             });
         }
-        let limit = self.options.max_events.saturating_add(1);
-        self.next_check = match self.watch {
-            Some(w) => {
-                w.at(self.engine.now(), events);
-                limit.min(events.saturating_add(WATCH_EVERY))
-            }
-            None => limit,
-        };
+        self.check_resources(clock)?;
+        if let Some(w) = self.watch
+            && events >= self.next_watch
+        {
+            w.at(self.engine.now(), events);
+            self.next_watch = events.saturating_add(WATCH_EVERY);
+        }
+        self.next_check = self
+            .options
+            .max_events
+            .saturating_add(1)
+            .min(events.saturating_add(CHECK_EVERY));
         Ok(())
     }
 
@@ -567,6 +672,10 @@ impl<'a> Simulation<'a> {
             self.schedule_next_arrival(class as u16, true);
         }
         let horizon = self.arrivals_end + self.sc.drain;
+        let mut clock = Progress {
+            at: SimTime::ZERO,
+            events: 0,
+        };
         loop {
             // A timeout whose attempt has settled may be dropped by the queue instead of popped
             // (docs/model.md §2.1): a stale handle never becomes live again, and the handler
@@ -583,8 +692,14 @@ impl<'a> Simulation<'a> {
             }
             self.dispatch(event);
             if self.engine.processed() >= self.next_check {
-                self.checkpoint()?;
+                self.checkpoint(&mut clock)?;
             }
+        }
+        if self.rec.users.by_window.iter().sum::<u64>() == 0 && !self.sc.allow_no_requests {
+            return Err(RunError::NoRequests {
+                scenario: self.sc.name.clone(),
+                duration: self.sc.duration,
+            });
         }
         // The run ends where it ended when settled events were popped: at the horizon if
         // anything was left after it, else at the last event, dropped ones included.
@@ -615,6 +730,49 @@ impl<'a> Simulation<'a> {
             series,
             queue_ops,
         })
+    }
+
+    /// Every [`CHECK_EVERY`] events: stops a run whose live records exceed
+    /// [`RunOptions::max_memory`] or whose clock has not moved for more than
+    /// [`RunOptions::max_events_per_instant`] events.
+    #[cold]
+    #[inline(never)]
+    fn check_resources(&mut self, clock: &mut Progress) -> Result<(), RunError> {
+        let now = self.engine.now();
+        let processed = self.engine.processed();
+        if now != clock.at {
+            *clock = Progress {
+                at: now,
+                events: processed,
+            };
+        } else if processed - clock.events > self.options.max_events_per_instant {
+            return Err(RunError::Stalled {
+                scenario: self.sc.name.clone(),
+                at: now,
+                events: processed - clock.events,
+            });
+        }
+        let b = RecordBytes::of(self.sc);
+        let (events, jobs, attempts, users) = (
+            self.engine.pending() as u64,
+            self.jobs.len() as u64,
+            self.attempts.len() as u64,
+            self.users.len() as u64,
+        );
+        let bytes = events * b.event + jobs * b.job + attempts * b.attempt + users * b.user;
+        if bytes > self.options.max_memory {
+            return Err(RunError::OutOfMemory {
+                scenario: self.sc.name.clone(),
+                at: now,
+                events,
+                jobs,
+                attempts,
+                users,
+                bytes,
+                limit: self.options.max_memory,
+            });
+        }
+        Ok(())
     }
 
     /// Closes the time-series bins that end at or before `now`.

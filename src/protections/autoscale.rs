@@ -151,7 +151,8 @@ pub(crate) fn validate(
         &format!("{key}.interval"),
         raw.interval.map_or(DEFAULT_INTERVAL, |d| d.0),
         p,
-    );
+    )
+    .and_then(|d| super::controller_interval(&format!("{key}.interval"), d, p));
     let interval = interval?;
     ok.then_some(Autoscale {
         target_percent: percent as u32,
@@ -220,15 +221,47 @@ pub fn metric_replicas(
     Some(n)
 }
 
-/// The controller's memory for one service: its recommendations and its scale events.
+/// The controller's memory for one service: its recommendations and its scale events, each kept
+/// so that an evaluation costs O(1) amortized however long the window (issue 30: a deque scanned
+/// whole made `interval: 1us` quadratic).
 #[derive(Clone, Debug)]
 pub struct Hpa {
     spec: Autoscale,
-    /// Recommendations (before stabilization) with their times, oldest first.
+    /// Whether the first evaluation happened (`recordInitialRecommendation`).
+    started: bool,
+    /// The recommendations (before stabilization) that can still be the highest of the
+    /// scale-down window: a monotonic deque, times increasing and recommendations strictly
+    /// decreasing from the front, so the front is the window's highest.
     recommendations: VecDeque<(SimTime, u32)>,
-    /// Replicas added / removed by each rescale, with its time.
-    ups: VecDeque<(SimTime, u32)>,
-    downs: VecDeque<(SimTime, u32)>,
+    /// Replicas added / removed by each rescale in the last policy period, with its time.
+    ups: PeriodSum,
+    downs: PeriodSum,
+}
+
+/// Scale events with their times and the running sum of those still kept.
+#[derive(Clone, Debug, Default)]
+struct PeriodSum {
+    events: VecDeque<(SimTime, u32)>,
+    sum: u32,
+}
+
+impl PeriodSum {
+    fn push(&mut self, t: SimTime, n: u32) {
+        self.events.push_back((t, n));
+        self.sum += n;
+    }
+
+    /// The sum of the events after `cutoff` (ns, maybe negative), dropping the older ones.
+    fn after(&mut self, cutoff: i128) -> u32 {
+        while let Some(&(t, n)) = self.events.front() {
+            if t.0 as i128 > cutoff {
+                break;
+            }
+            self.events.pop_front();
+            self.sum -= n;
+        }
+        self.sum
+    }
 }
 
 impl Hpa {
@@ -236,9 +269,10 @@ impl Hpa {
     pub fn new(spec: Autoscale) -> Self {
         Hpa {
             spec,
+            started: false,
             recommendations: VecDeque::new(),
-            ups: VecDeque::new(),
-            downs: VecDeque::new(),
+            ups: PeriodSum::default(),
+            downs: PeriodSum::default(),
         }
     }
 
@@ -247,7 +281,8 @@ impl Hpa {
     pub fn reconcile(&mut self, now: SimTime, current: u32, metric: Option<u32>) -> u32 {
         let a = self.spec;
         // recordInitialRecommendation: the first evaluation remembers the current count.
-        if self.recommendations.is_empty() {
+        if !self.started {
+            self.started = true;
             self.recommendations.push_back((now, current));
         }
         let desired = if current > a.max_replicas {
@@ -262,9 +297,9 @@ impl Hpa {
             self.limit_rate(now, current, stabilized)
         };
         if desired > current {
-            self.ups.push_back((now, desired - current));
+            self.ups.push(now, desired - current);
         } else if desired < current {
-            self.downs.push_back((now, current - desired));
+            self.downs.push(now, current - desired);
         }
         desired
     }
@@ -272,23 +307,32 @@ impl Hpa {
     /// `stabilizeRecommendationWithBehaviors`: toward a scale-up the lowest recommendation of the
     /// scale-up window (0 s by default: none), toward a scale-down the highest of the last
     /// `scale_down_cooldown`; recommendations strictly inside the window count.
+    /// The window's highest is the front of the monotonic deque once the recommendations at or
+    /// before `now − window` are gone (evaluations come at increasing times, so one gone from
+    /// this window is gone from every later one).
     fn stabilize(&mut self, now: SimTime, current: u32, desired: u32) -> u32 {
-        let window = self.spec.scale_down_cooldown;
-        let mut out = desired;
-        if desired < current {
-            let cutoff = now.0 as i128 - window.0 as i128;
-            for &(t, r) in &self.recommendations {
-                if t.0 as i128 > cutoff {
-                    out = out.max(r);
-                }
-            }
-        }
+        let cutoff = now.0 as i128 - self.spec.scale_down_cooldown.0 as i128;
         while self
             .recommendations
             .front()
-            .is_some_and(|&(t, _)| (t.0 as i128) < now.0 as i128 - window.0 as i128)
+            .is_some_and(|&(t, _)| t.0 as i128 <= cutoff)
         {
             self.recommendations.pop_front();
+        }
+        let mut out = desired;
+        if desired < current
+            && let Some(&(_, highest)) = self.recommendations.front()
+        {
+            out = out.max(highest);
+        }
+        // A newer recommendation at least as high makes every older lower-or-equal one
+        // irrelevant for every later window.
+        while self
+            .recommendations
+            .back()
+            .is_some_and(|&(_, r)| r <= desired)
+        {
+            self.recommendations.pop_back();
         }
         self.recommendations.push_back((now, desired));
         out
@@ -298,20 +342,14 @@ impl Hpa {
     fn limit_rate(&mut self, now: SimTime, current: u32, desired: u32) -> u32 {
         let a = self.spec;
         let cutoff = now.0 as i128 - POLICY_PERIOD.0 as i128;
-        let in_period = |events: &mut VecDeque<(SimTime, u32)>| -> u32 {
-            while events.front().is_some_and(|&(t, _)| t.0 as i128 <= cutoff) {
-                events.pop_front();
-            }
-            events.iter().map(|&(_, n)| n).sum()
-        };
         if desired > current {
-            let start = current.saturating_sub(in_period(&mut self.ups));
+            let start = current.saturating_sub(self.ups.after(cutoff));
             let pods = start + SCALE_UP_PODS;
             let percent = (start as f64 * (1.0 + SCALE_UP_PERCENT as f64 / 100.0)).ceil() as u32;
             let limit = pods.max(percent).max(current);
             desired.min(a.max_replicas.min(limit))
         } else if desired < current {
-            let start = current + in_period(&mut self.downs);
+            let start = current + self.downs.after(cutoff);
             let limit =
                 ((start as f64 * (1.0 - SCALE_DOWN_PERCENT as f64 / 100.0)) as u32).min(current);
             desired.max(a.min_replicas.max(limit))
@@ -494,5 +532,111 @@ mod tests {
         assert_eq!(h.reconcile(at(30), 9, None), 5);
         // Inside the bounds, no reading: no change.
         assert_eq!(h.reconcile(at(45), 4, None), 4);
+    }
+
+    /// The controller as it was before issue 30 (every recommendation kept and scanned, every
+    /// scale event summed at each evaluation): the reference the O(1) structures must match.
+    struct Scanned {
+        spec: Autoscale,
+        recommendations: VecDeque<(SimTime, u32)>,
+        ups: VecDeque<(SimTime, u32)>,
+        downs: VecDeque<(SimTime, u32)>,
+    }
+
+    impl Scanned {
+        fn reconcile(&mut self, now: SimTime, current: u32, metric: Option<u32>) -> u32 {
+            let a = self.spec;
+            if self.recommendations.is_empty() {
+                self.recommendations.push_back((now, current));
+            }
+            let desired = if current > a.max_replicas {
+                a.max_replicas
+            } else if current < a.min_replicas {
+                a.min_replicas
+            } else {
+                let Some(metric) = metric else {
+                    return current;
+                };
+                let window = a.scale_down_cooldown;
+                let mut out = metric;
+                if metric < current {
+                    let cutoff = now.0 as i128 - window.0 as i128;
+                    for &(t, r) in &self.recommendations {
+                        if t.0 as i128 > cutoff {
+                            out = out.max(r);
+                        }
+                    }
+                }
+                while self
+                    .recommendations
+                    .front()
+                    .is_some_and(|&(t, _)| (t.0 as i128) < now.0 as i128 - window.0 as i128)
+                {
+                    self.recommendations.pop_front();
+                }
+                self.recommendations.push_back((now, metric));
+                let cutoff = now.0 as i128 - POLICY_PERIOD.0 as i128;
+                let in_period = |events: &mut VecDeque<(SimTime, u32)>| -> u32 {
+                    while events.front().is_some_and(|&(t, _)| t.0 as i128 <= cutoff) {
+                        events.pop_front();
+                    }
+                    events.iter().map(|&(_, n)| n).sum()
+                };
+                let stabilized = out;
+                if stabilized > current {
+                    let start = current.saturating_sub(in_period(&mut self.ups));
+                    let pods = start + SCALE_UP_PODS;
+                    let percent =
+                        (start as f64 * (1.0 + SCALE_UP_PERCENT as f64 / 100.0)).ceil() as u32;
+                    stabilized.min(a.max_replicas.min(pods.max(percent).max(current)))
+                } else if stabilized < current {
+                    let start = current + in_period(&mut self.downs);
+                    let limit = ((start as f64 * (1.0 - SCALE_DOWN_PERCENT as f64 / 100.0)) as u32)
+                        .min(current);
+                    stabilized.max(a.min_replicas.max(limit))
+                } else {
+                    stabilized
+                }
+            };
+            if desired > current {
+                self.ups.push_back((now, desired - current));
+            } else if desired < current {
+                self.downs.push_back((now, current - desired));
+            }
+            desired
+        }
+    }
+
+    proptest::proptest! {
+        /// Issue 30: the monotonic deque and the running sums decide exactly as the scans did,
+        /// on random metric sequences, intervals and windows (ties of the window's edge included:
+        /// the window is a multiple of the interval half the time).
+        #[test]
+        fn o1_controller_matches_the_scanning_one(
+            interval_s in 1u64..40,
+            window_s in proptest::prop_oneof![proptest::strategy::Just(0u64), 1u64..400],
+            metrics in proptest::collection::vec(proptest::option::of(0u32..30), 1..200),
+        ) {
+            let spec = Autoscale {
+                interval: SimDuration::from_secs(interval_s),
+                scale_down_cooldown: SimDuration::from_secs(window_s),
+                ..spec(1, 25)
+            };
+            let mut fast = Hpa::new(spec);
+            let mut reference = Scanned {
+                spec,
+                recommendations: VecDeque::new(),
+                ups: VecDeque::new(),
+                downs: VecDeque::new(),
+            };
+            let mut current = 3;
+            for (i, m) in metrics.iter().enumerate() {
+                let now = at(interval_s * (i as u64 + 1));
+                let a = fast.reconcile(now, current, *m);
+                let b = reference.reconcile(now, current, *m);
+                proptest::prop_assert_eq!(a, b, "evaluation {}", i);
+                current = a;
+            }
+        }
     }
 }

@@ -8,7 +8,9 @@
 //! aws_adaptive}` and tells it every response (`model::calls`).
 //!
 //! The rules, as the source states them: the limiter is off until the first throttling response;
-//! then every send takes one token, waiting `(1 − available) / fill_rate` when there is none. Every
+//! then every send takes one token, waiting `(1 − available) / fill_rate` when there is none (here
+//! the waiting send reserves its token, [`RateLimiter::reserve`], so held sends go in order with one
+//! wait each). Every
 //! response (of any attempt) first records the measured send rate — responses counted per
 //! half-second bucket, `rate = 0.8·(count / elapsed) + 0.2·rate` when a new bucket starts, the
 //! first bucket starting at the whole second of the client's creation — then asks CUBIC for a new
@@ -188,6 +190,16 @@ impl RateLimiter {
         } else {
             Ok(())
         }
+    }
+
+    /// Takes the token a send refused by [`RateLimiter::before_send`] waits for, in advance: the
+    /// bucket goes below zero, so the next refused send waits for the token after this one.
+    /// botocore's waiters instead wake, refill and ask again, the first awake taking the token;
+    /// at a steady rate that is the same order and the same instants, and here every held send
+    /// costs one wait instead of one per sender that took its token first (issue 30: those
+    /// repeated waits had no bound).
+    pub fn reserve(&mut self) {
+        self.bucket.current -= 1.0;
     }
 
     /// `on_receiving_response` for one attempt's outcome at `now`; `throttled` for a throttling

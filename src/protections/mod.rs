@@ -97,6 +97,34 @@ pub(crate) fn whole_seconds_window(
 }
 
 /// A duration that must not be zero.
+/// The shortest period of a controller that acts on a timer of its own (autoscaling `interval`,
+/// Envoy gradient's `concurrency_update_interval` and `min_rtt_calc_interval`, outlier detection's
+/// `interval`): 1 ms. Envoy reads these intervals in whole milliseconds and Kubernetes' HPA sync
+/// period is seconds; a finer period would only add evaluations (one event each) without a
+/// production counterpart, and a nanosecond one would make a simulated second cost a billion
+/// of them (docs/model.md, "Floors").
+pub const MIN_CONTROLLER_INTERVAL: SimDuration = SimDuration::from_millis(1);
+
+/// `d` at `key` if it is at least [`MIN_CONTROLLER_INTERVAL`], else a problem that says why.
+pub(crate) fn controller_interval(
+    key: &str,
+    d: SimDuration,
+    p: &mut impl Problems,
+) -> Option<SimDuration> {
+    if d < MIN_CONTROLLER_INTERVAL {
+        p.problem(
+            key,
+            format!(
+                "is {d}; a controller's interval must be at least {MIN_CONTROLLER_INTERVAL} \
+                 (production controllers count it in milliseconds or more, and every \
+                 evaluation is an event)"
+            ),
+        );
+        return None;
+    }
+    Some(d)
+}
+
 pub(crate) fn positive(key: &str, d: SimDuration, p: &mut impl Problems) -> Option<SimDuration> {
     if d.is_zero() {
         p.problem(key, "must be longer than 0s".into());

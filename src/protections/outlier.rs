@@ -52,7 +52,7 @@ pub const DEFAULT_BASE_EJECTION_TIME: SimDuration = SimDuration::from_secs(30);
 /// Default share of the replicas that may be ejected at once, in percent.
 pub const DEFAULT_MAX_EJECTION_PERCENT: u32 = 10;
 /// Shortest `interval` (Envoy's unit: a millisecond).
-pub const MIN_INTERVAL: SimDuration = SimDuration::from_millis(1);
+pub const MIN_INTERVAL: SimDuration = super::MIN_CONTROLLER_INTERVAL;
 /// Default cap of the ejection time (or `base_ejection_time`, if larger).
 pub const DEFAULT_MAX_EJECTION_TIME: SimDuration = SimDuration::from_secs(300);
 

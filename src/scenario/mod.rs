@@ -50,6 +50,8 @@ pub struct Scenario {
     /// The file stem (`naive` for `scenarios/naive.yaml`).
     pub name: String,
     pub seed: u64,
+    /// `allow_no_requests`: a run without any user request is intended (default false).
+    pub allow_no_requests: bool,
     /// Length of the arrival period.
     pub duration: SimDuration,
     /// How long the run may go on after arrivals stop.

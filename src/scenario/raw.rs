@@ -47,6 +47,10 @@ pub struct ScenarioRaw {
     pub drain: Option<DurationText>,
     /// Seed of every random stream (default 1; `--seed` overrides it).
     pub seed: Option<u64>,
+    /// `true`: a run in which no user request arrives is intended (an idle baseline). Without
+    /// it, a scenario that expects fewer than one user request is refused before it runs, and a
+    /// run that ends without any is an error (exit 2). Default `false`.
+    pub allow_no_requests: Option<bool>,
     /// How user requests arrive. Required unless `clients` is given.
     pub arrivals: Option<ArrivalsRaw>,
     /// The user (or SDK) that sends each user request to the entry service. Required unless

@@ -52,16 +52,16 @@ pub struct SweepOptions {
 /// How many cells are validated at once: a large grid's scenarios are never all held together.
 const CHECK_CHUNK: usize = 4096;
 
-/// Checks every cell as a scenario ([`prepare`]) and refuses, before anything runs, cells whose
-/// event bound exceeds `max_events` ([`guard::check_event_budget`], the first few named); a chunk
-/// of cells at a time. Returns the most memory one cell's record can take
+/// Checks every cell as a scenario ([`prepare`]) and refuses, before anything runs, cells the
+/// resource model refuses under `limits` ([`guard::admit`]: event bound, memory estimate, no
+/// request; the first few named); a chunk of cells at a time. Returns the most memory one cell's record can take
 /// ([`guard::bytes_per_cell`]).
 fn check_cells(
     file: &Path,
     spec: &SweepSpec,
     sources: &Sources,
     cells: &[Cell],
-    max_events: u64,
+    limits: RunOptions,
 ) -> Result<u64, ConfigError> {
     const SHOWN: usize = 5;
     let mut invalid: Vec<Diagnostic> = Vec::new();
@@ -85,7 +85,7 @@ fn check_cells(
             columns.add(sc);
             per_cell = per_cell.max(guard::bytes_per_cell(sc));
             let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
-            if let Err(e) = guard::check_event_budget(sc, &name, max_events) {
+            if let Err(e) = guard::admit(sc, &name, limits) {
                 over += 1;
                 if too_big.len() < SHOWN {
                     too_big.extend(e.diagnostics);
@@ -107,7 +107,7 @@ fn check_cells(
                 flag: "--max-events".into(),
             },
             key: String::new(),
-            message: format!("{over} cells in all are over the limit"),
+            message: format!("{over} cells in all are refused"),
         });
     }
     if too_big.is_empty() {
@@ -161,7 +161,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     )?;
     let cells = expand(&spec);
     let sources = Sources::load(&spec)?;
-    let per_cell = check_cells(file, &spec, &sources, &cells, o.run.max_events)?;
+    let per_cell = check_cells(file, &spec, &sources, &cells, o.run)?;
     let mine: Vec<usize> = cells
         .iter()
         .filter(|c| shard.contains(c))
@@ -272,7 +272,8 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         o.quiet,
     );
     let results: Vec<Result<CellRecord, Error>> = runner.map(to_run, |&i| {
-        let summary = run_with(&cell_scenario(&spec, &sources, &cells[i])?, o.run)?;
+        let sc = cell_scenario(&spec, &sources, &cells[i])?;
+        let summary = run_with(&sc, guard::limits_for(&sc, o.run))?;
         let record = CellRecord {
             index: i,
             key: cells[i].key.clone(),

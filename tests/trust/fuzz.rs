@@ -95,6 +95,7 @@ fn judge(path: &Path) -> Result<&'static str, String> {
             &sc,
             RunOptions {
                 max_events: MAX_EVENTS,
+                ..RunOptions::default()
             },
         ) {
             // Too big to run here (the guard of `loadsim run` would say so before running).

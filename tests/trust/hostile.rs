@@ -380,6 +380,7 @@ fn layered_graphs_with_exponentially_many_paths_check_quickly() {
         sets: vec![],
         seed: None,
         options: loadsim::model::RunOptions::default(),
+        yes: false,
     };
     let e = loadsim::commands::run::run_all(&req).unwrap_err();
     assert_eq!(e.exit_code(), 2, "{e}");

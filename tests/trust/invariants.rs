@@ -422,7 +422,9 @@ impl Spec {
         );
         let _ = writeln!(
             y,
-            "duration: {}ms\ndrain: {}ms\nseed: {}",
+            // A draw of 5/s over 0.5 s can bring no request (e^-2.5 ≈ 8 %): an idle run balances
+            // too, so the generated scenarios say it is intended.
+            "duration: {}ms\ndrain: {}ms\nseed: {}\nallow_no_requests: true",
             self.duration_ms, self.drain_ms, self.seed
         );
         if shape == 4 {
@@ -1044,7 +1046,7 @@ fn regression_a_delayed_request_keeps_its_class_after_its_attempt_timed_out() {
 /// request causes (`guard::fixed_events`).
 #[test]
 fn regression_an_autoscaler_evaluates_without_requests() {
-    let yaml = "duration: 500ms\ndrain: 0ms\nseed: 2070333221204832436\n\
+    let yaml = "duration: 500ms\ndrain: 0ms\nseed: 2070333221204832436\nallow_no_requests: true\n\
         arrivals: {process: poisson, profile: [{at: 0ms, rate: 5}, \
                    {at: 1ms, to: 500ms, rate: 5, to_rate: 0}]}\n\
         client: {entry: s0, attempt_timeout: 1ms}\n\
@@ -1058,6 +1060,14 @@ fn regression_an_autoscaler_evaluates_without_requests() {
     // Evaluations at 50, 100, …, 450 ms: nine events, all of the run's, and exactly the bound.
     assert_eq!(r.engine.events, 9);
     assert_eq!(loadsim::guard::fixed_events(&sc), 9.0);
+    // Issue 30 item 13: without `allow_no_requests` the same run is an error (exit 2).
+    let unmarked = parse(&yaml.replace("allow_no_requests: true\n", "")).unwrap();
+    let e = run(&unmarked).unwrap_err();
+    assert!(
+        matches!(e, loadsim::model::RunError::NoRequests { .. }),
+        "{e}"
+    );
+    assert_eq!(loadsim::Error::from(e).exit_code(), 2);
 }
 
 /// Every shipped scenario (faults, protections beyond the article, fan-out), as shipped.

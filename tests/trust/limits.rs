@@ -132,14 +132,33 @@ fn oversized_runs_are_refused_up_front_and_max_events_raises_the_limit() {
 #[test]
 fn a_runaway_run_stops_at_the_event_ceiling() {
     let sc = loadsim::Scenario::load(&scenario_path("naive"), &[], None).unwrap();
-    let e = run_with(&sc, RunOptions { max_events: 10_000 }).unwrap_err();
-    let RunError::TooManyEvents { events, limit, .. } = &e;
+    let e = run_with(
+        &sc,
+        RunOptions {
+            max_events: 10_000,
+            ..RunOptions::default()
+        },
+    )
+    .unwrap_err();
+    let RunError::TooManyEvents { events, limit, .. } = &e else {
+        panic!("{e}")
+    };
     assert_eq!(*limit, 10_000);
     assert!(*events > 10_000 && *events <= 10_001, "{events}");
     let shown = loadsim::Error::from(e).to_string();
     assert!(shown.contains("--max-events"), "{shown}");
     assert_eq!(
-        loadsim::Error::from(run_with(&sc, RunOptions { max_events: 1 }).unwrap_err()).exit_code(),
+        loadsim::Error::from(
+            run_with(
+                &sc,
+                RunOptions {
+                    max_events: 1,
+                    ..RunOptions::default()
+                }
+            )
+            .unwrap_err()
+        )
+        .exit_code(),
         1
     );
 }
@@ -458,6 +477,9 @@ fn a_rate_too_small_for_one_arrival_ends_instead_of_spinning() {
                 let mut sc = parse("duration: 1s\narrivals: {rate: 1}\nclient: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n").unwrap();
                 sc.classes[0].arrivals.rate = rate;
                 sc.seed = seed;
+                // An idle run is what this test makes; without the mark it would end as
+                // `RunError::NoRequests` (issue 30), which ends too.
+                sc.allow_no_requests = true;
                 let r = run_with(&sc, RunOptions::default()).unwrap();
                 assert_eq!(r.metrics.requests, 0, "rate {rate}, seed {seed}");
             }
@@ -535,6 +557,7 @@ fn a_rate_too_small_for_the_run_is_refused_and_cannot_hang() {
     }
     let mut sc = loadsim::Scenario::load(&scenario_path("naive"), &[], None).unwrap();
     sc.classes[0].arrivals.rate = 1e-11;
+    sc.allow_no_requests = true;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         for seed in 1..=10 {

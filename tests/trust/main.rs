@@ -8,4 +8,5 @@ mod hostile;
 mod invariants;
 mod limits;
 mod queueing;
+mod resources;
 mod theory;

@@ -428,12 +428,12 @@ pub(crate) fn validate(
                 concurrency_update_interval: v.interval(
                     "concurrency_update_interval",
                     c.concurrency_update_interval,
-                    SimDuration(1),
+                    super::MIN_CONTROLLER_INTERVAL,
                 ),
                 min_rtt_calc_interval: v.interval(
                     "min_rtt_calc_interval",
                     c.min_rtt_calc_interval,
-                    SimDuration::from_millis(1),
+                    super::MIN_CONTROLLER_INTERVAL,
                 ),
                 request_count: v.count(
                     "request_count",

@@ -183,6 +183,7 @@ impl Validator<'_> {
         let scenario = Scenario {
             name,
             seed: raw.seed.unwrap_or(1),
+            allow_no_requests: raw.allow_no_requests.unwrap_or(false),
             duration,
             drain,
             classes,
