@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 pub use read::TraceFormat;
 
 use crate::config::error::{ConfigError, Diagnostic, Origin};
-use crate::config::source::{Document, read_text_up_to};
+use crate::config::source::read_text_up_to;
+use crate::config::yaml::{self, Parsed};
 
 /// The largest trace file read (trace files are data, far larger than a scenario).
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
@@ -121,37 +122,52 @@ fn coverage_lines(c: &analyse::Coverage) -> Vec<String> {
 }
 
 /// The problems as diagnostics, each located at its line and column: the parser's position for
-/// malformed JSON, else the key path looked up in the file read as a document.
+/// malformed JSON, else the key path looked up in the file read with key positions (JSON is
+/// YAML), or its nearest ancestor written.
 fn locate(
     files: &[PathBuf],
     texts: &[Option<String>],
     problems: Vec<read::Problem>,
 ) -> Vec<Diagnostic> {
-    let mut docs: Vec<Option<Option<Document>>> = vec![None; files.len()];
+    let mut parsed: Vec<Option<Option<Parsed>>> = vec![None; files.len()];
     let mut out = Vec::new();
     for p in problems {
         let path = files.get(p.file).cloned().unwrap_or_default();
+        let text = texts.get(p.file).and_then(|t| t.as_deref());
+        let line_of = |line: usize| {
+            text.and_then(|t| t.lines().nth(line.saturating_sub(1)))
+                .map(|l| l.chars().take(200).collect())
+        };
         let origin = match p.line {
             Some((line, column)) => Origin::File {
                 path: path.clone(),
                 line: Some(line),
                 column: Some(column),
-                source_line: texts
-                    .get(p.file)
-                    .and_then(|t| t.as_deref())
-                    .and_then(|t| t.lines().nth(line.saturating_sub(1)))
-                    .map(|l| l.chars().take(200).collect()),
+                source_line: line_of(line),
             },
             None => {
-                let doc = docs[p.file].get_or_insert_with(|| {
-                    texts
-                        .get(p.file)
-                        .and_then(|t| t.as_deref())
-                        .and_then(|t| Document::from_text(&path, t).ok())
-                });
-                match doc {
-                    Some(d) if !p.key.is_empty() => d.locate(&p.key),
-                    _ => file_origin(&path),
+                let keys =
+                    parsed[p.file].get_or_insert_with(|| text.and_then(|t| yaml::parse(t).ok()));
+                let mut probe = p.key.clone();
+                let mut found = None;
+                while let Some(k) = keys.as_ref().filter(|_| !probe.is_empty()) {
+                    if let Some(pos) = k.keys.get(&probe) {
+                        found = Some(*pos);
+                        break;
+                    }
+                    match probe.rfind(['.', '[']) {
+                        Some(cut) => probe.truncate(cut),
+                        None => break,
+                    }
+                }
+                match found {
+                    Some(pos) => Origin::File {
+                        path: path.clone(),
+                        line: Some(pos.line),
+                        column: Some(pos.column),
+                        source_line: line_of(pos.line),
+                    },
+                    None => file_origin(&path),
                 }
             }
         };
@@ -162,11 +178,14 @@ fn locate(
         });
     }
     out.sort_by_key(|d| match &d.origin {
-        Origin::File { path, line, .. } => (
+        Origin::File {
+            path, line, column, ..
+        } => (
             files.iter().position(|f| f == path).unwrap_or(0),
             line.unwrap_or(0),
+            column.unwrap_or(0),
         ),
-        _ => (0, 0),
+        _ => (0, 0, 0),
     });
     out
 }
