@@ -265,8 +265,7 @@ pub enum Command {
     /// Write a commented starter scenario that runs as is.
     #[command(after_help = NEW_EXAMPLES)]
     New(NewArgs),
-    /// Translate a gRPC service config or an Envoy route/cluster into loadsim edge keys, or
-    /// distributed traces into a scenario.
+    /// Translate a gRPC or Envoy retry config into edge keys, or traces into a scenario.
     ///
     /// Prints the equivalent edge policy as commented YAML to paste under
     /// `services.<caller>.calls.<callee>`; every field with no exact loadsim meaning is named on

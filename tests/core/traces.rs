@@ -1,7 +1,8 @@
 //! `loadsim import traces` (issue 27 item 2) on hand-built traces of each format, whose expected
 //! figures are computed by hand in the comments: CLIENT/SERVER collapse, parallel vs sequential
 //! calls, call probability, own-work arithmetic, orphan and skewed spans counted; bad input; and
-//! real captured traces (tests/fixtures/traces/, and ../shared/traces/ as CI has it).
+//! real captured traces (tests/fixtures/traces/, and the larger captures CI keeps in the folder
+//! `shared/traces` beside the repository).
 
 use std::path::{Path, PathBuf};
 
@@ -449,10 +450,12 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// The captured traces CI keeps beside the repository (../shared/traces/, see its README).
+/// The captured traces CI keeps beside the repository (`shared/traces`, see its README).
 fn shared(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/traces")
+        .join("..")
+        .join("shared")
+        .join("traces")
         .join(name)
 }
 
@@ -505,7 +508,7 @@ fn real_captured_traces_build_scenarios_that_run() {
 #[test]
 fn real_captured_load_traces_give_their_shape_and_rate() {
     // DeathStarBench hotel: frontend → search (→ geo, rate), reservation, profile, in sequence,
-    // at 14.1 sampled roots/s with a probabilistic sampler of 0.3 (README of ../shared/traces).
+    // at 14.1 sampled roots/s with a probabilistic sampler of 0.3 (the README beside that file).
     let (v, run) = import_and_run(&shared("jaeger_dsb_hotel_load50_1000traces.json"));
     assert_eq!(
         keys(at(&v, "services.frontend.calls")),
