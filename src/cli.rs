@@ -171,6 +171,10 @@ Examples:
   # Fail (exit 2) when the source has a field loadsim cannot model
   loadsim import envoy envoy.yaml --route checkout --strict
 
+  # A scenario from distributed traces (OTLP, Jaeger or Zipkin v2 JSON; the coverage report and
+  # the defaults it had to choose go to stderr)
+  loadsim import traces jaeger.json --out shop.yaml
+
 Or in a scenario, resolved like `extends` (the path relative to the scenario file; keys written
 beside `import` override the imported ones):
   services: {svc_a: {calls: {svc_b: {import: {grpc: sc.json, method: SayHello}}}}}";
@@ -285,12 +289,13 @@ pub enum Command {
     /// Write a commented starter scenario that runs as is.
     #[command(after_help = NEW_EXAMPLES)]
     New(NewArgs),
-    /// Translate a gRPC service config or an Envoy route/cluster into loadsim edge keys.
+    /// Translate a gRPC or Envoy retry config into edge keys, or traces into a scenario.
     ///
     /// Prints the equivalent edge policy as commented YAML to paste under
     /// `services.<caller>.calls.<callee>`; every field with no exact loadsim meaning is named on
     /// stderr (--strict: exit 2). A scenario can also import the file directly with
-    /// `calls.<callee>.import`. The mapping is docs/production.md, "loadsim import".
+    /// `calls.<callee>.import`. The mapping is docs/production.md, "loadsim import". `import
+    /// traces` builds a whole scenario from OTLP, Jaeger or Zipkin v2 JSON (docs/import.md).
     #[command(after_help = IMPORT_EXAMPLES)]
     Import(ImportArgs),
     /// Print the JSON Schema of a file format, for editors and other tools.
@@ -878,6 +883,29 @@ pub enum ImportSource {
     /// An Envoy configuration (YAML): a route's timeout and retry_policy, a cluster's
     /// circuit_breakers.
     Envoy(EnvoyImportArgs),
+    /// Distributed traces (OTLP, Jaeger or Zipkin v2 JSON): a commented scenario of the services,
+    /// calls, stages, own work and arrivals they show; the coverage report and every default
+    /// chosen go to stderr (docs/import.md).
+    Traces(TracesImportArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TracesImportArgs {
+    /// Trace files, JSON: OTLP (`resourceSpans`, one request per line as the collector's file
+    /// exporter writes; Tempo's `batches`), Jaeger (`data[].spans` + `processes`) or Zipkin v2
+    /// (a list of spans).
+    #[arg(required = true, value_hint = ValueHint::FilePath)]
+    pub files: Vec<PathBuf>,
+    /// The format of every file (default: each file's shape says it).
+    #[arg(long, value_enum)]
+    pub format: Option<loadsim::import::traces::TraceFormat>,
+    /// Write the scenario to this file instead of stdout (never over an input).
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub out: Option<PathBuf>,
+    /// Write each service's own work as `{dist: empirical, samples: [...]}` (every sample)
+    /// instead of `{p50, p99}` quantiles.
+    #[arg(long)]
+    pub samples: bool,
 }
 
 #[derive(Debug, Args)]
@@ -935,6 +963,12 @@ impl ImportArgs {
                     cluster: a.cluster,
                 },
                 strict: a.strict,
+            },
+            ImportSource::Traces(a) => ImportRequest::Traces {
+                files: a.files,
+                format: a.format,
+                out: a.out,
+                samples: a.samples,
             },
         }
     }

@@ -1,13 +1,16 @@
-//! `loadsim import grpc|envoy`: print the loadsim edge policy equivalent to a gRPC service config
-//! or an Envoy route/cluster, as commented YAML to paste under `calls.<callee>` (the reading and
-//! translation are [`crate::import`]). Unsupported fields go to stderr, one line each, and with
-//! `--strict` make the command fail with exit code 2.
+//! `loadsim import grpc|envoy|traces`: print the loadsim edge policy equivalent to a gRPC service
+//! config or an Envoy route/cluster, as commented YAML to paste under `calls.<callee>` (the reading
+//! and translation are [`crate::import`]), or a scenario built from distributed traces
+//! ([`crate::import::traces`]). Unsupported fields go to stderr, one line each, and with
+//! `--strict` make the command fail with exit code 2; the traces' coverage report and defaults go
+//! to stderr.
 
 use std::path::{Path, PathBuf};
 
 use super::Output;
 use crate::Error;
 use crate::import::{self, Imported};
+use crate::runner::{OutputPlan, write_output};
 
 /// What to import.
 #[derive(Clone, Debug)]
@@ -24,11 +27,26 @@ pub enum ImportRequest {
         select: import::envoy::Select,
         strict: bool,
     },
+    /// Distributed traces: a scenario of the services they show.
+    Traces {
+        files: Vec<PathBuf>,
+        format: Option<import::traces::TraceFormat>,
+        /// Write the scenario here instead of stdout.
+        out: Option<PathBuf>,
+        /// Own work as `{dist: empirical, samples: […]}` instead of quantiles.
+        samples: bool,
+    },
 }
 
 /// Reads the source and renders the edge policy.
 pub fn import(request: &ImportRequest) -> Result<Output, Error> {
     let (file, imported, strict) = match request {
+        ImportRequest::Traces {
+            files,
+            format,
+            out,
+            samples,
+        } => return traces(files, *format, out.as_deref(), *samples),
         ImportRequest::Grpc {
             file,
             select,
@@ -41,6 +59,41 @@ pub fn import(request: &ImportRequest) -> Result<Output, Error> {
         } => (file, import::envoy::import(file, select)?, *strict),
     };
     render(file, &imported, strict)
+}
+
+/// `loadsim import traces`: the scenario on stdout or in `--out` (planned like every output: never
+/// an input, written atomically), the coverage report and the defaults on stderr.
+fn traces(
+    files: &[PathBuf],
+    format: Option<import::traces::TraceFormat>,
+    out: Option<&Path>,
+    samples: bool,
+) -> Result<Output, Error> {
+    let mut plan = match out {
+        Some(path) => {
+            let mut plan = OutputPlan::new(files.iter().map(PathBuf::as_path));
+            plan.file("--out", path)?;
+            Some(plan)
+        }
+        None => None,
+    };
+    let imported = import::traces::import(files, format, samples)?;
+    let mut notes = imported.report;
+    match out {
+        Some(path) => {
+            write_output(path, imported.yaml.as_bytes())?;
+            plan.take();
+            notes.push(format!("wrote {}", path.display()));
+            Ok(Output {
+                stdout: String::new(),
+                notes,
+            })
+        }
+        None => Ok(Output {
+            stdout: imported.yaml,
+            notes,
+        }),
+    }
 }
 
 fn render(file: &Path, imported: &Imported, strict: bool) -> Result<Output, Error> {

@@ -325,14 +325,20 @@ fn parent_path(key: &str) -> Option<String> {
 /// device like `/dev/zero` never ends, a folder is not text), at most [`MAX_FILE_BYTES`] bytes
 /// read whatever the file claims, and a leading byte-order mark dropped.
 pub fn read_text(path: &Path) -> Result<String, ConfigError> {
+    read_text_up_to(path, MAX_FILE_BYTES)
+}
+
+/// [`read_text`] with another size limit, for inputs that are data rather than configuration
+/// (trace files of many megabytes).
+pub fn read_text_up_to(path: &Path, max_bytes: u64) -> Result<String, ConfigError> {
     let cannot = |e: std::io::Error| ConfigError::file(path, format!("cannot read the file: {e}"));
     let meta = std::fs::metadata(path).map_err(cannot)?;
     refuse_special(path, &meta)?;
-    if meta.len() > MAX_FILE_BYTES {
+    if meta.len() > max_bytes {
         return Err(ConfigError::file(
             path,
             format!(
-                "is {} bytes; loadsim reads files up to {MAX_FILE_BYTES} bytes",
+                "is {} bytes; loadsim reads files up to {max_bytes} bytes",
                 meta.len()
             ),
         ));
@@ -341,13 +347,13 @@ pub fn read_text(path: &Path) -> Result<String, ConfigError> {
     // The path may have been replaced between the look and the open: look at what was opened.
     refuse_special(path, &file.metadata().map_err(cannot)?)?;
     let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
+    file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(cannot)?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+    if bytes.len() as u64 > max_bytes {
         return Err(ConfigError::file(
             path,
-            format!("is longer than {MAX_FILE_BYTES} bytes, the most loadsim reads"),
+            format!("is longer than {max_bytes} bytes, the most loadsim reads"),
         ));
     }
     let text =

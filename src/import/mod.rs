@@ -8,6 +8,7 @@
 
 pub mod envoy;
 pub mod grpc;
+pub mod traces;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;

@@ -20,6 +20,7 @@ mod production;
 mod protections;
 mod snapshots;
 mod test_cmd;
+mod traces;
 mod tune;
 mod ux;
 mod workload;
