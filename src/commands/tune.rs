@@ -18,7 +18,7 @@ use crate::analysis::boundary::{Kind, SearchAxis};
 use crate::analysis::faultset::FaultSet;
 use crate::analysis::tune::{
     DEFAULT_OBJECTIVE, DEFAULT_REQUIREMENTS, EXTRA_ROUNDS, RECOVERY, Requirement, Scored, Search,
-    TuneAxis, coarse_grid, median_recovery, search,
+    TuneAxis, coarse_grid, median_recovery, search, split_scope,
 };
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Document};
@@ -63,9 +63,12 @@ pub struct TuneRequest {
     /// `None`: the service of the scenario's first fault.
     pub target: Option<String>,
     pub seeds: Vec<u64>,
+    /// `[FAULT:] METRIC`; `None`: [`DEFAULT_OBJECTIVE`] in healthy load.
     pub objective: Option<String>,
-    /// Empty: [`DEFAULT_REQUIREMENTS`].
+    /// `[FAULT:] METRIC OP NUMBER` each; empty: [`DEFAULT_REQUIREMENTS`].
     pub require: Vec<String>,
+    /// Relative tolerance of the tie rule ([`crate::analysis::tune::ties_with`]).
+    pub tie_tolerance: f64,
     pub share: f64,
     pub steps: usize,
     pub rounds: usize,
@@ -97,6 +100,20 @@ pub fn parse_tune_seeds(text: &str) -> Result<Vec<u64>, String> {
     super::seeds::parse_seeds(text)
 }
 
+/// The name of the variant with no fault (healthy load), in reports, the journal and scopes.
+const HEALTHY: &str = "healthy";
+
+/// The service of the scenario's first fault that names one, read from the YAML as written
+/// (the scenario's own faults are not validated: the fault set replaces them).
+fn first_fault_service(doc: &Document) -> Option<String> {
+    doc.value
+        .get("faults")?
+        .as_mapping()?
+        .values()
+        .find_map(|f| f.get("service").and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
 /// One scenario a candidate runs in: healthy load or one fault of the set.
 struct Variant {
     /// `healthy`, or the fault's name.
@@ -116,7 +133,10 @@ struct Plan {
     /// `variants[0]` is healthy load; then one per fault, in the fault set's order.
     variants: Vec<Variant>,
     requirements: Vec<Requirement>,
+    /// The metric minimised (its mean over the seeds).
     objective: String,
+    /// The variant the objective is measured in (0: healthy load).
+    objective_variant: usize,
     search: Search,
     seeds: Vec<u64>,
     inputs_sha256: String,
@@ -215,7 +235,11 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
             serde_json::to_string_pretty(&report).expect("reports serialize") + "\n"
         }
     };
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = report
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
     if let Some(dir) = &req.out {
         write_output(&dir.join("tune.md"), report.markdown(&plan).as_bytes())?;
         write_output(
@@ -275,16 +299,25 @@ fn metric(run: &RunSummary, name: &str) -> Option<f64> {
 }
 
 fn score(plan: &Plan, values: Vec<f64>, per_variant: &[Vec<RunSummary>]) -> Scored {
-    let healthy = &per_variant[0];
-    let objective: Option<Vec<f64>> = healthy.iter().map(|r| metric(r, &plan.objective)).collect();
-    let objective = objective.map(|v| v.iter().sum::<f64>() / v.len() as f64);
+    let measured = &per_variant[plan.objective_variant];
+    let per_seed: Option<Vec<f64>> = measured
+        .iter()
+        .map(|r| metric(r, &plan.objective))
+        .collect();
+    let objective = per_seed
+        .as_ref()
+        .map(|v| v.iter().sum::<f64>() / v.len() as f64);
     let faulted = &per_variant[1..];
     let failing = faulted
         .iter()
-        .map(|runs| {
+        .zip(&plan.variants[1..])
+        .map(|(runs, variant)| {
             plan.requirements
                 .iter()
                 .map(|r| {
+                    if !r.applies_to(&variant.name) {
+                        return 0;
+                    }
                     runs.iter()
                         .filter(|run| !r.comparison.holds(metric(run, &r.metric)))
                         .count()
@@ -303,6 +336,7 @@ fn score(plan: &Plan, values: Vec<f64>, per_variant: &[Vec<RunSummary>]) -> Scor
         values,
         round: 0,
         objective,
+        per_seed: per_seed.unwrap_or_default(),
         failing,
         recovery,
     }
@@ -391,14 +425,19 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         return Err(ConfigError::flag("--seeds", "give at least one seed").into());
     }
     let subject = Subject::load(&req.file, &req.sets)?;
-    let base = subject.scenario(&[], None)?;
+    // The fault set replaces the scenario's own faults: they are neither validated nor run.
+    // Healthy load is the scenario without them.
+    let mut healthy = subject.doc.clone();
+    if let Some(m) = healthy.value.as_mapping_mut() {
+        m.insert(
+            Value::String("faults".into()),
+            Value::Mapping(Default::default()),
+        );
+    }
+    let base = Scenario::from_document(&healthy)?;
     let target = match &req.target {
         Some(t) => t.clone(),
-        None => base
-            .faults
-            .iter()
-            .find_map(|f| f.kind.service())
-            .map(|s| base.services[s].name.clone())
+        None => first_fault_service(&subject.doc)
             .ok_or_else(|| {
                 ConfigError::flag(
                     "--target",
@@ -438,21 +477,20 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
             )
         }
     };
-    // Healthy load: the scenario without its faults.
-    let mut healthy = subject.doc.clone();
-    if let Some(m) = healthy.value.as_mapping_mut() {
-        m.insert(
-            Value::String("faults".into()),
-            Value::Mapping(Default::default()),
-        );
-    }
     let mut problems = Vec::new();
     let mut variants = vec![Variant {
-        name: "healthy".into(),
+        name: HEALTHY.into(),
         doc: healthy,
         reproduce: vec!["faults={}".into()],
     }];
     for (i, (name, _)) in fault_set.faults.iter().enumerate() {
+        if name == HEALTHY {
+            problems.push(fault_set.doc.diagnostic(
+                &format!("faults.{name}"),
+                "`healthy` names the runs with no fault in tune's reports and journal; give this fault another name",
+            ));
+            continue;
+        }
         match fault_set.apply(i, &subject.doc, &target) {
             Ok(doc) => {
                 let mut reproduce = vec![format!("faults={}", FaultSet::faults_json(&doc))];
@@ -511,10 +549,41 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
             ))
         }
     };
-    let objective = req
+    // A scope names a fault of the set (or, for the objective, `healthy`).
+    let fault_names: Vec<&str> = variants[1..].iter().map(|v| v.name.as_str()).collect();
+    let scope_of = |flag: &str, scope: &str, healthy_too: bool| -> Result<usize, ConfigError> {
+        if healthy_too && scope == HEALTHY {
+            return Ok(0);
+        }
+        match fault_names.iter().position(|n| *n == scope) {
+            Some(i) => Ok(i + 1),
+            None => {
+                let mut names = fault_names.clone();
+                if healthy_too {
+                    names.insert(0, HEALTHY);
+                }
+                Err(ConfigError::flag(
+                    flag,
+                    format!(
+                        "`{scope}` is not a fault of {faults_name} (it has {}){}",
+                        names.join(", "),
+                        did_you_mean(scope, names.iter().copied())
+                    ),
+                ))
+            }
+        }
+    };
+    let objective_text = req
         .objective
         .clone()
         .unwrap_or_else(|| DEFAULT_OBJECTIVE.to_owned());
+    let (scope, objective) =
+        split_scope(&objective_text).map_err(|m| ConfigError::flag("--objective", m))?;
+    let objective_variant = match scope {
+        Some(f) => scope_of("--objective", f, true)?,
+        None => 0,
+    };
+    let objective = objective.to_owned();
     known("--objective", &objective)?;
     let texts: Vec<String> = if req.require.is_empty() {
         DEFAULT_REQUIREMENTS.iter().map(|s| s.to_string()).collect()
@@ -524,8 +593,18 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
     let mut requirements = Vec::new();
     for t in &texts {
         let r = Requirement::parse(t).map_err(|m| ConfigError::flag("--require", m))?;
+        if let Some(f) = &r.fault {
+            scope_of("--require", f, false)?;
+        }
         known("--require", &r.metric)?;
         requirements.push(r);
+    }
+    if !(req.tie_tolerance.is_finite() && (0.0..1.0).contains(&req.tie_tolerance)) {
+        return Err(ConfigError::flag(
+            "--tie-tolerance",
+            "must be a share in [0, 1), like 0.01 (1 %); 0 leaves only the seeds' noise",
+        )
+        .into());
     }
     let needed = needed_seeds(req.share, req.seeds.len()).max(1);
     let seeds_text: Vec<String> = req.seeds.iter().map(u64::to_string).collect();
@@ -552,11 +631,13 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         variants,
         requirements,
         objective,
+        objective_variant,
         search: Search {
             steps: req.steps,
             rounds: req.rounds,
             seeds: req.seeds.len(),
             needed,
+            tolerance: req.tie_tolerance,
         },
         seeds: req.seeds.clone(),
         inputs_sha256,

@@ -5,7 +5,7 @@
 //! candidates as CSV ([`candidates_csv`]) and the Pareto front as SVG ([`write_pareto_svg`]).
 //! Orchestration (checking, running, journaling, writing files) is the parent module's.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
@@ -13,7 +13,9 @@ use serde::Serialize;
 
 use super::{Plan, set_args};
 use crate::Error;
-use crate::analysis::tune::{Requirement, Scored, TuneAxis, Tuned, pareto};
+use crate::analysis::tune::{
+    Edge, EdgeFinding, Requirement, Scored, TuneAxis, Tuned, edge_findings, margin, pareto,
+};
 use crate::report::markdown::MarkdownTable;
 
 /// One key's value, for reports.
@@ -37,6 +39,9 @@ pub(super) struct CandidateReport {
     worst_recovery_s: Option<f64>,
     /// The fault with the worst recovery.
     worst_fault: Option<String>,
+    /// Feasible candidates: how deep inside the feasible region it lies, every key's range
+    /// scaled to [0, 1] ([`crate::analysis::tune::margin`]); `null` for infeasible ones.
+    margin: Option<f64>,
     /// Per fault, per requirement: seeds on which it fails (only the failing ones).
     failing: BTreeMap<String, BTreeMap<String, usize>>,
 }
@@ -79,9 +84,18 @@ pub(super) struct Report {
     requirements: Vec<String>,
     objective: String,
     search: SearchReport,
+    /// Where the objective is measured: `healthy load (no fault)` or `fault outage_10s`.
+    objective_in: String,
     /// One line: the recommendation, or that no setting meets the requirements.
     pub(super) verdict: String,
     pub(super) recommended: Option<CandidateReport>,
+    /// The feasible candidate with the lowest objective (the recommendation when nothing ties).
+    best: Option<CandidateReport>,
+    /// The candidates whose objective lies within the noise of the best's, and the rule that
+    /// picked the recommendation among them.
+    ties: TieReport,
+    /// "Widen" warnings: the answer touches the edge of a range.
+    pub(super) warnings: Vec<String>,
     /// The YAML to paste into the scenario.
     recommended_yaml: Option<String>,
     /// With no feasible setting: the one closest to meeting every requirement.
@@ -91,6 +105,19 @@ pub(super) struct Report {
     rejections: Vec<Rejection>,
     candidates: Vec<CandidateReport>,
 }
+
+/// The tie group and the rule.
+#[derive(Clone, Debug, Serialize)]
+struct TieReport {
+    /// `--tie-tolerance`: the relative tolerance.
+    tolerance: f64,
+    rule: &'static str,
+    /// The tied candidates, deepest first.
+    candidates: Vec<CandidateReport>,
+}
+
+/// How the recommendation is chosen among ties (the report and docs/analysis.md say it).
+const TIE_RULE: &str = "a candidate ties with the best (lowest mean objective) when their means differ by at most the tolerance times the best's, or when the 95 % interval (Student's t) of their per-seed differences contains 0; among the tied candidates the recommendation is the one deepest inside the feasible region: the largest distance, with every key's range scaled to [0, 1] on its own scale, to the nearest infeasible candidate tried or edge of a range";
 
 #[derive(Clone, Debug, Serialize)]
 struct KeyReport {
@@ -167,8 +194,16 @@ impl Report {
                 objective: c.objective,
                 worst_recovery_s: c.worst_recovery(),
                 worst_fault: worst,
+                margin: None,
                 failing,
             }
+        };
+        let with_margin = |i: usize| {
+            let mut c = candidate(&t.tried[i]);
+            if c.feasible {
+                c.margin = Some(margin(&plan.axes, &t.tried, s, i));
+            }
+            c
         };
         let range_of = |idx: &[usize], k: usize| -> Option<[String; 2]> {
             let a = &plan.axes[k];
@@ -213,21 +248,57 @@ impl Report {
                 });
             }
         }
-        let recommended = t.best.map(|i| candidate(&t.tried[i]));
-        let closest = t.closest.map(|i| candidate(&t.tried[i]));
-        let shown = |c: &CandidateReport| {
-            c.settings
-                .iter()
-                .map(|s| format!("{} = {}", s.key, s.value))
-                .collect::<Vec<_>>()
-                .join(", ")
+        let recommended = t.recommended.map(with_margin);
+        let best = t.best.map(with_margin);
+        let mut tied: Vec<CandidateReport> = t.ties.iter().map(|&i| with_margin(i)).collect();
+        tied.sort_by(|a, b| b.margin.unwrap_or(0.0).total_cmp(&a.margin.unwrap_or(0.0)));
+        let ties = TieReport {
+            tolerance: s.tolerance,
+            rule: TIE_RULE,
+            candidates: tied,
         };
+        let objective_in = if plan.objective_variant == 0 {
+            "healthy load (no fault)".to_owned()
+        } else {
+            format!("fault `{}`", plan.variants[plan.objective_variant].name)
+        };
+        let key_edge = |key: usize, edge: Edge| {
+            let a = &plan.axes[key];
+            match edge {
+                Edge::Low => format!("the low edge of `{}` ({})", a.axis.key, show(a, a.axis.low)),
+                Edge::High => format!(
+                    "the high edge of `{}` ({})",
+                    a.axis.key,
+                    show(a, a.axis.high)
+                ),
+            }
+        };
+        let warnings: Vec<String> = edge_findings(&plan.axes, t, s)
+            .into_iter()
+            .map(|f| match f {
+                EdgeFinding::Recommended { key, edge } => format!(
+                    "widen: the recommendation sits on {}; settings past it were not tried",
+                    key_edge(key, edge)
+                ),
+                EdgeFinding::Best { key, edge } => format!(
+                    "widen: the lowest objective is on {}, below the recommendation's though within the noise, so the objective may fall further past it",
+                    key_edge(key, edge)
+                ),
+                EdgeFinding::AllFeasible => "widen: every candidate tried meets every requirement, so the ranges never reach the feasible boundary; widen them towards the cheaper side".to_owned(),
+                EdgeFinding::Closest { key, edge } => format!(
+                    "widen: no setting is feasible and the closest sits on {}; a feasible setting may lie past it",
+                    key_edge(key, edge)
+                ),
+            })
+            .collect();
+        let closest = t.closest.map(|i| candidate(&t.tried[i]));
         let verdict = match (&recommended, &closest) {
             (Some(r), _) => format!(
-                "recommended: {} ({} {} in healthy load)",
+                "recommended: {} ({} {} in {})",
                 shown(r),
                 plan.objective,
-                num(r.objective)
+                num(r.objective),
+                objective_in
             ),
             (None, Some(c)) => format!(
                 "no setting in the range meets every requirement under every fault on {} of {} seeds; the closest is {}",
@@ -261,6 +332,7 @@ impl Report {
                 .map(Requirement::describe)
                 .collect(),
             objective: plan.objective.clone(),
+            objective_in,
             search: SearchReport {
                 method: "coarse grid, then refinement around the incumbent at half the spacing per round",
                 steps: s.steps,
@@ -269,8 +341,13 @@ impl Report {
                 runs,
             },
             verdict,
-            recommended_yaml: t.best.map(|i| yaml_snippet(&plan.axes, &t.tried[i].values)),
+            recommended_yaml: t
+                .recommended
+                .map(|i| yaml_snippet(&plan.axes, &t.tried[i].values)),
             recommended,
+            best,
+            ties,
+            warnings,
             closest,
             regions,
             pareto: pareto(&t.tried)
@@ -289,7 +366,7 @@ impl Report {
         let seeds: Vec<String> = self.seeds.iter().map(u64::to_string).collect();
         let _ = writeln!(
             out,
-            "fault set: {} ({} faults, each alone) on `{}`.  \nseeds: {} (the same for every candidate); a requirement must hold on {} of {}.  \nrequirements, under every fault: {}.  \nobjective: the mean over the seeds of `{}` in healthy load (no fault), lower is better.  \nsearch: a grid of {} values per key ({}), then {} refinement rounds around the incumbent; {} candidates, {} runs.\n",
+            "fault set: {} ({} faults, each alone) on `{}`.  \nseeds: {} (the same for every candidate); a requirement must hold on {} of {}.  \nrequirements, under every fault unless scoped to one (`FAULT: …`): {}.  \nobjective: the mean over the seeds of `{}` in {}, lower is better.  \nsearch: a grid of {} values per key ({}), then {} refinement rounds around the incumbent; {} candidates, {} runs.\n",
             self.faults,
             self.regions.len(),
             self.target,
@@ -302,6 +379,7 @@ impl Report {
                 .collect::<Vec<_>>()
                 .join(", "),
             self.objective,
+            self.objective_in,
             self.search.steps,
             self.keys
                 .iter()
@@ -323,6 +401,7 @@ impl Report {
                     r.worst_fault.clone().unwrap_or_default(),
                     self.recommended_yaml.clone().unwrap_or_default()
                 );
+                self.ties_markdown(&mut out);
             }
             (None, Some(c)) => {
                 let _ = writeln!(
@@ -342,6 +421,13 @@ impl Report {
                 let _ = writeln!(out);
             }
             (None, None) => {}
+        }
+        if !self.warnings.is_empty() {
+            let _ = writeln!(out, "## Warnings\n");
+            for w in &self.warnings {
+                let _ = writeln!(out, "- {w}");
+            }
+            let _ = writeln!(out);
         }
         let _ = writeln!(
             out,
@@ -423,6 +509,52 @@ impl Report {
     }
 }
 
+impl Report {
+    /// The tie group under the recommendation: who ties, by which rule, and the margins.
+    fn ties_markdown(&self, out: &mut String) {
+        let tolerance = crate::report::number::trimmed(self.ties.tolerance * 100.0, 4);
+        let n = self.ties.candidates.len();
+        if n <= 1 {
+            let _ = writeln!(
+                out,
+                "No other feasible candidate ties with it: every other objective is more than {tolerance} % above it and above the seeds' noise (the 95 % interval of the per-seed differences excludes 0).\n"
+            );
+            return;
+        }
+        let best = self.best.as_ref().map(shown).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "**{n} feasible candidates tie** with the lowest objective ({best}): their objectives are within {tolerance} % of it or within the seeds' noise (the 95 % interval, Student's t, of the per-seed differences contains 0), so the objective cannot tell them apart. Among them the recommendation is the one deepest inside the feasible region: the largest distance, with every key's range scaled to [0, 1] on its own scale, to the nearest infeasible candidate tried or the edge of a range (margin below; 0.5 is the middle of every range).\n"
+        );
+        let mut header: Vec<String> = self.keys.iter().map(|k| format!("`{}`", k.key)).collect();
+        header.extend(["objective".to_owned(), "margin".into()]);
+        let mut t = MarkdownTable::new(header);
+        const SHOWN: usize = 10;
+        for c in self.ties.candidates.iter().take(SHOWN) {
+            let mut row: Vec<String> = c.settings.iter().map(|s| s.value.clone()).collect();
+            row.extend([num(c.objective), num(c.margin)]);
+            t.row(row);
+        }
+        let _ = writeln!(out, "{t}\n");
+        if n > SHOWN {
+            let _ = writeln!(
+                out,
+                "({} more tied candidates in `--format json`, `ties.candidates`.)\n",
+                n - SHOWN
+            );
+        }
+    }
+}
+
+/// A candidate's settings on one line: `key = value, …`.
+fn shown(c: &CandidateReport) -> String {
+    c.settings
+        .iter()
+        .map(|s| format!("{} = {}", s.key, s.value))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The settings as nested YAML, keys as in the scenario file.
 fn yaml_snippet(axes: &[TuneAxis], values: &[f64]) -> String {
     // (path, value) pairs, rendered as a tree with shared prefixes merged.
@@ -458,13 +590,10 @@ pub(super) fn candidates_csv(plan: &Plan, t: &Tuned) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = plan.axes.iter().map(|a| a.axis.key.clone()).collect();
     header.extend(["round".into(), "feasible".into(), "objective".into()]);
-    let mut seen = HashSet::new();
     for v in &plan.variants[1..] {
-        if seen.insert(v.name.clone()) {
-            header.push(format!("{}.recovery_s", v.name));
-            for r in &plan.requirements {
-                header.push(format!("{}.failing[{}]", v.name, r.describe()));
-            }
+        header.push(format!("{}.recovery_s", v.name));
+        for r in plan.requirements.iter().filter(|r| r.applies_to(&v.name)) {
+            header.push(format!("{}.failing[{}]", v.name, r.describe()));
         }
     }
     w.write_record(&header).expect("CSV to memory");
@@ -483,57 +612,92 @@ pub(super) fn candidates_csv(plan: &Plan, t: &Tuned) -> Vec<u8> {
         row.push(c.objective.map_or(String::new(), |o| o.to_string()));
         for (f, rec) in c.recovery.iter().enumerate() {
             row.push(rec.map_or(String::new(), |r| r.to_string()));
-            row.extend(c.failing[f].iter().map(usize::to_string));
+            let fault = &plan.variants[f + 1].name;
+            row.extend(
+                plan.requirements
+                    .iter()
+                    .zip(&c.failing[f])
+                    .filter(|(r, _)| r.applies_to(fault))
+                    .map(|(_, n)| n.to_string()),
+            );
         }
         w.write_record(&row).expect("CSV to memory");
     }
     w.into_inner().expect("CSV to memory")
 }
 
-/// The Pareto front as a line chart (objective on x, worst fault's recovery on y).
+/// What a point of `pareto.svg` is (its note line; no band is drawn).
+const PARETO_NOTE: &str =
+    "each point: one candidate (x: mean over seeds; y: median over seeds, “never” counted last)";
+
+/// The Pareto front as a chart: objective on x, the worst fault's recovery on y, both axes from
+/// the data (recovery from 0); the front, its feasible part and the recommendation as lines of
+/// points, no band.
 pub(super) fn write_pareto_svg(path: &Path, plan: &Plan, t: &Tuned) -> Result<(), Error> {
+    let (title, x_label, lines) = pareto_lines(plan, t);
+    // A recovery of "never" is drawn in the chart's "never" row; only an undefined objective
+    // leaves nothing to draw.
+    let drawable = lines[0]
+        .points
+        .iter()
+        .any(|p| p.0.is_finite() && (p.1.is_finite() || p.1 == f64::INFINITY));
+    if drawable {
+        let style = crate::plot::ChartStyle {
+            x_label,
+            y_label: "worst fault's recovery (s, median over seeds)".to_owned(),
+            band: crate::plot::Band::None { note: PARETO_NOTE },
+            ..crate::plot::ChartStyle::default()
+        };
+        crate::plot::sensitivity_chart_styled(path, &title, &style, &lines)?;
+    } else {
+        crate::plot::placeholder(
+            path,
+            &title,
+            "no candidate on the Pareto front has a defined objective",
+        )?;
+    }
+    Ok(())
+}
+
+/// The title, x label and lines of `pareto.svg`.
+fn pareto_lines(plan: &Plan, t: &Tuned) -> (String, String, Vec<crate::plot::Line>) {
     let front = pareto(&t.tried);
     let point = |i: usize| {
         let c = &t.tried[i];
-        let r = c.worst_recovery().unwrap_or(f64::NAN);
+        let r = c.worst_recovery().unwrap_or(f64::INFINITY);
         (c.objective.unwrap_or(f64::NAN), r, r, r)
     };
+    let mut lines = vec![crate::plot::Line {
+        scenario: "Pareto front".into(),
+        points: front.iter().map(|&i| point(i)).collect(),
+    }];
     let feasible: Vec<(f64, f64, f64, f64)> = front
         .iter()
         .filter(|&&i| t.tried[i].feasible(plan.search.seeds, plan.search.needed))
         .map(|&i| point(i))
         .collect();
-    let mut lines = vec![crate::plot::Line {
-        scenario: "Pareto front".into(),
-        points: front.iter().map(|&i| point(i)).collect(),
-    }];
     if !feasible.is_empty() {
         lines.push(crate::plot::Line {
             scenario: "feasible".into(),
             points: feasible,
         });
     }
-    let drawable = lines[0]
-        .points
-        .iter()
-        .any(|p| p.0.is_finite() && p.1.is_finite());
-    let title = format!("{}: tuning trade-off", plan.scenario);
-    if drawable {
-        crate::plot::sensitivity_chart(
-            path,
-            &title,
-            &format!("{} in healthy load (mean over seeds)", plan.objective),
-            "worst fault's recovery (s, median over seeds)",
-            &lines,
-        )?;
-    } else {
-        crate::plot::placeholder(
-            path,
-            &title,
-            "no candidate on the Pareto front recovers under every fault",
-        )?;
+    if let Some(r) = t.recommended {
+        lines.push(crate::plot::Line {
+            scenario: "recommended".into(),
+            points: vec![point(r)],
+        });
     }
-    Ok(())
+    let place = if plan.objective_variant == 0 {
+        "in healthy load".to_owned()
+    } else {
+        format!("under {}", plan.variants[plan.objective_variant].name)
+    };
+    (
+        format!("{}: tuning trade-off", plan.scenario),
+        format!("{} {place} (mean over seeds)", plan.objective),
+        lines,
+    )
 }
 
 #[cfg(test)]
