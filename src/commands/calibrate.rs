@@ -186,6 +186,9 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
                     values: values.clone(),
                     round: 0,
                     objective: Some(objective),
+                    // Calibrate judges seeds with its own per-seed losses, and takes the best
+                    // fit (`tuned.best`), not tune's tie rule.
+                    per_seed: Vec::new(),
                     failing: Vec::new(),
                     recovery: Vec::new(),
                 }
@@ -197,6 +200,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
         rounds: req.rounds,
         seeds: plan.seeds.len(),
         needed: plan.seeds.len(),
+        tolerance: 0.0,
     };
     let tuned = search(&plan.axes, &search_settings, &mut evaluate)?;
     drop(progress);
@@ -757,11 +761,7 @@ fn overlay(plan: &Plan, req: &CalibrateRequest, report: &Report, out: &Path) -> 
     s
 }
 
-fn candidates_csv(
-    plan: &Plan,
-    tried: &[Scored],
-    figures_of: &FiguresOf,
-) -> Vec<u8> {
+fn candidates_csv(plan: &Plan, tried: &[Scored], figures_of: &FiguresOf) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> = vec!["round".into()];
     header.extend(plan.axes.iter().map(|a| a.axis.key.clone()));
