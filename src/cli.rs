@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueHint};
 
 use loadsim::analysis::boundary::Criterion;
+use loadsim::analysis::tune::DEFAULT_TIE_TOLERANCE;
 use loadsim::color::ColorWhen;
 use loadsim::commands::boundary::BoundaryRequest;
 use loadsim::commands::calibrate::{CalibrateFormat, CalibrateRequest};
@@ -523,18 +524,25 @@ pub struct TuneArgs {
     /// Seeds, the same for every candidate: a count N (seeds 1 to N), `A..B` or `3,5,9`.
     #[arg(long, default_value = "3", value_name = "N|LIST")]
     pub seeds: SeedList,
-    /// The metric to minimise in healthy load (mean over the seeds), e.g.
-    /// `metrics.client_attempts_per_request` or `services.svc_a.wasted_ratio`.
+    /// The metric to minimise (mean over the seeds), in healthy load, or under one fault of the
+    /// set when prefixed with its name: `metrics.client_attempts_per_request`,
+    /// `outage_10s: metrics.success_latency_p99_s`.
     #[arg(
         long,
         value_name = "METRIC",
         default_value = "metrics.success_latency_p99_s"
     )]
     pub objective: String,
-    /// A requirement on every faulted run, METRIC OP NUMBER (repeatable) [default:
-    /// `metrics.recovery_s <= 5` and `metrics.success_rate_before >= 0.999`].
+    /// A requirement on every faulted run, METRIC OP NUMBER, or on one fault's runs, FAULT:
+    /// METRIC OP NUMBER (repeatable) [default: `metrics.recovery_s <= 5` and
+    /// `metrics.success_rate_before >= 0.999`].
     #[arg(long, value_name = "EXPR")]
     pub require: Vec<String>,
+    /// Candidates whose objective is within this share of the best's tie with it (as do those
+    /// within the 95 % interval of the per-seed differences); the recommendation is the tied
+    /// candidate deepest inside the feasible region.
+    #[arg(long, default_value_t = DEFAULT_TIE_TOLERANCE, value_name = "SHARE")]
+    pub tie_tolerance: f64,
     /// Share of the seeds on which each requirement must hold, in (0, 1].
     #[arg(long, default_value_t = 1.0, value_name = "S")]
     pub share: f64,
@@ -668,6 +676,7 @@ impl TuneArgs {
             seeds: self.seeds.0,
             objective: Some(self.objective),
             require: self.require,
+            tie_tolerance: self.tie_tolerance,
             share: self.share,
             steps: self.steps,
             rounds: self.rounds,

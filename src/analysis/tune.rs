@@ -1,6 +1,6 @@
 //! The tuner's search: which settings of 1–4 scenario keys meet every requirement under every
-//! fault of a fault set on enough seeds, and which of those is cheapest in healthy load. Owns the
-//! requirements (`METRIC OP NUMBER`, judged with [`crate::expect::Relation`]), the candidate
+//! fault of a fault set on enough seeds, and which of those is cheapest in healthy load (or under
+//! a named fault). Owns the requirements (`[FAULT:] METRIC OP NUMBER`, judged with [`crate::expect::Relation`]), the candidate
 //! grid (linear, or logarithmic where a range spans a decade or more), the search itself, the
 //! ranking and the Pareto front — as pure functions over an `evaluate` callback (a batch of
 //! candidates → their results), so the same code drives simulations and hand-made predicates in
@@ -12,9 +12,17 @@
 //! key (all 3^d combinations), so the incumbent walks to the feasible boundary when the objective
 //! pushes against feasibility (the usual case: a tighter protection is cheaper in healthy load and
 //! fails under faults). Whole-number keys step by at least 1, and go on stepping by 1 for up to
-//! [`EXTRA_ROUNDS`] more rounds while the incumbent still moves, so on them the search ends on the
-//! exact boundary. Every candidate runs on the same seeds (common random numbers), so two
-//! candidates differ only by their settings.
+//! [`EXTRA_ROUNDS`] more rounds while a neighbour at ±1 of the incumbent is untried, so on them
+//! the search ends on the exact boundary or optimum. Every candidate runs on the same seeds
+//! (common random numbers), so two candidates differ only by their settings.
+//!
+//! The recommendation is not simply the lowest objective: the feasible candidates whose objective
+//! lies within the noise of the best's form a tie group ([`ties_with`]: a relative tolerance, or
+//! the 95 % interval of the per-seed differences containing 0), and among them the one deepest
+//! inside the feasible region is recommended ([`margin`]). [`edge_findings`] says where the
+//! answer touches the edge of a range ("widen"). [`search`] takes the candidates' evaluation as a
+//! callback, so another command can reuse the search, the ties and the margins with its own
+//! runs and journal.
 
 use crate::analysis::boundary::{Kind, SearchAxis, median_outcome};
 use crate::expect::Relation;
@@ -31,21 +39,47 @@ pub const RECOVERY: &str = "metrics.recovery_s";
 /// A range whose HIGH is at least this many times its LOW (LOW > 0) is searched on a log scale.
 pub const LOG_RATIO: f64 = 10.0;
 
-/// One requirement: a metric of a faulted run and a comparison, like `metrics.recovery_s <= 5`.
+/// One requirement: a metric of a faulted run and a comparison, like `metrics.recovery_s <= 5`,
+/// judged under every fault of the set, or only under the fault it names
+/// (`outage_10s: metrics.success_rate_after >= 0.99`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Requirement {
+    /// The fault it is scoped to; `None`: every fault.
+    pub fault: Option<String>,
     pub metric: String,
     pub comparison: Relation,
 }
 
+/// Splits `FAULT: REST` into the scope and the rest; no scope when there is no `:` (metrics
+/// never hold one).
+pub fn split_scope(text: &str) -> Result<(Option<&str>, &str), String> {
+    match text.split_once(':') {
+        None => Ok((None, text.trim())),
+        Some((scope, rest)) => {
+            let scope = scope.trim();
+            if scope.is_empty() || scope.contains(char::is_whitespace) {
+                Err(format!(
+                    "`{}` is not a fault's name; scope with the name of a fault of the set, like `outage_10s: metrics.recovery_s <= 5`",
+                    scope
+                ))
+            } else {
+                Ok((Some(scope), rest.trim()))
+            }
+        }
+    }
+}
+
 impl Requirement {
-    /// Parses `METRIC OP NUMBER` with OP one of `<=`, `<`, `>=`, `>`, `==`, or `METRIC is never`.
+    /// Parses `[FAULT:] METRIC OP NUMBER` with OP one of `<=`, `<`, `>=`, `>`, `==`, or
+    /// `[FAULT:] METRIC is never`.
     pub fn parse(text: &str) -> Result<Requirement, String> {
-        let t = text.trim();
+        let (fault, t) = split_scope(text)?;
+        let fault = fault.map(str::to_owned);
         if let Some(metric) = t.strip_suffix("is never") {
             let metric = metric.trim();
             if !metric.is_empty() && !metric.contains(char::is_whitespace) {
                 return Ok(Requirement {
+                    fault,
                     metric: metric.to_owned(),
                     comparison: Relation::Never,
                 });
@@ -69,17 +103,23 @@ impl Requirement {
                     _ => Relation::Gt(value),
                 };
                 return Ok(Requirement {
+                    fault,
                     metric: metric.to_owned(),
                     comparison,
                 });
             }
         }
         Err(format!(
-            "`{t}` is not a requirement; write METRIC OP NUMBER with OP one of <=, <, >=, >, ==, like `metrics.recovery_s <= 5`, or `METRIC is never`"
+            "`{t}` is not a requirement; write [FAULT:] METRIC OP NUMBER with OP one of <=, <, >=, >, ==, like `metrics.recovery_s <= 5` or `outage_10s: metrics.success_rate_after >= 0.99`, or `METRIC is never`"
         ))
     }
 
-    /// As typed: `metrics.recovery_s <= 5`.
+    /// Whether it is judged under the fault named `fault`.
+    pub fn applies_to(&self, fault: &str) -> bool {
+        self.fault.as_deref().is_none_or(|f| f == fault)
+    }
+
+    /// As typed: `metrics.recovery_s <= 5`, `outage_10s: metrics.recovery_s <= 5`.
     pub fn describe(&self) -> String {
         let b = |x: f64| crate::report::number::trimmed(x, 6);
         let rhs = match self.comparison {
@@ -90,7 +130,10 @@ impl Requirement {
             Relation::Eq(x) | Relation::Between(x, _) => format!("== {}", b(x)),
             Relation::Never => "is never".to_owned(),
         };
-        format!("{} {rhs}", self.metric)
+        match &self.fault {
+            Some(f) => format!("{f}: {} {rhs}", self.metric),
+            None => format!("{} {rhs}", self.metric),
+        }
     }
 }
 
@@ -169,8 +212,8 @@ impl TuneAxis {
     }
 }
 
-/// Rounds after `rounds` in which whole-number keys go on stepping by 1 while the incumbent
-/// still moves, so the search ends on the exact boundary of a whole-number key.
+/// Rounds after `rounds` in which whole-number keys go on stepping by 1 while a neighbour at ±1
+/// of the incumbent is untried, so the search ends on the exact boundary of a whole-number key.
 pub const EXTRA_ROUNDS: usize = 16;
 
 /// `v` rounded to `digits` significant digits.
@@ -189,8 +232,11 @@ pub struct Scored {
     pub values: Vec<f64>,
     /// The search round that tried it (0: the coarse grid).
     pub round: usize,
-    /// The objective's mean over the seeds in healthy load (`None` when undefined on a seed).
+    /// The objective's mean over the seeds (`None` when undefined on a seed).
     pub objective: Option<f64>,
+    /// The objective on each seed, in seed order (empty when undefined on a seed): what the
+    /// tie rule compares, seed by seed.
+    pub per_seed: Vec<f64>,
     /// `failing[f][r]`: seeds on which requirement `r` fails under fault `f`.
     pub failing: Vec<Vec<usize>>,
     /// `recovery[f]`: the median recovery time over the seeds under fault `f` (`None`: never,
@@ -242,14 +288,25 @@ pub struct Search {
     pub seeds: usize,
     /// Seeds on which a requirement must hold.
     pub needed: usize,
+    /// Relative tolerance of the tie rule: a candidate whose objective is within this share of
+    /// the best's ties with it ([`ties_with`]).
+    pub tolerance: f64,
 }
+
+/// The default of [`Search::tolerance`] (`--tie-tolerance`): 1 %.
+pub const DEFAULT_TIE_TOLERANCE: f64 = 0.01;
 
 /// What the search found: every candidate tried, in the order tried.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tuned {
     pub tried: Vec<Scored>,
-    /// The best feasible candidate (index into `tried`).
+    /// The feasible candidate with the lowest objective (index into `tried`).
     pub best: Option<usize>,
+    /// The feasible candidates that tie with `best` ([`ties_with`]), `best` included, in the
+    /// order tried.
+    pub ties: Vec<usize>,
+    /// The recommendation: among `ties`, the one with the largest [`margin`].
+    pub recommended: Option<usize>,
     /// With no feasible candidate: the one with the smallest shortfall.
     pub closest: Option<usize>,
 }
@@ -333,16 +390,11 @@ pub fn search<E>(
         tried.push(c);
     }
     let spacing: Vec<f64> = axes.iter().map(|a| a.spacing(s.steps)).collect();
-    let mut last_centre: Option<Vec<f64>> = None;
     for round in 1..=s.rounds + EXTRA_ROUNDS {
         let (best, closest) = incumbents(&tried, s);
         let Some(at) = best.or(closest) else { break };
         let centre = tried[at].values.clone();
         let extra = round > s.rounds;
-        if extra && last_centre.as_ref() == Some(&centre) {
-            break;
-        }
-        last_centre = Some(centre.clone());
         let h = 0.5f64.powi(round.min(60) as i32);
         let per_axis: Vec<Vec<f64>> = axes
             .iter()
@@ -361,6 +413,10 @@ pub fn search<E>(
             .filter(|c| !tried.iter().any(|t| &t.values == c))
             .collect();
         if batch.is_empty() {
+            // Past `rounds`, nothing new next to the incumbent: it is a local optimum by ±1.
+            if extra {
+                break;
+            }
             continue;
         }
         for mut c in evaluate(&batch)? {
@@ -369,11 +425,176 @@ pub fn search<E>(
         }
     }
     let (best, closest) = incumbents(&tried, s);
+    let ties: Vec<usize> = match best {
+        Some(b) => (0..tried.len())
+            .filter(|&i| {
+                tried[i].feasible(s.seeds, s.needed) && ties_with(&tried[b], &tried[i], s.tolerance)
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    let recommended = deepest(axes, &tried, s, &ties);
     Ok(Tuned {
         tried,
         best,
+        ties,
+        recommended,
         closest,
     })
+}
+
+/// Whether candidate `c`'s objective lies within the noise of `best`'s: their means differ by
+/// at most `tolerance` × |best's mean|, or — with two seeds or more — the 95 % confidence
+/// interval (Student's t, [`crate::stats::mean_ci95`]) of their per-seed differences contains
+/// 0. The differences are paired by seed: every candidate runs on the same seeds, so the
+/// arrivals' noise cancels and only the settings' effect remains. Undefined objectives tie with
+/// each other only.
+pub fn ties_with(best: &Scored, c: &Scored, tolerance: f64) -> bool {
+    let (b, o) = match (best.objective, c.objective) {
+        (Some(b), Some(o)) => (b, o),
+        (None, None) => return true,
+        _ => return false,
+    };
+    if (o - b).abs() <= tolerance * b.abs() {
+        return true;
+    }
+    if best.per_seed.len() >= 2 && best.per_seed.len() == c.per_seed.len() {
+        let d: Vec<f64> = c
+            .per_seed
+            .iter()
+            .zip(&best.per_seed)
+            .map(|(x, y)| x - y)
+            .collect();
+        if let Some((lo, hi)) = crate::stats::mean_ci95(&d).and_then(|m| m.bounds()) {
+            return lo <= 0.0 && 0.0 <= hi;
+        }
+    }
+    false
+}
+
+/// Where `v` lies in the key's range on its scale: 0 at LOW, 1 at HIGH.
+fn position(a: &TuneAxis, v: f64) -> f64 {
+    let (lo, hi) = (a.unit_of(a.axis.low), a.unit_of(a.axis.high));
+    if hi > lo {
+        ((a.unit_of(v) - lo) / (hi - lo)).clamp(0.0, 1.0)
+    } else {
+        0.5
+    }
+}
+
+/// How deep candidate `i` lies inside the feasible region: the distance, with every key's range
+/// scaled to [0, 1] on its own scale (log or linear), to the nearest thing the search does not
+/// know to be feasible — a tried candidate that is infeasible, or the edge of a range (what lies
+/// past it was not tried). 0 on an edge; at most 0.5 (the middle of every range).
+pub fn margin(axes: &[TuneAxis], tried: &[Scored], s: &Search, i: usize) -> f64 {
+    let at = |c: &Scored| -> Vec<f64> {
+        axes.iter()
+            .zip(&c.values)
+            .map(|(a, &v)| position(a, v))
+            .collect()
+    };
+    let p = at(&tried[i]);
+    let edge = p
+        .iter()
+        .map(|u| u.min(1.0 - u))
+        .fold(f64::INFINITY, f64::min);
+    let infeasible = tried
+        .iter()
+        .filter(|c| !c.feasible(s.seeds, s.needed))
+        .map(|c| {
+            at(c)
+                .iter()
+                .zip(&p)
+                .map(|(a, b)| (a - b).powi(2))
+                .sum::<f64>()
+                .sqrt()
+        })
+        .fold(f64::INFINITY, f64::min);
+    edge.min(infeasible)
+}
+
+/// The candidate of `ties` deepest inside the feasible region (largest [`margin`]); among equal
+/// margins, the better by [`better`] (lower objective, faster worst recovery, smaller values).
+fn deepest(axes: &[TuneAxis], tried: &[Scored], s: &Search, ties: &[usize]) -> Option<usize> {
+    let mut pick: Option<(usize, f64)> = None;
+    for &i in ties {
+        let m = margin(axes, tried, s, i);
+        let wins = match pick {
+            None => true,
+            Some((j, mj)) => m > mj || (m == mj && better(&tried[i], &tried[j])),
+        };
+        if wins {
+            pick = Some((i, m));
+        }
+    }
+    pick.map(|(i, _)| i)
+}
+
+/// Which end of a key's range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Edge {
+    Low,
+    High,
+}
+
+/// What touches the edge of a range, so that the answer may lie past it ("widen").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EdgeFinding {
+    /// The recommendation has a key at an edge.
+    Recommended { key: usize, edge: Edge },
+    /// The best objective (when not the recommendation, and strictly below the
+    /// recommendation's) has a key at an edge: the objective falls towards it, so the feasible
+    /// boundary the search walks to may lie past it. An exactly flat objective says nothing.
+    Best { key: usize, edge: Edge },
+    /// Every candidate tried is feasible: no boundary was found inside the ranges.
+    AllFeasible,
+    /// No candidate is feasible and the closest has a key at an edge.
+    Closest { key: usize, edge: Edge },
+}
+
+fn edges_of(axes: &[TuneAxis], c: &Scored) -> Vec<(usize, Edge)> {
+    axes.iter()
+        .zip(&c.values)
+        .enumerate()
+        .filter_map(|(k, (a, &v))| {
+            if v <= a.axis.low {
+                Some((k, Edge::Low))
+            } else if v >= a.axis.high {
+                Some((k, Edge::High))
+            } else {
+                None
+            }
+        })
+        .collect()
+}
+
+/// Every way the search's answer touches the edge of a range, in a fixed order: the
+/// recommendation's keys, the best objective's, all candidates feasible, the closest's.
+pub fn edge_findings(axes: &[TuneAxis], t: &Tuned, s: &Search) -> Vec<EdgeFinding> {
+    let mut out = Vec::new();
+    if let Some(r) = t.recommended {
+        for (key, edge) in edges_of(axes, &t.tried[r]) {
+            out.push(EdgeFinding::Recommended { key, edge });
+        }
+    }
+    if let Some(b) = t.best
+        && let Some(r) = t.recommended
+        && b != r
+        && t.tried[b].objective < t.tried[r].objective
+    {
+        for (key, edge) in edges_of(axes, &t.tried[b]) {
+            out.push(EdgeFinding::Best { key, edge });
+        }
+    }
+    if !t.tried.is_empty() && t.tried.iter().all(|c| c.feasible(s.seeds, s.needed)) {
+        out.push(EdgeFinding::AllFeasible);
+    }
+    if let Some(c) = t.closest {
+        for (key, edge) in edges_of(axes, &t.tried[c]) {
+            out.push(EdgeFinding::Closest { key, edge });
+        }
+    }
+    out
 }
 
 /// The candidates on the Pareto front of (objective, worst fault's recovery), both lower better
@@ -428,6 +649,22 @@ mod tests {
         assert!(Requirement::parse("metrics.recovery_s <= soon").is_err());
         assert!(Requirement::parse("metrics.recovery_s").is_err());
         assert!(Requirement::parse("<= 5").is_err());
+        let r = Requirement::parse("outage_10s: metrics.success_rate_after >= 0.99").unwrap();
+        assert_eq!(r.fault.as_deref(), Some("outage_10s"));
+        assert_eq!(r.metric, "metrics.success_rate_after");
+        assert_eq!(r.comparison, Relation::Ge(0.99));
+        assert_eq!(
+            r.describe(),
+            "outage_10s: metrics.success_rate_after >= 0.99"
+        );
+        assert!(r.applies_to("outage_10s") && !r.applies_to("slow_x2_5s"));
+        assert!(
+            Requirement::parse("metrics.recovery_s <= 5")
+                .unwrap()
+                .applies_to("any")
+        );
+        assert!(Requirement::parse("my outage: metrics.recovery_s <= 5").is_err());
+        assert!(Requirement::parse(": metrics.recovery_s <= 5").is_err());
     }
 
     #[test]
@@ -458,6 +695,7 @@ mod tests {
                         values: c.clone(),
                         round: 0,
                         objective: Some(100.0 - c[0] + c[1] / 1000.0),
+                        per_seed: vec![100.0 - c[0] + c[1] / 1000.0; 3],
                         failing: vec![vec![fails, 0], vec![0, 0]],
                         recovery: vec![Some(c[0] / 10.0), Some(0.0)],
                     }
@@ -474,6 +712,7 @@ mod tests {
             rounds: 3,
             seeds: 3,
             needed: 3,
+            tolerance: 0.0,
         };
         for k in [7.0, 10.0, 23.0, 39.0] {
             let t = search(&axes, &s, &mut by_construction(k)).unwrap();
@@ -494,6 +733,7 @@ mod tests {
             rounds: 2,
             seeds: 3,
             needed: 3,
+            tolerance: 0.0,
         };
         let t = search(&axes, &s, &mut |batch: &[Vec<f64>]| {
             Ok::<_, ()>(
@@ -503,6 +743,7 @@ mod tests {
                         values: c.clone(),
                         round: 0,
                         objective: Some(c[0]),
+                        per_seed: vec![c[0]; 3],
                         // Fewer seeds fail as `other` grows; never none.
                         failing: vec![vec![if c[1] >= 8.0 { 1 } else { 3 }]],
                         recovery: vec![None],
@@ -521,6 +762,7 @@ mod tests {
             values: vec![o],
             round: 0,
             objective: Some(o),
+            per_seed: vec![o],
             failing: vec![],
             recovery: vec![r],
         };
@@ -532,5 +774,234 @@ mod tests {
             mk(0.5, None),
         ];
         assert_eq!(pareto(&tried), vec![4, 1, 0, 3]);
+    }
+
+    /// A candidate with objective `o` on each seed, feasible unless `fails`.
+    fn scored(values: Vec<f64>, per_seed: Vec<f64>, fails: bool) -> Scored {
+        let n = per_seed.len();
+        Scored {
+            values,
+            round: 0,
+            objective: Some(per_seed.iter().sum::<f64>() / n as f64),
+            per_seed,
+            failing: vec![vec![if fails { n } else { 0 }]],
+            recovery: vec![Some(1.0)],
+        }
+    }
+
+    #[test]
+    fn ties_are_within_the_tolerance_or_the_paired_interval() {
+        let best = scored(vec![0.0], vec![10.0, 20.0, 30.0], false);
+        // 0.05 above on every seed (0.25 % of the mean): inside a 1 % tolerance, and not a tie
+        // without one (the paired differences are all 0.05, so their interval is that point).
+        let close = scored(vec![1.0], vec![10.05, 20.05, 30.05], false);
+        assert!(ties_with(&best, &close, 0.01));
+        assert!(!ties_with(&best, &close, 0.0));
+        // 10 % above on average, but the per-seed differences scatter around 0: a tie by noise.
+        let noisy = scored(vec![2.0], vec![16.0, 14.0, 36.0], false);
+        let d = [6.0, -6.0, 6.0];
+        let ci = crate::stats::mean_ci95(&d).unwrap();
+        assert!(ci.bounds().unwrap().0 < 0.0, "hand check: {ci:?}");
+        assert!(ties_with(&best, &noisy, 0.0));
+        // 2 above on every seed (10 % of the mean): no tie.
+        let worse = scored(vec![3.0], vec![12.0, 22.0, 32.0], false);
+        // 2 above on average but 1, 2, 3 by seed: the interval (2 ± 4.303 · 1/√3) holds 0.
+        let spread = scored(vec![4.0], vec![11.0, 22.0, 33.0], false);
+        assert!(ties_with(&best, &spread, 0.0));
+        assert!(!ties_with(&best, &worse, 0.01));
+        // One seed: only the tolerance can make a tie.
+        let one = scored(vec![0.0], vec![10.0], false);
+        assert!(!ties_with(
+            &one,
+            &scored(vec![1.0], vec![10.5], false),
+            0.01
+        ));
+        assert!(ties_with(
+            &one,
+            &scored(vec![1.0], vec![10.05], false),
+            0.01
+        ));
+    }
+
+    #[test]
+    fn a_known_interior_optimum_is_found_and_recommended_without_a_warning() {
+        // 100 + (x − 17)² on 1..40, every candidate feasible except x ≥ 36: the optimum is
+        // x = 17, inside the range and far from the infeasible part.
+        let axes = [axis("x", "1..40")];
+        let s = Search {
+            steps: 5,
+            rounds: 3,
+            seeds: 2,
+            needed: 2,
+            tolerance: 0.0,
+        };
+        let mut eval = |batch: &[Vec<f64>]| -> Result<Vec<Scored>, ()> {
+            Ok(batch
+                .iter()
+                .map(|c| {
+                    let o = 100.0 + (c[0] - 17.0).powi(2);
+                    scored(c.clone(), vec![o, o], c[0] >= 36.0)
+                })
+                .collect())
+        };
+        let t = search(&axes, &s, &mut eval).unwrap();
+        assert_eq!(t.tried[t.best.unwrap()].values, vec![17.0]);
+        assert_eq!(t.ties, vec![t.best.unwrap()], "exact: nothing else ties");
+        assert_eq!(t.recommended, t.best);
+        assert_eq!(edge_findings(&axes, &t, &s), vec![]);
+        // With a 1 % tolerance, 16 and 18 (101, within 1 % of 100) tie as well: the
+        // recommendation is the one of the three farthest from the range's edges and from the
+        // infeasible candidates tried.
+        let s = Search {
+            tolerance: 0.01,
+            ..s
+        };
+        let t = search(&axes, &s, &mut eval).unwrap();
+        let mut tied: Vec<f64> = t.ties.iter().map(|&i| t.tried[i].values[0]).collect();
+        tied.sort_by(f64::total_cmp);
+        assert_eq!(tied, vec![16.0, 17.0, 18.0]);
+        // By hand, on the log scale (position(v) = ln v / ln 40): the distance to the nearer
+        // edge or to the nearest infeasible candidate tried, whichever is smaller.
+        let pos = |v: f64| v.ln() / 40f64.ln();
+        let infeasible: Vec<f64> = t
+            .tried
+            .iter()
+            .filter(|c| c.values[0] >= 36.0)
+            .map(|c| c.values[0])
+            .collect();
+        assert!(!infeasible.is_empty());
+        let by_hand = |v: f64| {
+            infeasible
+                .iter()
+                .map(|&x| (pos(x) - pos(v)).abs())
+                .fold(pos(v).min(1.0 - pos(v)), f64::min)
+        };
+        for v in [16.0, 17.0, 18.0] {
+            let i = t.tried.iter().position(|c| c.values[0] == v).unwrap();
+            assert!(
+                (margin(&axes, &t.tried, &s, i) - by_hand(v)).abs() < 1e-12,
+                "{v}"
+            );
+        }
+        // The log scale's middle is √40 ≈ 6.3, so the deepest of the three is 16.
+        let expected = 16.0;
+        assert_eq!(t.tried[t.recommended.unwrap()].values, vec![expected]);
+        assert_eq!(edge_findings(&axes, &t, &s), vec![]);
+    }
+
+    #[test]
+    fn on_a_flat_objective_every_feasible_candidate_ties_and_the_pick_has_margin() {
+        // The objective does not depend on the keys at all; x ≤ 12 is feasible (y free).
+        let axes = [axis("x", "1..40"), axis("y", "0..8")];
+        let s = Search {
+            steps: 5,
+            rounds: 3,
+            seeds: 3,
+            needed: 3,
+            tolerance: 0.01,
+        };
+        let t = search(&axes, &s, &mut |batch: &[Vec<f64>]| {
+            Ok::<_, ()>(
+                batch
+                    .iter()
+                    .map(|c| scored(c.clone(), vec![0.07, 0.07, 0.07], c[0] > 12.0))
+                    .collect(),
+            )
+        })
+        .unwrap();
+        let feasible: Vec<usize> = (0..t.tried.len())
+            .filter(|&i| t.tried[i].feasible(3, 3))
+            .collect();
+        assert_eq!(
+            t.ties, feasible,
+            "a flat objective: every feasible candidate ties"
+        );
+        assert!(feasible.len() > 10);
+        let best = &t.tried[t.best.unwrap()];
+        assert_eq!(
+            best.values,
+            vec![1.0, 0.0],
+            "the old pick: the lowest corner"
+        );
+        let pick = &t.tried[t.recommended.unwrap()];
+        assert!(
+            pick.values[0] > 1.0 && pick.values[0] <= 12.0,
+            "{:?}",
+            pick.values
+        );
+        assert!(
+            pick.values[1] > 0.0 && pick.values[1] < 8.0,
+            "{:?}",
+            pick.values
+        );
+        let r = t.recommended.unwrap();
+        for &i in &t.ties {
+            assert!(margin(&axes, &t.tried, &s, i) <= margin(&axes, &t.tried, &s, r));
+        }
+        // The pick touches no edge, and the lowest corner's objective is no lower than the
+        // pick's (exactly flat): no "widen".
+        assert_eq!(edge_findings(&axes, &t, &s), vec![]);
+        // A slope towards the corner too small to leave the tie group: the corner is the best,
+        // strictly below the pick, so the objective may fall further past the edges.
+        let t = search(&axes, &s, &mut |batch: &[Vec<f64>]| {
+            Ok::<_, ()>(
+                batch
+                    .iter()
+                    .map(|c| {
+                        let o = 0.07 + 1e-6 * (c[0] + c[1]);
+                        scored(c.clone(), vec![o, o, o], c[0] > 12.0)
+                    })
+                    .collect(),
+            )
+        })
+        .unwrap();
+        assert_eq!(t.tried[t.best.unwrap()].values, vec![1.0, 0.0]);
+        assert_ne!(t.recommended, t.best);
+        assert_eq!(
+            edge_findings(&axes, &t, &s),
+            vec![
+                EdgeFinding::Best {
+                    key: 0,
+                    edge: Edge::Low
+                },
+                EdgeFinding::Best {
+                    key: 1,
+                    edge: Edge::Low
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn edges_are_reported_when_everything_is_feasible_or_the_pick_is_on_one() {
+        let axes = [axis("x", "0..10")];
+        let s = Search {
+            steps: 3,
+            rounds: 1,
+            seeds: 1,
+            needed: 1,
+            tolerance: 0.0,
+        };
+        // The objective falls all the way to HIGH and nothing fails.
+        let t = search(&axes, &s, &mut |batch: &[Vec<f64>]| {
+            Ok::<_, ()>(
+                batch
+                    .iter()
+                    .map(|c| scored(c.clone(), vec![100.0 - c[0]], false))
+                    .collect(),
+            )
+        })
+        .unwrap();
+        assert_eq!(t.tried[t.recommended.unwrap()].values, vec![10.0]);
+        assert_eq!(
+            edge_findings(&axes, &t, &s),
+            vec![
+                EdgeFinding::Recommended {
+                    key: 0,
+                    edge: Edge::High
+                },
+                EdgeFinding::AllFeasible
+            ]
+        );
     }
 }

@@ -189,6 +189,9 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
                     values: values.clone(),
                     round: 0,
                     objective: Some(objective),
+                    // Calibrate judges seeds with its own per-seed losses, and takes the best
+                    // fit (`tuned.best`), not tune's tie rule.
+                    per_seed: Vec::new(),
                     failing: Vec::new(),
                     recovery: Vec::new(),
                 }
@@ -200,6 +203,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
         rounds: req.rounds,
         seeds: plan.seeds.len(),
         needed: plan.seeds.len(),
+        tolerance: 0.0,
     };
     let tuned = search(&plan.axes, &search_settings, &mut evaluate)?;
     drop(progress);

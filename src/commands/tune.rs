@@ -3,16 +3,13 @@
 //! checking the request (keys, ranges, metrics, the fault set) before anything runs, running each
 //! batch of candidates on the grid runner ([`crate::runner`]) with every run journaled in `--out`
 //! (the sweep journal, [`crate::sweep::journal`], so `--resume` runs only what is missing), and
-//! the report — the recommendation as YAML to paste, the feasible region per fault, the Pareto
-//! front of objective against the worst fault's recovery (table and SVG) and why rejected
-//! candidates failed — as Markdown or JSON. The search itself is [`crate::analysis::tune`].
+//! the report's files. What the report says and its forms (Markdown, JSON, CSV, SVG) are
+//! [`render`]; the search itself is [`crate::analysis::tune`].
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt::Write;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde::Serialize;
 use yaml_serde::Value;
 
 use super::Output;
@@ -21,7 +18,7 @@ use crate::analysis::boundary::{Kind, SearchAxis};
 use crate::analysis::faultset::FaultSet;
 use crate::analysis::tune::{
     DEFAULT_OBJECTIVE, DEFAULT_REQUIREMENTS, EXTRA_ROUNDS, RECOVERY, Requirement, Scored, Search,
-    TuneAxis, Tuned, coarse_grid, median_recovery, pareto, search,
+    TuneAxis, coarse_grid, median_recovery, search, split_scope,
 };
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Document};
@@ -30,13 +27,15 @@ use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
 use crate::report::flat::{EngineColumns, flatten};
-use crate::report::markdown::MarkdownTable;
 use crate::runner::{
     FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
 };
 use crate::scenario::Scenario;
 use crate::sweep::expand::metric_columns;
 use crate::sweep::journal::{self, CellRecord, Header, Journal};
+use render::{Report, candidates_csv, write_pareto_svg};
+
+mod render;
 
 /// The fault set used without `--faults` (the file `faults/standard.yaml`, built in).
 pub const STANDARD_FAULTS: &str = include_str!("../../faults/standard.yaml");
@@ -64,9 +63,12 @@ pub struct TuneRequest {
     /// `None`: the service of the scenario's first fault.
     pub target: Option<String>,
     pub seeds: Vec<u64>,
+    /// `[FAULT:] METRIC`; `None`: [`DEFAULT_OBJECTIVE`] in healthy load.
     pub objective: Option<String>,
-    /// Empty: [`DEFAULT_REQUIREMENTS`].
+    /// `[FAULT:] METRIC OP NUMBER` each; empty: [`DEFAULT_REQUIREMENTS`].
     pub require: Vec<String>,
+    /// Relative tolerance of the tie rule ([`crate::analysis::tune::ties_with`]).
+    pub tie_tolerance: f64,
     pub share: f64,
     pub steps: usize,
     pub rounds: usize,
@@ -101,6 +103,20 @@ pub fn parse_tune_seeds(text: &str) -> Result<Vec<u64>, String> {
     super::seeds::parse_seeds(text)
 }
 
+/// The name of the variant with no fault (healthy load), in reports, the journal and scopes.
+const HEALTHY: &str = "healthy";
+
+/// The service of the scenario's first fault that names one, read from the YAML as written
+/// (the scenario's own faults are not validated: the fault set replaces them).
+fn first_fault_service(doc: &Document) -> Option<String> {
+    doc.value
+        .get("faults")?
+        .as_mapping()?
+        .values()
+        .find_map(|f| f.get("service").and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
 /// One scenario a candidate runs in: healthy load or one fault of the set.
 struct Variant {
     /// `healthy`, or the fault's name.
@@ -120,7 +136,10 @@ struct Plan {
     /// `variants[0]` is healthy load; then one per fault, in the fault set's order.
     variants: Vec<Variant>,
     requirements: Vec<Requirement>,
+    /// The metric minimised (its mean over the seeds).
     objective: String,
+    /// The variant the objective is measured in (0: healthy load).
+    objective_variant: usize,
     search: Search,
     seeds: Vec<u64>,
     inputs_sha256: String,
@@ -231,7 +250,11 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
             serde_json::to_string_pretty(&report).expect("reports serialize") + "\n"
         }
     };
-    let mut notes = Vec::new();
+    let mut notes: Vec<String> = report
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}"))
+        .collect();
     if let Some(dir) = &req.out {
         write_output(&dir.join("tune.md"), report.markdown(&plan).as_bytes())?;
         write_output(
@@ -291,16 +314,25 @@ fn metric(run: &RunSummary, name: &str) -> Option<f64> {
 }
 
 fn score(plan: &Plan, values: Vec<f64>, per_variant: &[Vec<RunSummary>]) -> Scored {
-    let healthy = &per_variant[0];
-    let objective: Option<Vec<f64>> = healthy.iter().map(|r| metric(r, &plan.objective)).collect();
-    let objective = objective.map(|v| v.iter().sum::<f64>() / v.len() as f64);
+    let measured = &per_variant[plan.objective_variant];
+    let per_seed: Option<Vec<f64>> = measured
+        .iter()
+        .map(|r| metric(r, &plan.objective))
+        .collect();
+    let objective = per_seed
+        .as_ref()
+        .map(|v| v.iter().sum::<f64>() / v.len() as f64);
     let faulted = &per_variant[1..];
     let failing = faulted
         .iter()
-        .map(|runs| {
+        .zip(&plan.variants[1..])
+        .map(|(runs, variant)| {
             plan.requirements
                 .iter()
                 .map(|r| {
+                    if !r.applies_to(&variant.name) {
+                        return 0;
+                    }
                     runs.iter()
                         .filter(|run| !r.comparison.holds(metric(run, &r.metric)))
                         .count()
@@ -319,6 +351,7 @@ fn score(plan: &Plan, values: Vec<f64>, per_variant: &[Vec<RunSummary>]) -> Scor
         values,
         round: 0,
         objective,
+        per_seed: per_seed.unwrap_or_default(),
         failing,
         recovery,
     }
@@ -407,14 +440,19 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         return Err(ConfigError::flag("--seeds", "give at least one seed").into());
     }
     let subject = Subject::load(&req.file, &req.sets)?;
-    let base = subject.scenario(&[], None)?;
+    // The fault set replaces the scenario's own faults: they are neither validated nor run.
+    // Healthy load is the scenario without them.
+    let mut healthy = subject.doc.clone();
+    if let Some(m) = healthy.value.as_mapping_mut() {
+        m.insert(
+            Value::String("faults".into()),
+            Value::Mapping(Default::default()),
+        );
+    }
+    let base = Scenario::from_document(&healthy)?;
     let target = match &req.target {
         Some(t) => t.clone(),
-        None => base
-            .faults
-            .iter()
-            .find_map(|f| f.kind.service())
-            .map(|s| base.services[s].name.clone())
+        None => first_fault_service(&subject.doc)
             .ok_or_else(|| {
                 ConfigError::flag(
                     "--target",
@@ -454,21 +492,20 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
             )
         }
     };
-    // Healthy load: the scenario without its faults.
-    let mut healthy = subject.doc.clone();
-    if let Some(m) = healthy.value.as_mapping_mut() {
-        m.insert(
-            Value::String("faults".into()),
-            Value::Mapping(Default::default()),
-        );
-    }
     let mut problems = Vec::new();
     let mut variants = vec![Variant {
-        name: "healthy".into(),
+        name: HEALTHY.into(),
         doc: healthy,
         reproduce: vec!["faults={}".into()],
     }];
     for (i, (name, _)) in fault_set.faults.iter().enumerate() {
+        if name == HEALTHY {
+            problems.push(fault_set.doc.diagnostic(
+                &format!("faults.{name}"),
+                "`healthy` names the runs with no fault in tune's reports and journal; give this fault another name",
+            ));
+            continue;
+        }
         match fault_set.apply(i, &subject.doc, &target) {
             Ok(doc) => {
                 let mut reproduce = vec![format!("faults={}", FaultSet::faults_json(&doc))];
@@ -527,10 +564,41 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
             ))
         }
     };
-    let objective = req
+    // A scope names a fault of the set (or, for the objective, `healthy`).
+    let fault_names: Vec<&str> = variants[1..].iter().map(|v| v.name.as_str()).collect();
+    let scope_of = |flag: &str, scope: &str, healthy_too: bool| -> Result<usize, ConfigError> {
+        if healthy_too && scope == HEALTHY {
+            return Ok(0);
+        }
+        match fault_names.iter().position(|n| *n == scope) {
+            Some(i) => Ok(i + 1),
+            None => {
+                let mut names = fault_names.clone();
+                if healthy_too {
+                    names.insert(0, HEALTHY);
+                }
+                Err(ConfigError::flag(
+                    flag,
+                    format!(
+                        "`{scope}` is not a fault of {faults_name} (it has {}){}",
+                        names.join(", "),
+                        did_you_mean(scope, names.iter().copied())
+                    ),
+                ))
+            }
+        }
+    };
+    let objective_text = req
         .objective
         .clone()
         .unwrap_or_else(|| DEFAULT_OBJECTIVE.to_owned());
+    let (scope, objective) =
+        split_scope(&objective_text).map_err(|m| ConfigError::flag("--objective", m))?;
+    let objective_variant = match scope {
+        Some(f) => scope_of("--objective", f, true)?,
+        None => 0,
+    };
+    let objective = objective.to_owned();
     known("--objective", &objective)?;
     let texts: Vec<String> = if req.require.is_empty() {
         DEFAULT_REQUIREMENTS.iter().map(|s| s.to_string()).collect()
@@ -540,8 +608,18 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
     let mut requirements = Vec::new();
     for t in &texts {
         let r = Requirement::parse(t).map_err(|m| ConfigError::flag("--require", m))?;
+        if let Some(f) = &r.fault {
+            scope_of("--require", f, false)?;
+        }
         known("--require", &r.metric)?;
         requirements.push(r);
+    }
+    if !(req.tie_tolerance.is_finite() && (0.0..1.0).contains(&req.tie_tolerance)) {
+        return Err(ConfigError::flag(
+            "--tie-tolerance",
+            "must be a share in [0, 1), like 0.01 (1 %); 0 leaves only the seeds' noise",
+        )
+        .into());
     }
     let needed = needed_seeds(req.share, req.seeds.len()).max(1);
     let seeds_text: Vec<String> = req.seeds.iter().map(u64::to_string).collect();
@@ -568,568 +646,22 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
         variants,
         requirements,
         objective,
+        objective_variant,
         search: Search {
             steps: req.steps,
             rounds: req.rounds,
             seeds: req.seeds.len(),
             needed,
+            tolerance: req.tie_tolerance,
         },
         seeds: req.seeds.clone(),
         inputs_sha256,
     })
 }
 
-/// One key's value, for reports.
-#[derive(Clone, Debug, Serialize)]
-struct Setting {
-    key: String,
-    /// As it would be written in the scenario (`10`, `0.1`, `800ms`).
-    value: String,
-}
-
-/// A candidate, for reports.
-#[derive(Clone, Debug, Serialize)]
-struct CandidateReport {
-    settings: Vec<Setting>,
-    /// `KEY=VALUE` arguments for `loadsim run --set`.
-    set: Vec<String>,
-    round: usize,
-    feasible: bool,
-    objective: Option<f64>,
-    /// The worst fault's median recovery over the seeds, s (`null`: never).
-    worst_recovery_s: Option<f64>,
-    /// The fault with the worst recovery.
-    worst_fault: Option<String>,
-    /// Per fault, per requirement: seeds on which it fails (only the failing ones).
-    failing: BTreeMap<String, BTreeMap<String, usize>>,
-}
-
-/// A fault's feasible region.
-#[derive(Clone, Debug, Serialize)]
-struct FaultRegion {
-    fault: String,
-    /// The `--set` arguments that put this fault (alone) into the scenario file.
-    reproduce: Vec<String>,
-    feasible: usize,
-    tried: usize,
-    /// Per key: the smallest and largest value among the candidates feasible under this fault.
-    ranges: Vec<Option<[String; 2]>>,
-}
-
-/// Why some candidates were rejected.
-#[derive(Clone, Debug, Serialize)]
-struct Rejection {
-    fault: String,
-    requirement: String,
-    /// Candidates on which it failed on more seeds than allowed.
-    candidates: usize,
-    /// Per key: the range of those candidates' values.
-    ranges: Vec<[String; 2]>,
-    /// Seeds failing, summed over those candidates, out of candidates × seeds.
-    seeds_failing: usize,
-    seeds_run: usize,
-}
-
-#[derive(Clone, Debug, Serialize)]
-struct Report {
-    scenario: String,
-    faults: String,
-    target: String,
-    keys: Vec<KeyReport>,
-    seeds: Vec<u64>,
-    share: f64,
-    needed_seeds: usize,
-    requirements: Vec<String>,
-    objective: String,
-    search: SearchReport,
-    /// One line: the recommendation, or that no setting meets the requirements.
-    verdict: String,
-    recommended: Option<CandidateReport>,
-    /// The YAML to paste into the scenario.
-    recommended_yaml: Option<String>,
-    /// With no feasible setting: the one closest to meeting every requirement.
-    closest: Option<CandidateReport>,
-    regions: Vec<FaultRegion>,
-    pareto: Vec<CandidateReport>,
-    rejections: Vec<Rejection>,
-    candidates: Vec<CandidateReport>,
-}
-
-#[derive(Clone, Debug, Serialize)]
-struct KeyReport {
-    key: String,
-    low: String,
-    high: String,
-    scale: &'static str,
-}
-
-#[derive(Clone, Debug, Serialize)]
-struct SearchReport {
-    method: &'static str,
-    steps: usize,
-    rounds: usize,
-    candidates: usize,
-    runs: usize,
-}
-
-fn show(a: &TuneAxis, v: f64) -> String {
-    a.axis
-        .set_arg(v)
-        .split_once('=')
-        .map(|(_, v)| v.to_owned())
-        .unwrap_or_default()
-}
-
-fn num(x: Option<f64>) -> String {
-    match x {
-        Some(v) => crate::report::number::trimmed(v, 4),
-        None => "never".into(),
-    }
-}
-
-impl Report {
-    fn new(plan: &Plan, t: &Tuned) -> Report {
-        let s = &plan.search;
-        let faults: Vec<&str> = plan.variants[1..].iter().map(|v| v.name.as_str()).collect();
-        let candidate = |c: &Scored| {
-            let worst = c
-                .recovery
-                .iter()
-                .enumerate()
-                .max_by(|a, b| {
-                    a.1.unwrap_or(f64::INFINITY)
-                        .total_cmp(&b.1.unwrap_or(f64::INFINITY))
-                        .then(b.0.cmp(&a.0))
-                })
-                .map(|(i, _)| faults[i].to_owned());
-            let mut failing = BTreeMap::new();
-            for (f, per) in c.failing.iter().enumerate() {
-                let m: BTreeMap<String, usize> = per
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| **n > 0)
-                    .map(|(r, n)| (plan.requirements[r].describe(), *n))
-                    .collect();
-                if !m.is_empty() {
-                    failing.insert(faults[f].to_owned(), m);
-                }
-            }
-            CandidateReport {
-                settings: plan
-                    .axes
-                    .iter()
-                    .zip(&c.values)
-                    .map(|(a, &v)| Setting {
-                        key: a.axis.key.clone(),
-                        value: show(a, v),
-                    })
-                    .collect(),
-                set: set_args(&plan.axes, &c.values),
-                round: c.round,
-                feasible: c.feasible(s.seeds, s.needed),
-                objective: c.objective,
-                worst_recovery_s: c.worst_recovery(),
-                worst_fault: worst,
-                failing,
-            }
-        };
-        let range_of = |idx: &[usize], k: usize| -> Option<[String; 2]> {
-            let a = &plan.axes[k];
-            let lo = idx.iter().map(|&i| t.tried[i].values[k]).reduce(f64::min)?;
-            let hi = idx.iter().map(|&i| t.tried[i].values[k]).reduce(f64::max)?;
-            Some([show(a, lo), show(a, hi)])
-        };
-        let regions = plan.variants[1..]
-            .iter()
-            .enumerate()
-            .map(|(f, v)| {
-                let ok: Vec<usize> = (0..t.tried.len())
-                    .filter(|&i| t.tried[i].feasible_under(f, s.seeds, s.needed))
-                    .collect();
-                FaultRegion {
-                    fault: v.name.clone(),
-                    reproduce: v.reproduce.clone(),
-                    feasible: ok.len(),
-                    tried: t.tried.len(),
-                    ranges: (0..plan.axes.len()).map(|k| range_of(&ok, k)).collect(),
-                }
-            })
-            .collect();
-        let mut rejections = Vec::new();
-        for (f, name) in faults.iter().enumerate() {
-            for (r, req) in plan.requirements.iter().enumerate() {
-                let bad: Vec<usize> = (0..t.tried.len())
-                    .filter(|&i| s.seeds - t.tried[i].failing[f][r] < s.needed)
-                    .collect();
-                if bad.is_empty() {
-                    continue;
-                }
-                rejections.push(Rejection {
-                    fault: (*name).to_owned(),
-                    requirement: req.describe(),
-                    candidates: bad.len(),
-                    ranges: (0..plan.axes.len())
-                        .filter_map(|k| range_of(&bad, k))
-                        .collect(),
-                    seeds_failing: bad.iter().map(|&i| t.tried[i].failing[f][r]).sum(),
-                    seeds_run: bad.len() * s.seeds,
-                });
-            }
-        }
-        let recommended = t.best.map(|i| candidate(&t.tried[i]));
-        let closest = t.closest.map(|i| candidate(&t.tried[i]));
-        let shown = |c: &CandidateReport| {
-            c.settings
-                .iter()
-                .map(|s| format!("{} = {}", s.key, s.value))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let verdict = match (&recommended, &closest) {
-            (Some(r), _) => format!(
-                "recommended: {} ({} {} in healthy load)",
-                shown(r),
-                plan.objective,
-                num(r.objective)
-            ),
-            (None, Some(c)) => format!(
-                "no setting in the range meets every requirement under every fault on {} of {} seeds; the closest is {}",
-                s.needed,
-                s.seeds,
-                shown(c)
-            ),
-            (None, None) => "no setting was tried".to_owned(),
-        };
-        let runs = t.tried.len() * plan.variants.len() * plan.seeds.len();
-        Report {
-            scenario: plan.scenario.clone(),
-            faults: plan.faults_name.clone(),
-            target: plan.target.clone(),
-            keys: plan
-                .axes
-                .iter()
-                .map(|a| KeyReport {
-                    key: a.axis.key.clone(),
-                    low: show(a, a.axis.low),
-                    high: show(a, a.axis.high),
-                    scale: if a.log { "log" } else { "linear" },
-                })
-                .collect(),
-            seeds: plan.seeds.clone(),
-            share: s.needed as f64 / s.seeds as f64,
-            needed_seeds: s.needed,
-            requirements: plan
-                .requirements
-                .iter()
-                .map(Requirement::describe)
-                .collect(),
-            objective: plan.objective.clone(),
-            search: SearchReport {
-                method: "coarse grid, then refinement around the incumbent at half the spacing per round",
-                steps: s.steps,
-                rounds: s.rounds,
-                candidates: t.tried.len(),
-                runs,
-            },
-            verdict,
-            recommended_yaml: t.best.map(|i| yaml_snippet(&plan.axes, &t.tried[i].values)),
-            recommended,
-            closest,
-            regions,
-            pareto: pareto(&t.tried)
-                .into_iter()
-                .map(|i| candidate(&t.tried[i]))
-                .collect(),
-            rejections,
-            candidates: t.tried.iter().map(candidate).collect(),
-        }
-    }
-
-    fn markdown(&self, plan: &Plan) -> String {
-        let mut out = String::new();
-        let keys: Vec<String> = self.keys.iter().map(|k| format!("`{}`", k.key)).collect();
-        let _ = writeln!(out, "# Tune `{}` over {}\n", self.scenario, keys.join(", "));
-        let seeds: Vec<String> = self.seeds.iter().map(u64::to_string).collect();
-        let _ = writeln!(
-            out,
-            "fault set: {} ({} faults, each alone) on `{}`.  \nseeds: {} (the same for every candidate); a requirement must hold on {} of {}.  \nrequirements, under every fault: {}.  \nobjective: the mean over the seeds of `{}` in healthy load (no fault), lower is better.  \nsearch: a grid of {} values per key ({}), then {} refinement rounds around the incumbent; {} candidates, {} runs.\n",
-            self.faults,
-            self.regions.len(),
-            self.target,
-            seeds.join(", "),
-            self.needed_seeds,
-            self.seeds.len(),
-            self.requirements
-                .iter()
-                .map(|r| format!("`{r}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.objective,
-            self.search.steps,
-            self.keys
-                .iter()
-                .map(|k| format!("`{}` {}..{} {}", k.key, k.low, k.high, k.scale))
-                .collect::<Vec<_>>()
-                .join(", "),
-            self.search.rounds,
-            self.search.candidates,
-            self.search.runs,
-        );
-        match (&self.recommended, &self.closest) {
-            (Some(r), _) => {
-                let _ = writeln!(
-                    out,
-                    "## Recommendation\n\n{}; worst fault's recovery: {} ({}).\n\n```yaml\n{}```\n",
-                    self.verdict,
-                    r.worst_recovery_s
-                        .map_or("never".to_owned(), |s| format!("{} s", num(Some(s)))),
-                    r.worst_fault.clone().unwrap_or_default(),
-                    self.recommended_yaml.clone().unwrap_or_default()
-                );
-            }
-            (None, Some(c)) => {
-                let _ = writeln!(
-                    out,
-                    "## No setting in the range meets every requirement\n\n{}.\n\nIt still fails:\n",
-                    self.verdict
-                );
-                for (fault, reqs) in &c.failing {
-                    for (r, n) in reqs {
-                        let _ = writeln!(
-                            out,
-                            "- under `{fault}`: `{r}` on {n} of {} seeds",
-                            self.seeds.len()
-                        );
-                    }
-                }
-                let _ = writeln!(out);
-            }
-            (None, None) => {}
-        }
-        let _ = writeln!(
-            out,
-            "## Feasible region per fault\n\nCandidates meeting every requirement under the fault alone, and the range of their values.\n"
-        );
-        let mut header = vec!["fault".to_owned(), "feasible".to_owned()];
-        header.extend(self.keys.iter().map(|k| format!("`{}`", k.key)));
-        let mut t = MarkdownTable::new(header);
-        for r in &self.regions {
-            let mut row = vec![r.fault.clone(), format!("{} of {}", r.feasible, r.tried)];
-            row.extend(r.ranges.iter().map(|x| match x {
-                Some([a, b]) if a == b => a.clone(),
-                Some([a, b]) => format!("{a} – {b}"),
-                None => "—".into(),
-            }));
-            t.row(row);
-        }
-        let _ = writeln!(out, "{t}\n");
-        let _ = writeln!(
-            out,
-            "## Pareto front: objective against the worst fault's recovery\n\nCandidates no other beats on both (median recovery over the seeds; `never`: the median seed does not recover).\n"
-        );
-        let mut header: Vec<String> = self.keys.iter().map(|k| format!("`{}`", k.key)).collect();
-        header.extend([
-            "objective".to_owned(),
-            "worst recovery (s)".into(),
-            "worst fault".into(),
-            "feasible".into(),
-        ]);
-        let mut t = MarkdownTable::new(header);
-        for c in &self.pareto {
-            let mut row: Vec<String> = c.settings.iter().map(|s| s.value.clone()).collect();
-            row.extend([
-                num(c.objective),
-                num(c.worst_recovery_s),
-                c.worst_fault.clone().unwrap_or_default(),
-                if c.feasible { "yes" } else { "no" }.into(),
-            ]);
-            t.row(row);
-        }
-        let _ = writeln!(out, "{t}\n");
-        let _ = writeln!(
-            out,
-            "## Why candidates were rejected\n\nPer fault and requirement: the candidates it rejected (failing on more than {} of {} seeds), where they lie, and the seeds failing among them.\n",
-            self.seeds.len() - self.needed_seeds,
-            self.seeds.len()
-        );
-        if self.rejections.is_empty() {
-            let _ = writeln!(out, "None: every candidate tried is feasible.\n");
-        } else {
-            let mut header = vec!["fault".to_owned(), "requirement".into(), "rejected".into()];
-            header.extend(self.keys.iter().map(|k| format!("`{}`", k.key)));
-            header.push("seeds failing".into());
-            let mut t = MarkdownTable::new(header);
-            for r in &self.rejections {
-                let mut row = vec![
-                    r.fault.clone(),
-                    format!("`{}`", r.requirement),
-                    format!("{} of {}", r.candidates, self.search.candidates),
-                ];
-                row.extend(r.ranges.iter().map(|[a, b]| {
-                    if a == b {
-                        a.clone()
-                    } else {
-                        format!("{a} – {b}")
-                    }
-                }));
-                row.push(format!("{} of {}", r.seeds_failing, r.seeds_run));
-                t.row(row);
-            }
-            let _ = writeln!(out, "{t}\n");
-        }
-        let _ = writeln!(
-            out,
-            "Reproduce a fault's runs with `loadsim run {} --set KEY=VALUE… --set 'faults=…' --seeds …` (the `--set` arguments per fault are in `--format json`, `regions[].reproduce`).",
-            plan.subject.file.display()
-        );
-        out
-    }
-}
-
-/// The settings as nested YAML, keys as in the scenario file.
-fn yaml_snippet(axes: &[TuneAxis], values: &[f64]) -> String {
-    // (path, value) pairs, rendered as a tree with shared prefixes merged.
-    let mut out = String::new();
-    let mut previous: Vec<&str> = Vec::new();
-    let mut pairs: Vec<(Vec<&str>, String)> = axes
-        .iter()
-        .zip(values)
-        .map(|(a, &v)| (a.axis.key.split('.').collect(), show(a, v)))
-        .collect();
-    pairs.sort_by(|a, b| a.0.cmp(&b.0));
-    for (path, value) in &pairs {
-        let common = previous
-            .iter()
-            .zip(path)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(path.len() - 1);
-        for (depth, part) in path.iter().enumerate().skip(common) {
-            let indent = "  ".repeat(depth);
-            if depth + 1 == path.len() {
-                let _ = writeln!(out, "{indent}{part}: {value}");
-            } else {
-                let _ = writeln!(out, "{indent}{part}:");
-            }
-        }
-        previous = path.clone();
-    }
-    out
-}
-
-fn candidates_csv(plan: &Plan, t: &Tuned) -> Vec<u8> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = plan.axes.iter().map(|a| a.axis.key.clone()).collect();
-    header.extend(["round".into(), "feasible".into(), "objective".into()]);
-    let mut seen = HashSet::new();
-    for v in &plan.variants[1..] {
-        if seen.insert(v.name.clone()) {
-            header.push(format!("{}.recovery_s", v.name));
-            for r in &plan.requirements {
-                header.push(format!("{}.failing[{}]", v.name, r.describe()));
-            }
-        }
-    }
-    w.write_record(&header).expect("CSV to memory");
-    for c in &t.tried {
-        let mut row: Vec<String> = plan
-            .axes
-            .iter()
-            .zip(&c.values)
-            .map(|(a, &v)| a.axis.csv(v))
-            .collect();
-        row.push(c.round.to_string());
-        row.push(
-            c.feasible(plan.search.seeds, plan.search.needed)
-                .to_string(),
-        );
-        row.push(c.objective.map_or(String::new(), |o| o.to_string()));
-        for (f, rec) in c.recovery.iter().enumerate() {
-            row.push(rec.map_or(String::new(), |r| r.to_string()));
-            row.extend(c.failing[f].iter().map(usize::to_string));
-        }
-        w.write_record(&row).expect("CSV to memory");
-    }
-    w.into_inner().expect("CSV to memory")
-}
-
-/// The Pareto front as a line chart (objective on x, worst fault's recovery on y).
-fn write_pareto_svg(path: &Path, plan: &Plan, t: &Tuned) -> Result<(), Error> {
-    let front = pareto(&t.tried);
-    let point = |i: usize| {
-        let c = &t.tried[i];
-        let r = c.worst_recovery().unwrap_or(f64::NAN);
-        (c.objective.unwrap_or(f64::NAN), r, r, r)
-    };
-    let feasible: Vec<(f64, f64, f64, f64)> = front
-        .iter()
-        .filter(|&&i| t.tried[i].feasible(plan.search.seeds, plan.search.needed))
-        .map(|&i| point(i))
-        .collect();
-    let mut lines = vec![crate::plot::Line {
-        scenario: "Pareto front".into(),
-        points: front.iter().map(|&i| point(i)).collect(),
-    }];
-    if !feasible.is_empty() {
-        lines.push(crate::plot::Line {
-            scenario: "feasible".into(),
-            points: feasible,
-        });
-    }
-    let drawable = lines[0]
-        .points
-        .iter()
-        .any(|p| p.0.is_finite() && p.1.is_finite());
-    let title = format!("{}: tuning trade-off", plan.scenario);
-    if drawable {
-        crate::plot::sensitivity_chart(
-            path,
-            &title,
-            &format!("{} in healthy load (mean over seeds)", plan.objective),
-            "worst fault's recovery (s, median over seeds)",
-            &lines,
-        )?;
-    } else {
-        crate::plot::placeholder(
-            path,
-            &title,
-            "no candidate on the Pareto front recovers under every fault",
-        )?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn snippets_nest_shared_key_paths() {
-        let axes = [
-            TuneAxis::new(
-                SearchAxis::parse(
-                    "services.svc_a.calls.svc_b.retry_throttle.max_tokens",
-                    "1..100",
-                )
-                .unwrap(),
-            ),
-            TuneAxis::new(
-                SearchAxis::parse(
-                    "services.svc_a.calls.svc_b.retry_throttle.token_ratio",
-                    "0.01..1",
-                )
-                .unwrap(),
-            ),
-            TuneAxis::new(
-                SearchAxis::parse("services.svc_a.calls.svc_b.attempt_timeout", "100ms..2s")
-                    .unwrap(),
-            ),
-        ];
-        assert_eq!(
-            yaml_snippet(&axes, &[10.0, 0.1, 0.8]),
-            "services:\n  svc_a:\n    calls:\n      svc_b:\n        attempt_timeout: 800ms\n        retry_throttle:\n          max_tokens: 10\n          token_ratio: 0.1\n"
-        );
-    }
 
     #[test]
     fn seeds_are_a_count_a_range_or_a_list() {

@@ -42,6 +42,8 @@ pub enum Band {
     MinMax,
     /// The 95 % confidence interval of the mean over seeds (Student's t).
     Ci95,
+    /// No band is drawn (each point is one value); the note line says what the points are.
+    None { note: &'static str },
 }
 
 /// The axes of a sensitivity chart: their labels (with units) and kinds, and the band's meaning.
@@ -150,10 +152,13 @@ pub fn sensitivity_svg_styled(
     let has_never = finite.iter().any(|p| p.1 == f64::INFINITY);
     let x_lo = finite.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
     let x_hi = finite.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+    // One x value: a margin of 5 % of it (1 at 0), so a positive axis never reaches below 0.
     let pad = if x_hi > x_lo {
         (x_hi - x_lo) * 0.04
+    } else if x_lo != 0.0 {
+        x_lo.abs() * 0.05
     } else {
-        x_lo.abs().max(1.0) * 0.5
+        0.5
     };
     let y_of = |p: &(f64, f64, f64, f64)| [p.1, p.2, p.3].into_iter().filter(|v| v.is_finite());
     let finite: Vec<(f64, f64, f64, f64)> = if finite.iter().all(|p| p.1 == f64::INFINITY) {
@@ -219,11 +224,14 @@ pub fn sensitivity_svg_styled(
     let legend_h = legend_height(&entries);
     let title_h = title_height(title);
     let height = 500 - 36 + legend_h + (title_h - TITLE_H);
-    let band_text = match style.band {
-        Band::MinMax => "shaded band: min–max over seeds",
-        Band::Ci95 => "shaded band: 95 % confidence interval of the mean (Student's t)",
+    let mut note_text = match style.band {
+        Band::MinMax => "line: mean over seeds; shaded band: min–max over seeds".to_owned(),
+        Band::Ci95 => {
+            "line: mean over seeds; shaded band: 95 % confidence interval of the mean (Student's t)"
+                .to_owned()
+        }
+        Band::None { note } => note.to_owned(),
     };
-    let mut note_text = format!("line: mean over seeds; {band_text}");
     if has_never {
         note_text.push_str("; a mark at “never”: no seed recovered");
     }
@@ -378,10 +386,12 @@ pub fn sensitivity_svg_styled(
                     .map(|p| (p.0, finite_or(p.3, p.1)))
                     .chain(run.iter().rev().map(|p| (p.0, finite_or(p.2, p.1))))
                     .collect();
-                chart.draw_series(std::iter::once(Polygon::new(
-                    band,
-                    color.mix(0.18).filled(),
-                )))?;
+                if !matches!(style.band, Band::None { .. }) {
+                    chart.draw_series(std::iter::once(Polygon::new(
+                        band,
+                        color.mix(0.18).filled(),
+                    )))?;
+                }
                 let mean = run.iter().map(|p| (p.0, p.1));
                 if dashed(i) {
                     chart.draw_series(DashedLineSeries::new(mean, 6, 5, line_style(color)))?;

@@ -2,6 +2,7 @@
 //! scenarios, determinism, bad input, the CLI, the documentation, the snapshot tables and
 //! `loadsim test`.
 
+mod action;
 mod analysis;
 mod article;
 mod bad_input;
