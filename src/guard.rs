@@ -31,8 +31,8 @@ use std::path::Path;
 
 use crate::config::ConfigError;
 use crate::model::{DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunOptions};
-use crate::scenario::faults::RatePlan;
 use crate::scenario::dist::Shape;
+use crate::scenario::faults::RatePlan;
 use crate::scenario::{ArrivalProcess, Dist, Scenario};
 use crate::time::SimDuration;
 
