@@ -102,6 +102,7 @@ fn a_watched_run_is_told_its_progress_and_computes_the_same() {
     assert_eq!(series(Some(&Seen::default())), series(None));
     let limit = RunOptions {
         max_events: 3 * WATCH_EVERY + 17,
+        ..RunOptions::default()
     };
     let stopped = run_watched(&sc, limit, Some(&Seen::default())).unwrap_err();
     assert_eq!(stopped, run_watched(&sc, limit, None).unwrap_err());
