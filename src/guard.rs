@@ -586,10 +586,12 @@ mod tests {
         assert!(e.to_string().contains("thinks at least"), "{e}");
         let allowed = format!("allow_no_requests: true\n{late}");
         assert!(check_requests(&from_text(&allowed), Path::new("t.yaml")).is_ok());
-        // 0.5 requests expected: fewer than one; 1 expected passes.
+        // 0.5 requests expected: fewer than one, refused already by validation (at the key);
+        // 1 expected passes.
         let tiny = format!("duration: 1s\narrivals: {{rate: 0.5}}\n{base}");
-        let e = check_requests(&from_text(&tiny), Path::new("t.yaml")).unwrap_err();
-        assert!(e.to_string().contains("expects 0.5 user requests"), "{e}");
+        let doc = Document::from_text(Path::new("t.yaml"), &tiny).unwrap();
+        let e = Scenario::from_document(&doc).unwrap_err();
+        assert!(e.to_string().contains("less than one arrival"), "{e}");
         let one = format!("duration: 1s\narrivals: {{rate: 1}}\n{base}");
         assert!(check_requests(&from_text(&one), Path::new("t.yaml")).is_ok());
     }

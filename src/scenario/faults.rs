@@ -328,7 +328,7 @@ mod tests {
                 (
                     "f: {kind: slow, service: b, from: 1s, duration: 1s}",
                     "f",
-                    "a `slow` fault needs `service_time` (it takes `service`, `service_time`)",
+                    "a `slow` fault needs `service_time` (the distribution in the window) or `slowdown` (a multiple of the service's own, like `slowdown: 5`)",
                 ),
                 (
                     "f: {kind: error, service: b, fraction: 1.5, from: 1s, duration: 1s}",

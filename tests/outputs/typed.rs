@@ -171,16 +171,7 @@ fn committed_results_csv_columns_parse_as_their_documented_types() {
     }
     let pattern = |col: &str| -> Option<&str> {
         types.iter().find_map(|(name, ty)| {
-            let (pre, post) = match (name.find('<'), name.rfind('>')) {
-                (Some(a), Some(b)) => (&name[..a], &name[b + 1..]),
-                _ => (name.as_str(), ""),
-            };
-            let matches = if name.contains('<') {
-                col.starts_with(pre) && col.ends_with(post) && col.len() > pre.len() + post.len()
-            } else {
-                col == name
-            };
-            (matches && !name.starts_with("<grid")).then_some(ty.as_str())
+            (placeholder_match(name, col) && !name.starts_with("<grid")).then_some(ty.as_str())
         })
     };
     for sweep in ["blog37", "protections", "timeouts"] {
@@ -343,4 +334,57 @@ fn sweep_dry_run_json_lists_the_plan_or_the_errors() {
             .any(|a| a["line"] == 3),
         "{v:#}"
     );
+}
+
+/// Whether `col` is a column of the documented `name`, where each `<placeholder>` of the name
+/// stands for one non-empty key segment (no `.` in it): `services.<service>.latency_quantiles.<key>`
+/// matches `services.api.latency_quantiles.p99_s` but not `services.a.calls.b.attempt_timeout`.
+fn placeholder_match(name: &str, col: &str) -> bool {
+    let mut parts = name.split('<');
+    let first = parts.next().unwrap_or("");
+    let Some(mut rest) = col.strip_prefix(first) else {
+        return false;
+    };
+    for part in parts {
+        let literal = part.split_once('>').map_or("", |(_, lit)| lit);
+        // The placeholder takes a non-empty run without `.`, up to where the literal follows.
+        let segment = rest.find('.').unwrap_or(rest.len());
+        let end = if literal.is_empty() {
+            Some(segment)
+        } else {
+            (1..=segment).find(|&i| rest[i..].starts_with(literal))
+        };
+        match end {
+            Some(e) if e > 0 => rest = &rest[e + literal.len()..],
+            _ => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+#[test]
+fn placeholders_match_one_segment_each() {
+    let n = "services.<service>.latency_quantiles.<key>";
+    assert!(placeholder_match(n, "services.api.latency_quantiles.p99_s"));
+    assert!(!placeholder_match(
+        n,
+        "services.svc_a.calls.svc_b.attempt_timeout"
+    ));
+    assert!(placeholder_match(
+        "services.<service>.arrivals",
+        "services.db.arrivals"
+    ));
+    assert!(!placeholder_match(
+        "services.<service>.arrivals",
+        "services.db.x.arrivals"
+    ));
+    assert!(placeholder_match("metrics.requests", "metrics.requests"));
+    assert!(placeholder_match(
+        "calls.<caller>-><callee>.retries",
+        "calls.gateway->svc_a.retries"
+    ));
+    assert!(placeholder_match(
+        "services.<service>.replica_stats.<k>.arrivals",
+        "services.b.replica_stats.0.arrivals"
+    ));
 }
