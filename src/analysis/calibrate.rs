@@ -46,7 +46,7 @@ pub struct ValueWithTolerance<T> {
     pub tolerance: f64,
 }
 
-/// Observed latency quantiles: `p50`, `p90`, `p99`, `p99_9` (also written `p999`) … to a duration.
+/// Observed latency quantiles: `p50`, `p90`, `p99`, `p999` … to a duration.
 pub type LatencyRaw = IndexMap<String, FigureRaw<DurationText>>;
 
 /// What users saw.
@@ -197,27 +197,14 @@ pub fn loss(figures: &[Figure], model: &[Option<f64>]) -> f64 {
     figures.iter().zip(model).map(|(f, m)| f.term(*m)).sum()
 }
 
-/// The quantile a key like `p50`, `p99`, `p999`, `p99_9` or `p99.9` names: one or two digits
-/// are a percent (`p5` 5 %, `p90` 90 %); three or more digits are the digits after `0.`
-/// (`p999` 0.999, `p9999` 0.9999); `_` or `.` marks a decimal percent (`p99_9` 99.9 %).
-pub fn parse_quantile_key(key: &str) -> Option<f64> {
-    let digits = key.strip_prefix('p')?;
-    if digits.is_empty() || digits.starts_with(['_', '.']) {
-        return None;
-    }
-    let q = if digits.contains(['_', '.']) {
-        let pct: f64 = digits.replace('_', ".").parse().ok()?;
-        pct / 100.0
-    } else if digits.chars().all(|c| c.is_ascii_digit()) {
-        if digits.len() <= 2 {
-            digits.parse::<f64>().ok()? / 100.0
-        } else {
-            format!("0.{digits}").parse().ok()?
-        }
-    } else {
-        return None;
-    };
-    (q > 0.0 && q < 1.0).then_some(q)
+/// The quantile a key like `p50`, `p99` or `p999` names, spelt as in a distribution's quantiles
+/// ([`crate::scenario::dist::quantile_of_key`]); `Err` says why the key names none.
+pub fn parse_quantile_key(key: &str) -> Result<f64, String> {
+    crate::scenario::dist::quantile_of_key(key).unwrap_or_else(|| {
+        Err(format!(
+            "`{key}` is not a quantile; write `p50`, `p90`, `p99` or `p999`"
+        ))
+    })
 }
 
 /// The observed figures read from a file.
@@ -433,12 +420,12 @@ impl Builder<'_> {
         let mut sorted: Vec<(f64, f64, String)> = Vec::new();
         for (name, fig) in raw {
             let key = format!("{prefix}.{name}");
-            let Some(q) = parse_quantile_key(name) else {
-                self.problem(
-                    &key,
-                    "is not a quantile; write `p50`, `p90`, `p99`, `p999` or `p99_9`",
-                );
-                continue;
+            let q = match parse_quantile_key(name) {
+                Ok(q) => q,
+                Err(e) => {
+                    self.problem(&key, &e);
+                    continue;
+                }
             };
             let (v, tol) = match fig {
                 FigureRaw::Value(d) => (d.0.as_secs_f64(), None),
@@ -507,16 +494,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn quantile_keys_follow_the_documented_rule() {
-        assert_eq!(parse_quantile_key("p50"), Some(0.5));
-        assert_eq!(parse_quantile_key("p5"), Some(0.05));
-        assert_eq!(parse_quantile_key("p99"), Some(0.99));
-        assert_eq!(parse_quantile_key("p999"), Some(0.999));
-        assert_eq!(parse_quantile_key("p99_9"), Some(0.999));
-        assert_eq!(parse_quantile_key("p99.9"), Some(0.999));
-        assert_eq!(parse_quantile_key("p9999"), Some(0.9999));
-        for bad in ["p0", "p100", "50", "p", "pxx", "p_5", "p00"] {
-            assert_eq!(parse_quantile_key(bad), None, "{bad}");
+    fn quantile_keys_are_spelt_as_in_distributions() {
+        assert_eq!(parse_quantile_key("p50"), Ok(0.5));
+        assert_eq!(parse_quantile_key("p5"), Ok(0.05));
+        assert_eq!(parse_quantile_key("p999"), Ok(0.999));
+        for bad in ["p0", "p100", "50", "p", "pxx", "p05", "p250"] {
+            assert!(parse_quantile_key(bad).is_err(), "{bad}");
         }
     }
 

@@ -484,3 +484,63 @@ fn a_trace_named_by_a_base_resolves_against_the_base() {
         "an input of this command",
     );
 }
+
+/// A scenario whose api's service time is an `empirical` distribution read from `samples`.
+fn samples_scenario(samples: &str) -> String {
+    format!(
+        "duration: 2s
+drain: 2s
+seed: 3
+arrivals: {{ rate: 50 }}
+client: {{ entry: api, attempt_timeout: 1s, retries: 0 }}
+services:
+  api:
+    slots: 4
+    service_time: {{ dist: empirical, file: {samples} }}
+"
+    )
+}
+
+#[test]
+fn an_empirical_samples_file_is_an_input_read_safely_and_resumed_only_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let old = "5ms\n7ms\n9ms\n";
+    std::fs::write(d.join("lat.txt"), old).unwrap();
+    std::fs::write(d.join("s.yaml"), samples_scenario("lat.txt")).unwrap();
+    // An input of the output plan: no output may overwrite it.
+    for args in [
+        &["run", "s.yaml", "--output", "lat.txt"][..],
+        &["run", "s.yaml", "--timeseries", "lat.txt"],
+    ] {
+        refused(d, args, "an input of this command");
+        assert_eq!(read(&d.join("lat.txt")), old, "{args:?}");
+    }
+    // Read safely: a named pipe is refused at once instead of blocking.
+    #[cfg(unix)]
+    {
+        let fifo = d.join("fifo.txt");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        std::fs::write(d.join("f.yaml"), samples_scenario("fifo.txt")).unwrap();
+        refused(d, &["check", "f.yaml"], "fifo.txt");
+    }
+    // Part of a journal's identity: a changed samples file is not resumed.
+    sweep_file(d, "s.yaml", 4);
+    let (code, err) = call(d, &["sweep", "sw.yaml", "--out", "o", "--max-cells", "1"]);
+    assert_eq!(code, 1, "{err}");
+    std::fs::write(d.join("lat.txt"), "50ms\n70ms\n").unwrap();
+    refused(
+        d,
+        &["sweep", "sw.yaml", "--out", "o", "--resume"],
+        "a file a scenario reads",
+    );
+    std::fs::write(d.join("lat.txt"), old).unwrap();
+    let (code, err) = call(d, &["sweep", "sw.yaml", "--out", "o", "--resume"]);
+    assert_eq!(code, 0, "{err}");
+}

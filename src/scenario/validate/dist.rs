@@ -1,8 +1,9 @@
 //! Checks on a distribution (`service_time`, `think_time`, `latency`, a `slow` fault's
 //! `service_time`): which keys each shape takes, their ranges, the quantile keys' spelling and
 //! order, the histogram's buckets, and reading an `empirical` distribution's `file` (a regular
-//! file of at most [`MAX_SAMPLE_BYTES`], relative to the scenario file's folder). The shapes
-//! themselves are [`crate::scenario::dist`]'s.
+//! file of at most [`MAX_SAMPLE_BYTES`], relative to the folder of the file that writes the key,
+//! read through [`crate::config::inputs`]). The shapes themselves are
+//! [`crate::scenario::dist`]'s.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -300,9 +301,15 @@ impl Validator<'_> {
                 s.iter().map(|t| t.0.0 as f64).collect()
             }
             (None, Some(file)) => {
-                let path = self.doc.path().parent().unwrap_or(Path::new("")).join(file);
-                match read_samples(&path, d.column.as_deref()) {
-                    Ok(s) => s,
+                let path = self.doc.folder_of(&format!("{key}.file")).join(file);
+                match self.doc.inputs.read(
+                    SAMPLES,
+                    &path,
+                    d.column.clone().unwrap_or_default(),
+                    |text| parse_samples(&path, text, d.column.as_deref()),
+                    |s: &Vec<f64>| (s.len() * std::mem::size_of::<f64>()) as u64,
+                ) {
+                    Ok(s) => s.as_ref().clone(),
                     Err(e) => {
                         self.problem(&format!("{key}.file"), e);
                         return None;
@@ -408,26 +415,19 @@ impl Validator<'_> {
     }
 }
 
-/// The durations of an `empirical` distribution's file at `path`: one per line (blank lines and
-/// `#` comments skipped), or with `column` a CSV whose header names the column. Refuses what is
-/// not a regular file and files over [`MAX_SAMPLE_BYTES`]; the error names the file and line.
-pub fn read_samples(path: &Path, column: Option<&str>) -> Result<Vec<f64>, String> {
+/// The kind of file an `empirical` distribution's `file:` is, for [`crate::config::inputs`]:
+/// read safely (a regular file only), at most [`MAX_SAMPLE_BYTES`] bytes, once per command, and
+/// recorded as an input of the output plan and of a journal's identity.
+pub const SAMPLES: crate::config::inputs::Kind = crate::config::inputs::Kind {
+    what: "samples",
+    max_bytes: MAX_SAMPLE_BYTES,
+};
+
+/// The durations of an `empirical` distribution's file at `path` (for messages), from its
+/// `text`: one per line (blank lines and `#` comments skipped), or with `column` a CSV whose
+/// header names the column; the error names the file and line.
+pub fn parse_samples(path: &Path, text: &str, column: Option<&str>) -> Result<Vec<f64>, String> {
     let shown = path.display();
-    let meta =
-        std::fs::metadata(path).map_err(|e| format!("cannot read the samples {shown}: {e}"))?;
-    if !meta.is_file() {
-        return Err(format!(
-            "{shown} is not a regular file; name a file of durations"
-        ));
-    }
-    if meta.len() > MAX_SAMPLE_BYTES {
-        return Err(format!(
-            "the samples {shown} are {} bytes; loadsim reads at most {MAX_SAMPLE_BYTES}",
-            meta.len()
-        ));
-    }
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the samples {shown}: {e}"))?;
     let parse = |text: &str, line: u64| {
         crate::config::duration::parse_duration(text)
             .map(|d| d.0 as f64)
