@@ -224,8 +224,8 @@ impl Observed {
 
     /// The figures of a document already read.
     pub fn from_document(file: &Path, doc: Document) -> Result<Observed, ConfigError> {
-        let (raw, problems) = crate::config::deserialize_all::<ObservedRaw>(&doc);
-        let raw = raw.unwrap_or_default();
+        let partial = crate::config::deserialize_all::<ObservedRaw>(&doc);
+        let (raw, problems) = (partial.value.unwrap_or_default(), partial.problems);
         let mut b = Builder {
             doc: &doc,
             default_tolerance: raw.tolerance.unwrap_or(DEFAULT_TOLERANCE),

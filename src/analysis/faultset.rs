@@ -200,6 +200,7 @@ impl FaultSet {
         }
         // Lengthen the run when the window ends too late to see a recovery.
         let end = window_end_s(body);
+        let mut lengthened = None;
         if let Some(end) = end {
             let want = end.ceil() as u64 + AFTER_FAULT_S;
             let have = doc
@@ -215,22 +216,43 @@ impl FaultSet {
                     Value::String("duration".into()),
                     Value::String(format!("{want}s")),
                 );
+                lengthened = Some(format!("{want}s"));
             }
         }
         // Check it now, so every problem of the fault points at the fault set.
         match Scenario::from_document(&doc) {
             Ok(_) => Ok(doc),
-            Err(e) => Err(self.rehome(e, &key)),
+            Err(e) => Err(self.rehome(e, &key, lengthened.map(|d| (body, d)))),
         }
     }
 
-    /// Diagnostics about `faults.<name>` point at the fault set's file and line.
-    fn rehome(&self, e: ConfigError, key: &str) -> ConfigError {
+    /// Diagnostics about `faults.<name>` point at the fault set's file and line; so does a
+    /// problem with the `duration` the fault's window lengthened (`window`: the fault as
+    /// written and that `duration`, when it did), at the key that ends the window.
+    fn rehome(&self, e: ConfigError, key: &str, window: Option<(&Value, String)>) -> ConfigError {
         ConfigError {
             diagnostics: e
                 .diagnostics
                 .into_iter()
                 .map(|d| {
+                    if let Some((body, lengthened)) = &window
+                        && d.key == "duration"
+                    {
+                        let end = ["to", "duration", "from"]
+                            .into_iter()
+                            .find(|k| body.get(*k).is_some())
+                            .unwrap_or_default();
+                        let at = format!("{key}.{end}");
+                        return self.doc.diagnostic(
+                            &at,
+                            format!(
+                                "the window ends too late: tune runs {AFTER_FAULT_S}s past a \
+                                 fault's end to see a recovery, and the scenario's `duration`, \
+                                 lengthened to {lengthened}, {}",
+                                d.message
+                            ),
+                        );
+                    }
                     if d.key == key || d.key.starts_with(&format!("{key}.")) {
                         let origin = match self.doc.locate(&d.key) {
                             o @ Origin::File { .. } => o,

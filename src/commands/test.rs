@@ -232,7 +232,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ConfigError> {
 /// Loads a file to test; `Ok(None)` for a file found in a folder that turns out to have nothing
 /// to test.
 fn load(path: &Path, named: bool, req: &TestRequest) -> Result<Option<TestFile>, ConfigError> {
-    let doc = Document::load(path)?;
+    let doc = Document::load_all(path)?;
     let scenario = Scenario::from_document(&doc)?;
     guard::admit(&scenario, path, req.options)?;
     let limits = req.options;

@@ -40,6 +40,22 @@ pub struct FoundValue {
     pub key: String,
     pub path: Vec<Seg>,
     pub message: String,
+    /// For a required value that is missing or has a shape problem: a value of the right shape
+    /// to put in its place (instead of taking the value out), so that the rest of the document
+    /// can still be deserialized and checked for meaning in the same pass.
+    pub stand_in: Option<StandIn>,
+}
+
+/// A placeholder for a required value (see [`FoundValue::stand_in`]).
+#[derive(Clone, Debug)]
+pub struct StandIn {
+    /// Where it goes.
+    pub path: Vec<Seg>,
+    pub value: Value,
+    /// The key whose problems of meaning are no news with the placeholder in place: the value's
+    /// own key, or for a kind that decides what its siblings mean (`dist`, `kind`, `policy`),
+    /// the map that holds it.
+    pub scope: String,
 }
 
 /// The JSON Schema of `T`, generated once per type.
@@ -166,6 +182,7 @@ impl<'a> Walker<'a> {
             key: path_text(&self.path),
             path: self.path.clone(),
             message,
+            stand_in: None,
         });
     }
 
@@ -316,7 +333,17 @@ impl<'a> Walker<'a> {
             let Some(k) = k.as_str() else { continue };
             self.path.push(Seg::Key(k.to_owned()));
             if let Some(p) = props.and_then(|p| p.get(k)) {
-                ok &= self.node(p, v);
+                let before = self.found.len();
+                let fine = self.node(p, v);
+                if !fine && is_required(s, k) {
+                    let stand_in = self.stand_in(p);
+                    for f in &mut self.found[before..] {
+                        if f.path == self.path {
+                            f.stand_in = stand_in.clone();
+                        }
+                    }
+                }
+                ok &= fine;
             } else if let Some(p) = pattern_property(s, k) {
                 ok &= self.node(p, v);
             } else {
@@ -338,11 +365,98 @@ impl<'a> Walker<'a> {
             for r in required.iter().filter_map(Json::as_str) {
                 if !m.contains_key(r) {
                     self.report(format!("missing field `{r}`"));
+                    if let Some(p) = props.and_then(|p| p.get(r)) {
+                        self.path.push(Seg::Key(r.to_owned()));
+                        let stand_in = self.stand_in(p);
+                        self.path.pop();
+                        if let Some(f) = self.found.last_mut() {
+                            f.stand_in = stand_in;
+                        }
+                    }
                     ok = false;
                 }
             }
         }
         ok
+    }
+
+    /// A placeholder for the required value at the current path, described by `schema`.
+    fn stand_in(&self, schema: &'a Json) -> Option<StandIn> {
+        let (value, kind) = self.placeholder(schema, 0)?;
+        let scope = if kind && self.path.len() > 1 {
+            path_text(&self.path[..self.path.len() - 1])
+        } else {
+            path_text(&self.path)
+        };
+        Some(StandIn {
+            path: self.path.clone(),
+            value,
+            scope,
+        })
+    }
+
+    /// The simplest value of the shape `schema` describes (a duration of `0s`, a zero, an empty
+    /// text, list or map, the first of a set of names, a map with its required keys), and whether
+    /// it is one of a set of names (a kind that decides what the keys beside it mean). Its
+    /// meaning is never checked: the problems of meaning at its key are dropped.
+    fn placeholder(&self, schema: &'a Json, depth: usize) -> Option<(Value, bool)> {
+        if depth > 16 {
+            return None;
+        }
+        let s = schema.as_object()?;
+        if let Some(Json::String(r)) = s.get("$ref") {
+            if r.ends_with("/Duration") {
+                return Some((Value::String("0s".into()), false));
+            }
+            return self.placeholder(self.def(r)?, depth + 1);
+        }
+        for wrapper in ["allOf", "anyOf", "oneOf"] {
+            if let Some(Json::Array(branches)) = s.get(wrapper) {
+                if let Some(names) = branches.iter().map(constant).collect::<Option<Vec<&str>>>() {
+                    return Some((Value::String((*names.first()?).to_owned()), true));
+                }
+                let first = branches.iter().find(|b| !is_null_schema(b))?;
+                return self.placeholder(first, depth + 1);
+            }
+        }
+        if let Some(Json::Array(e)) = s.get("enum") {
+            let first = e.first()?.as_str()?;
+            return Some((Value::String(first.to_owned()), true));
+        }
+        let t = match s.get("type") {
+            Some(Json::String(t)) => t.as_str(),
+            Some(Json::Array(ts)) => ts.iter().filter_map(Json::as_str).find(|t| *t != "null")?,
+            _ => return None,
+        };
+        let value = match t {
+            "integer" => Value::Number(
+                s.get("minimum")
+                    .and_then(Json::as_i64)
+                    .unwrap_or(0)
+                    .max(0)
+                    .into(),
+            ),
+            "number" => Value::Number(0.0.into()),
+            "string" => Value::String(String::new()),
+            "boolean" => Value::Bool(false),
+            "array" => Value::Sequence(Vec::new()),
+            "object" => {
+                let mut m = yaml_serde::Mapping::new();
+                let props = s.get("properties").and_then(Json::as_object);
+                if let Some(Json::Array(required)) = s.get("required") {
+                    for r in required.iter().filter_map(Json::as_str) {
+                        let p = props?.get(r)?;
+                        m.insert(
+                            Value::String(r.to_owned()),
+                            self.placeholder(p, depth + 1)?.0,
+                        );
+                    }
+                }
+                Value::Mapping(m)
+            }
+            _ => return None,
+        };
+        Some((value, false))
     }
 
     /// Follows references and single-branch wrappers to the schema that describes a value.
@@ -393,6 +507,16 @@ impl<'a> Walker<'a> {
                                 .into(),
                         );
                         self.path.clear();
+                    } else if !r.existed {
+                        // Removing what is not there does nothing: a stale override, or one
+                        // written for another base.
+                        self.path = here();
+                        self.report(format!(
+                            "there is no `{}` in the base to remove; `null` removes a key the \
+                             base gives (delete this line if the base should keep its default)",
+                            super::suggest::shorten(seg)
+                        ));
+                        self.path.clear();
                     }
                     return;
                 }
@@ -442,6 +566,13 @@ fn pattern_property<'a>(s: &'a Map<String, Json>, key: &str) -> Option<&'a Json>
     })
 }
 
+/// Whether the object schema `s` lists `key` as required.
+fn is_required(s: &Map<String, Json>, key: &str) -> bool {
+    s.get("required")
+        .and_then(Json::as_array)
+        .is_some_and(|req| req.iter().any(|x| x.as_str() == Some(key)))
+}
+
 /// Whether a schema is `{"type": "null"}`.
 fn is_null_schema(schema: &Json) -> bool {
     schema.get("type").and_then(Json::as_str) == Some("null")
@@ -470,7 +601,20 @@ fn primitive(t: &str, format: Option<&str>, value: &Value) -> Option<String> {
         ("integer", Some("uint64" | "uint")) => de::<u64>(value),
         ("integer", Some("int32")) => de::<i32>(value),
         ("integer", _) => de::<i64>(value),
-        ("number", _) => de::<f64>(value),
+        // The YAML reader keeps a number beyond f64's range (`1e400`) as text.
+        ("number", _) => match value {
+            Value::String(s)
+                if s.bytes().any(|b| b.is_ascii_digit())
+                    && s.parse::<f64>().is_ok_and(|f| f.is_infinite()) =>
+            {
+                Some(format!(
+                    "`{}` is not a finite number: it is beyond ±1.8e308, the largest a number \
+                     can be",
+                    super::suggest::shorten(s)
+                ))
+            }
+            _ => de::<f64>(value),
+        },
         ("string", _) => de::<String>(value),
         ("boolean", _) => de::<bool>(value),
         ("object", _) => Some(format!(

@@ -29,34 +29,113 @@ pub fn deserialize<T: DeserializeOwned + JsonSchema + 'static>(
     doc: &Document,
 ) -> Result<T, ConfigError> {
     match deserialize_all::<T>(doc) {
-        (Some(value), problems) if problems.is_empty() => Ok(value),
-        (_, problems) => Err(doc.sorted(problems)),
+        Partial {
+            value: Some(value),
+            problems,
+            ..
+        } if problems.is_empty() => Ok(value),
+        Partial { problems, .. } => Err(doc.sorted(problems)),
+    }
+}
+
+/// What [`deserialize_all`] makes of a document.
+pub struct Partial<T> {
+    /// The typed value of what is left once the values with a shape problem are taken out (a
+    /// required one replaced by a placeholder); `None` only when even that does not deserialize.
+    pub value: Option<T>,
+    /// The shape problems.
+    pub problems: Vec<Diagnostic>,
+    /// The keys whose value is a placeholder, or whose meaning depends on one: a problem of
+    /// meaning at, below or above one of them is no news.
+    pub placeholders: Vec<String>,
+}
+
+impl<T> Partial<T> {
+    /// Whether a problem of meaning at `key` is news: not at, below or above a value that has a
+    /// shape problem (it was left out or replaced, so what its absence implies is no news) or
+    /// within the scope of a placeholder.
+    pub fn is_news(&self, key: &str) -> bool {
+        let within = |key: &str, outer: &str| {
+            key == outer
+                || key.starts_with(&format!("{outer}."))
+                || key.starts_with(&format!("{outer}["))
+        };
+        let shape = self.problems.iter().map(|p| p.key.as_str());
+        !shape
+            .chain(self.placeholders.iter().map(String::as_str))
+            .any(|s| within(key, s) || within(s, key))
     }
 }
 
 /// Like [`deserialize()`], but also returns the typed value of what is left once the values with a
-/// problem are taken out — `None` when a required one is among them — so that the checks of
-/// meaning can run on the rest and report their problems in the same run.
-pub fn deserialize_all<T: DeserializeOwned + JsonSchema + 'static>(
-    doc: &Document,
-) -> (Option<T>, Vec<Diagnostic>) {
+/// problem are taken out — a required one replaced by a placeholder of the right shape (see
+/// [`check::StandIn`]) — so that the checks of meaning can run on the rest and report their
+/// problems in the same run.
+pub fn deserialize_all<T: DeserializeOwned + JsonSchema + 'static>(doc: &Document) -> Partial<T> {
     let found = check::check(&check::schema_of::<T>(), &doc.value, &doc.removals);
     if found.is_empty() {
         return match typed(doc) {
-            Ok(value) => (Some(value), Vec::new()),
-            Err(e) => (None, e.diagnostics),
+            Ok(value) => Partial {
+                value: Some(value),
+                problems: Vec::new(),
+                placeholders: Vec::new(),
+            },
+            Err(e) => Partial {
+                value: None,
+                problems: e.diagnostics,
+                placeholders: Vec::new(),
+            },
         };
     }
     let mut rest = doc.value.clone();
-    for f in &found {
+    for f in found.iter().filter(|f| f.stand_in.is_none()) {
         remove(&mut rest, &f.path);
+    }
+    let mut placeholders = Vec::new();
+    for s in found.iter().filter_map(|f| f.stand_in.as_ref()) {
+        put(&mut rest, &s.path, s.value.clone());
+        placeholders.push(s.scope.clone());
     }
     let value = T::deserialize(&rest).ok();
     let problems = found
         .into_iter()
         .map(|f| doc.diagnostic(&f.key, f.message))
         .collect();
-    (value, problems)
+    Partial {
+        value,
+        problems,
+        placeholders,
+    }
+}
+
+/// Puts `new` at `path` in `value` (nothing when a map or list on the way is not there).
+fn put(value: &mut Value, path: &[Seg], new: Value) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut node = value;
+    for seg in parents {
+        let next = match seg {
+            Seg::Key(k) => node.as_mapping_mut().and_then(|m| m.get_mut(k.as_str())),
+            Seg::Index(i) => node.as_sequence_mut().and_then(|s| s.get_mut(*i)),
+        };
+        match next {
+            Some(n) => node = n,
+            None => return,
+        }
+    }
+    match last {
+        Seg::Key(k) => {
+            if let Some(m) = node.as_mapping_mut() {
+                m.insert(Value::String(k.clone()), new);
+            }
+        }
+        Seg::Index(i) => {
+            if let Some(item) = node.as_sequence_mut().and_then(|s| s.get_mut(*i)) {
+                *item = new;
+            }
+        }
+    }
 }
 
 /// Takes the node at `path` out of `value` (nothing when it is not there).

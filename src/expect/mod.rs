@@ -290,7 +290,7 @@ pub fn mentions_test_keys(text: &str) -> bool {
 /// Checks the `expect:` and `snapshot:` keys of the scenario file `path` (its validated
 /// `scenario` given), without running anything: what `loadsim check` adds for them.
 pub fn check_file(path: &Path, scenario: &Scenario) -> Result<(), ConfigError> {
-    let doc = Document::load(path)?;
+    let doc = Document::load_all(path)?;
     read(&doc, scenario, &|p| Scenario::load(p, &[], None)).map(|_| ())
 }
 

@@ -242,7 +242,7 @@ pub(crate) fn validate(
                     &key,
                     format!("ends at {} before it starts at {}", to.0, from.0),
                 );
-            } else if to.0 > duration {
+            } else if to.0 > duration && !duration.is_zero() {
                 p.problem(
                     &key,
                     format!(

@@ -125,22 +125,31 @@ pub struct Sources {
     /// The other files the cells read (traces), shared by every scenario's document: a file
     /// that several cells or scenarios name is read once and held once.
     pub inputs: Inputs,
+    /// The problems of the files they import (see [`Document::load_all`]), reported by
+    /// [`prepare`] with the problems of every cell.
+    pub problems: Vec<Diagnostic>,
 }
 
 impl Sources {
-    /// Loads every scenario file (with its `extends` chain); all problems together.
+    /// Loads every scenario file (with its `extends` chain); all problems together. A problem
+    /// with a file a scenario imports does not stop the checks of the cells: it is kept in
+    /// [`Sources::problems`].
     pub fn load(spec: &SweepSpec) -> Result<Sources, ConfigError> {
         let mut docs: Vec<Document> = Vec::new();
         let mut problems = Vec::new();
+        let mut imports = Vec::new();
+        let named = |mut d: Diagnostic| {
+            d.message = format!("{} (named in `scenarios` of the sweep)", d.message);
+            d
+        };
         for s in &spec.scenarios {
-            match Document::load(&s.path) {
-                Ok(d) => docs.push(d),
-                Err(e) => {
-                    for mut d in e.diagnostics {
-                        d.message = format!("{} (named in `scenarios` of the sweep)", d.message);
-                        problems.push(d);
-                    }
+            match Document::load_all(&s.path) {
+                Ok(mut d) => {
+                    let deferred = std::mem::take(&mut d.deferred);
+                    imports.extend(d.sorted(deferred).diagnostics.into_iter().map(named));
+                    docs.push(d);
                 }
+                Err(e) => problems.extend(e.diagnostics.into_iter().map(named)),
             }
         }
         if problems.is_empty() {
@@ -148,8 +157,13 @@ impl Sources {
             for d in &mut docs {
                 d.inputs = inputs.clone();
             }
-            Ok(Sources { docs, inputs })
+            Ok(Sources {
+                docs,
+                inputs,
+                problems: imports,
+            })
         } else {
+            problems.extend(imports);
             Err(ConfigError {
                 diagnostics: problems,
             })
@@ -188,7 +202,7 @@ pub fn prepare(
     sources: &Sources,
     cells: &[Cell],
 ) -> Result<Vec<Scenario>, ConfigError> {
-    let mut problems: Vec<Diagnostic> = Vec::new();
+    let mut problems: Vec<Diagnostic> = sources.problems.clone();
     let mut scenarios = Vec::with_capacity(cells.len());
     for cell in cells {
         match build(spec, sources, cell) {

@@ -248,20 +248,25 @@ impl SweepSpec {
     /// folder; nothing is read).
     pub fn from_text(path: &Path, text: &str) -> Result<SweepSpec, ConfigError> {
         let doc = Document::from_text(path, text)?;
-        let (raw, mut problems) = crate::config::deserialize_all::<SweepRaw>(&doc);
-        let Some(raw) = raw else {
-            return Err(doc.sorted(problems));
+        let mut partial = crate::config::deserialize_all::<SweepRaw>(&doc);
+        let Some(raw) = partial.value.take() else {
+            return Err(doc.sorted(partial.problems));
         };
         let mut c = Checker {
             doc: &doc,
             problems: Vec::new(),
         };
         let spec = c.spec(raw);
-        if c.problems.is_empty() && problems.is_empty() {
+        if c.problems.is_empty() && partial.problems.is_empty() {
             Ok(spec)
         } else {
-            problems.extend(c.problems);
-            Err(doc.sorted(problems))
+            let meaning: Vec<Diagnostic> = c
+                .problems
+                .into_iter()
+                .filter(|p| partial.placeholders.is_empty() || partial.is_news(&p.key))
+                .collect();
+            partial.problems.extend(meaning);
+            Err(doc.sorted(partial.problems))
         }
     }
 

@@ -938,3 +938,183 @@ fn the_small_refusals_of_hardening_iii() {
     let e = trace("-1\n").expect_err("negative");
     assert!(e.contains("must be zero or more seconds"), "{e}");
 }
+
+/// Issue 30 item 14: a required key with a shape problem (`duration: abc`, `slots: many`, a
+/// `dist` that is no distribution, a fault without `from`) no longer stops the checks of meaning:
+/// a placeholder stands in for it, and only what depends on it goes unchecked.
+#[test]
+fn required_keys_with_shape_problems_are_reported_with_the_meaning_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "duration: abc\narrivals: {rate: 100}\nclient: {entry: svc_a, attempt_timeout: 1s}\n\
+                services:\n  svc_a:\n    slots: many\n    queue_cap: 0\n    service_time: {dist: \
+                bogus, mean: 5ms}\n    calls:\n      svc_b: {attempt_timeout: 1s}\n  svc_b:\n    \
+                slots: 0\n    calls:\n      svc_a: {attempt_timeout: 1s}\nfaults:\n  late:\n    \
+                kind: outage\n    service: svc_b\n    from: 5s\n    to: 1s\n  nofrom:\n    kind: \
+                outage\n    service: svc_b\n    to: 2s\n";
+    let e = load_err(&write(dir.path(), "req.yaml", text), &[]);
+    let keys: Vec<&str> = e.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    for key in [
+        // shape
+        "duration",
+        "services.svc_a.slots",
+        "services.svc_a.service_time.dist",
+        "faults.nofrom",
+        // meaning, in the same pass
+        "services.svc_a.queue_cap",
+        "services.svc_b.slots",
+        "faults.late.to",
+    ] {
+        assert!(keys.contains(&key), "{key} missing from {keys:?}\n{e}");
+    }
+    let text = e.to_string();
+    assert!(text.contains("calls form a cycle"), "{text}");
+    // What the placeholders imply is no news: no "longer than 0s" for the duration, nothing
+    // about the bad distribution's `mean`, each key once.
+    assert!(!text.contains("must be longer than 0s"), "{text}");
+    assert!(
+        !keys.contains(&"services.svc_a.service_time.mean"),
+        "{text}"
+    );
+    let mut unique = keys.clone();
+    unique.dedup();
+    assert_eq!(unique.len(), keys.len(), "{text}");
+
+    // With the shape problems fixed, the meaning problems are the same ones: nothing was held
+    // back for a second round.
+    let fixed = write(
+        dir.path(),
+        "fixed.yaml",
+        &std::fs::read_to_string(dir.path().join("req.yaml"))
+            .unwrap()
+            .replace("duration: abc", "duration: 60s")
+            .replace("slots: many", "slots: 1")
+            .replace("dist: bogus", "dist: exponential")
+            .replace("    to: 2s\n", "    from: 1s\n    to: 2s\n"),
+    );
+    let again = load_err(&fixed, &[]);
+    let meaning: Vec<&str> = again.diagnostics.iter().map(|d| d.key.as_str()).collect();
+    for key in &meaning {
+        assert!(
+            keys.contains(key),
+            "{key} only in the second round:\n{again}"
+        );
+    }
+}
+
+/// Issue 30 item 15: `null` on a key the `extends` base does not give is refused (it removes
+/// nothing); `null` on one it gives still removes it.
+#[test]
+fn null_on_a_key_the_base_lacks_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = scenario_path("naive");
+    let naive = std::fs::read_to_string(&base).unwrap();
+    assert!(
+        !naive.contains("max_queue_time"),
+        "the test needs a key naive.yaml lacks"
+    );
+    let path = write(
+        dir.path(),
+        "stale.yaml",
+        &format!(
+            "extends: {}\nservices:\n  svc_a:\n    max_queue_time: null\n",
+            base.display()
+        ),
+    );
+    let e = load_err(&path, &[]);
+    let d = e
+        .diagnostics
+        .iter()
+        .find(|d| d.key == "services.svc_a.max_queue_time")
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(
+        d.message
+            .contains("there is no `max_queue_time` in the base to remove"),
+        "{e}"
+    );
+    assert!(
+        matches!(&d.origin, Origin::File { path: p, line: Some(4), .. } if p == &path),
+        "{e}"
+    );
+    // The same key given by the base is removed as before.
+    let with = write(
+        dir.path(),
+        "with.yaml",
+        &format!(
+            "extends: {}\nservices:\n  svc_a:\n    max_queue_time: 1s\n",
+            base.display()
+        ),
+    );
+    let path = write(
+        dir.path(),
+        "removes.yaml",
+        &format!(
+            "extends: {}\nservices:\n  svc_a:\n    max_queue_time: null\n",
+            with.display()
+        ),
+    );
+    let sc = Scenario::load(&path, &[], None).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(sc.services[0].max_queue_time, None);
+    // And `--set KEY=null` on a key that is not there says so too.
+    let e = load_err(&base, &["services.svc_a.max_queue_time=null"]).to_string();
+    assert!(
+        e.contains("there is no `max_queue_time` in the base to remove"),
+        "{e}"
+    );
+}
+
+/// Issue 30 item 15: a number beyond f64's range (`le: 1e400`) is not "wrong type: string".
+#[test]
+fn a_number_beyond_range_is_not_a_finite_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        "huge.yaml",
+        &format!(
+            "extends: {}\nexpect:\n  - {{metric: metrics.recovery_s, le: 1e400}}\n",
+            scenario_path("naive").display()
+        ),
+    );
+    let e = load_err(&path, &[]);
+    let d = e
+        .diagnostics
+        .iter()
+        .find(|d| d.key == "expect[0].le")
+        .unwrap_or_else(|| panic!("{e}"));
+    assert!(d.message.contains("`1e400` is not a finite number"), "{e}");
+    assert!(!d.message.contains("wrong type"), "{e}");
+    assert!(
+        matches!(d.origin, Origin::File { line: Some(3), .. }),
+        "{e}"
+    );
+    // The same in a scenario key that takes a number.
+    let e = load_err(&scenario_path("naive"), &["arrivals.rate=-1e400"]).to_string();
+    assert!(e.contains("`-1e400` is not a finite number"), "{e}");
+}
+
+/// Issue 30 item 15: a fault window too late for the run is the fault set's problem, at the
+/// line that ends the window, not at the scenario's `duration`.
+#[test]
+fn a_fault_set_window_too_late_points_at_the_fault_set() {
+    use loadsim::analysis::faultset::FaultSet;
+    let dir = tempfile::tempdir().unwrap();
+    let set = write(
+        dir.path(),
+        "k.yaml",
+        "faults:\n  fine:\n    kind: outage\n    from: 1s\n    duration: 1s\n  late:\n    kind: \
+         outage\n    from: 1s\n    to: 40days\n",
+    );
+    let set = FaultSet::load(&set).unwrap();
+    let base = Document::load(&scenario_path("naive")).unwrap();
+    set.apply(0, &base, "svc_b")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let e = set.apply(1, &base, "svc_b").expect_err("a 40-day window");
+    let [d] = &e.diagnostics[..] else {
+        panic!("one problem: {e}");
+    };
+    assert_eq!(d.key, "faults.late.to", "{e}");
+    assert!(
+        matches!(&d.origin, Origin::File { path, line: Some(9), .. } if path.ends_with("k.yaml")),
+        "{e}"
+    );
+    assert!(d.message.contains("must be at most 30days"), "{e}");
+}

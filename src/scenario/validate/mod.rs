@@ -41,13 +41,15 @@ pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
 /// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
 /// values, durations) and the problems of meaning of the rest, all in one report in file order.
 pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
-    let (raw, mut shape) = deserialize_all::<ScenarioRaw>(doc);
+    let mut partial = deserialize_all::<ScenarioRaw>(doc);
     // The problems of imported files come with the rest; an edge whose import failed lacks the
     // imported keys, which is no news at the edge itself.
-    shape.retain(|p| !doc.incomplete.contains(&p.key));
+    partial
+        .problems
+        .retain(|p| !doc.incomplete.contains(&p.key));
     let imports = doc.deferred.iter().cloned();
-    let Some(raw) = raw else {
-        return Err(doc.sorted(imports.chain(shape).collect()));
+    let Some(raw) = partial.value.take() else {
+        return Err(doc.sorted(imports.chain(partial.problems).collect()));
     };
     if raw.services.len() > MAX_SERVICES {
         // Checking each of them would bury this sentence under thousands more.
@@ -64,24 +66,17 @@ pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
         problems: Vec::new(),
     };
     let scenario = v.scenario(raw);
-    if v.problems.is_empty() && shape.is_empty() && doc.deferred.is_empty() {
+    if v.problems.is_empty() && partial.problems.is_empty() && doc.deferred.is_empty() {
         return Ok(scenario);
     }
-    // A value with a shape problem was left out; what its absence implies, at its own key, below
-    // it or at the keys that hold it, is no news.
-    let within = |key: &str, outer: &str| {
-        key == outer
-            || key.starts_with(&format!("{outer}."))
-            || key.starts_with(&format!("{outer}["))
-    };
-    let meaning = v.problems.into_iter().filter(|p| {
-        !shape
-            .iter()
-            .any(|s| within(&p.key, &s.key) || within(&s.key, &p.key))
-            && !doc.incomplete.contains(&p.key)
-    });
+    // A value with a shape problem was left out or replaced by a placeholder; what that implies,
+    // at its own key, below it or at the keys that hold it, is no news.
+    let meaning = v
+        .problems
+        .into_iter()
+        .filter(|p| partial.is_news(&p.key) && !doc.incomplete.contains(&p.key));
     let all: Vec<Diagnostic> = imports
-        .chain(shape.iter().cloned())
+        .chain(partial.problems.iter().cloned())
         .chain(meaning)
         .collect();
     Err(doc.sorted(all))
