@@ -1118,3 +1118,41 @@ fn a_fault_set_window_too_late_points_at_the_fault_set() {
     );
     assert!(d.message.contains("must be at most 30days"), "{e}");
 }
+
+/// Issue 30 item 14: in a sweep, a problem with a file a scenario imports no longer stops the
+/// checks of the cells: both come in one run.
+#[test]
+fn a_sweep_reports_an_import_problem_with_the_cells_problems() {
+    let dir = tempfile::tempdir().unwrap();
+    let grpc = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/import/grpc_retry.json");
+    write(
+        dir.path(),
+        "imp.yaml",
+        &format!(
+            "extends: {}\nservices:\n  svc_a:\n    calls:\n      svc_b:\n        import: {{grpc: \
+             {}, method: Nope}}\n",
+            scenario_path("naive").display(),
+            grpc.display()
+        ),
+    );
+    let sweep = write(
+        dir.path(),
+        "sw.yaml",
+        "name: t\nscenarios: [imp.yaml]\ngrid:\n  services.svc_a.queue_cap: [0, 4]\n",
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_loadsim"))
+        .args(["sweep", "--dry-run"])
+        .arg(&sweep)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no method config applies to method \"Nope\""),
+        "{err}"
+    );
+    assert!(
+        err.contains("with the value `0`: must be at least 1"),
+        "{err}"
+    );
+}
