@@ -32,7 +32,7 @@ use crate::runner::{
     FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
 };
 use crate::scenario::Scenario;
-use crate::sweep::journal::{self, CellRecord, Header, Journal};
+use crate::sweep::journal::{self, CellRecord, Header, SearchJournal};
 
 /// The report's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -113,7 +113,16 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
         Some(dir) => Some(FolderLock::acquire(dir, "--out")?),
         None => None,
     };
-    let journal = open_journal(req, &plan)?;
+    let journal = SearchJournal::open(
+        req.out.as_deref(),
+        req.resume,
+        &Header::new(
+            &format!("calibrate {}", plan.scenario),
+            &plan.inputs_sha256,
+            "1/1",
+        ),
+        "scenario, observed file, key range or seeds",
+    )?;
     let runner = Runner::new(req.jobs)?;
     let ran = AtomicUsize::new(0);
     let progress = Progress::new(
@@ -283,51 +292,6 @@ fn figures(plan: &Plan, run: &RunSummary) -> Vec<Option<f64>> {
         .iter()
         .map(|f| f.model_value(run, plan.duration_s))
         .collect()
-}
-
-/// An open journal and the runs it already held.
-struct OpenJournal {
-    journal: Journal,
-    done: HashMap<String, CellRecord>,
-}
-
-fn open_journal(req: &CalibrateRequest, plan: &Plan) -> Result<Option<OpenJournal>, Error> {
-    let Some(dir) = &req.out else {
-        if req.resume {
-            return Err(ConfigError::flag(
-                "--resume",
-                "resumes from the journal in --out; give --out DIR",
-            )
-            .into());
-        }
-        return Ok(None);
-    };
-    let header = Header::new(
-        &format!("calibrate {}", plan.scenario),
-        &plan.inputs_sha256,
-        "1/1",
-    );
-    let path = dir.join(journal::FILE);
-    let mut done = HashMap::new();
-    if req.resume
-        && let Some(contents) = journal::read(&path)?
-    {
-        if contents.header != header {
-            return Err(ConfigError::flag(
-                "--resume",
-                format!(
-                    "cannot resume from {}: it was written for another scenario, observed file, key range or seeds; run without --resume to start over, or choose another --out",
-                    path.display()
-                ),
-            )
-            .into());
-        }
-        done = contents.records;
-    }
-    let mut records: Vec<CellRecord> = done.values().cloned().collect();
-    records.sort_by(|a, b| a.key.cmp(&b.key));
-    let journal = Journal::create(&path, &header, &records).map_err(|e| output_error(&path, e))?;
-    Ok(Some(OpenJournal { journal, done }))
 }
 
 fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {

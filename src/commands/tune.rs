@@ -6,7 +6,6 @@
 //! the report's files. What the report says and its forms (Markdown, JSON, CSV, SVG) are
 //! [`render`]; the search itself is [`crate::analysis::tune`].
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -32,7 +31,7 @@ use crate::runner::{
 };
 use crate::scenario::Scenario;
 use crate::sweep::expand::metric_columns;
-use crate::sweep::journal::{self, CellRecord, Header, Journal};
+use crate::sweep::journal::{self, CellRecord, Header, SearchJournal};
 use render::{Report, candidates_csv, write_pareto_svg};
 
 mod render;
@@ -184,7 +183,16 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
         Some(dir) => Some(FolderLock::acquire(dir, "--out")?),
         None => None,
     };
-    let journal = open_journal(req, &plan)?;
+    let journal = SearchJournal::open(
+        req.out.as_deref(),
+        req.resume,
+        &Header::new(
+            &format!("tune {}", plan.scenario),
+            &plan.inputs_sha256,
+            "1/1",
+        ),
+        "scenario (or a file it reads, like a trace), fault set, target, key range or seeds",
+    )?;
     let runner = Runner::new(req.jobs)?;
     let ran = AtomicUsize::new(0);
     let progress = Progress::new(None, "runs", req.quiet || req.format == TuneFormat::Json);
@@ -355,54 +363,6 @@ fn score(plan: &Plan, values: Vec<f64>, per_variant: &[Vec<RunSummary>]) -> Scor
         failing,
         recovery,
     }
-}
-
-/// An open journal and the runs it already held.
-struct OpenJournal {
-    journal: Journal,
-    done: HashMap<String, CellRecord>,
-}
-
-fn open_journal(req: &TuneRequest, plan: &Plan) -> Result<Option<OpenJournal>, Error> {
-    let Some(dir) = &req.out else {
-        if req.resume {
-            return Err(ConfigError::flag(
-                "--resume",
-                "resumes from the journal in --out; give --out DIR",
-            )
-            .into());
-        }
-        return Ok(None);
-    };
-    let header = Header::new(
-        &format!("tune {}", plan.scenario),
-        &plan.inputs_sha256,
-        "1/1",
-    );
-    let path = dir.join(journal::FILE);
-    let mut done = HashMap::new();
-    if req.resume
-        && let Some(contents) = journal::read(&path)?
-    {
-        if contents.header != header {
-            return Err(ConfigError::flag(
-                "--resume",
-                format!(
-                    "cannot resume from {}: it was written for another scenario (or a file it reads, like a trace), fault set, target, key range or seeds; run without --resume to start over, or choose another --out",
-                    path.display()
-                ),
-            )
-            .into());
-        }
-        done = contents.records;
-    }
-    let records: Vec<CellRecord> = {
-        let mut v: Vec<CellRecord> = done.values().cloned().collect();
-        v.sort_by(|a, b| a.key.cmp(&b.key));
-        v
-    };
-    let journal = Journal::create(&path, &header, &records).map_err(|e| output_error(&path, e))?;
-    Ok(Some(OpenJournal { journal, done }))
 }
 
 fn prepare(req: &TuneRequest) -> Result<Plan, Error> {

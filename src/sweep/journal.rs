@@ -228,6 +228,56 @@ pub(crate) fn version_text(v: Option<u32>) -> String {
     )
 }
 
+/// A search's journal (`loadsim tune`, `loadsim calibrate`) in `--out`, and the runs it already
+/// held: `None` without `--out` (and `--resume` without `--out` refused). With `--resume`, a
+/// journal written for another `header` (another command, scenario, input file, range or seeds)
+/// is refused, `what` naming what the identity covers; without it the journal starts empty.
+pub struct SearchJournal {
+    pub journal: Journal,
+    pub done: HashMap<String, CellRecord>,
+}
+
+impl SearchJournal {
+    /// Opens the journal of `dir` for a search identified by `header`.
+    pub fn open(
+        dir: Option<&Path>,
+        resume: bool,
+        header: &Header,
+        what: &str,
+    ) -> Result<Option<SearchJournal>, crate::Error> {
+        let Some(dir) = dir else {
+            if resume {
+                return Err(ConfigError::flag(
+                    "--resume",
+                    "resumes from the journal in --out; give --out DIR",
+                )
+                .into());
+            }
+            return Ok(None);
+        };
+        let path = dir.join(FILE);
+        let mut done = HashMap::new();
+        if resume && let Some(contents) = read(&path)? {
+            if &contents.header != header {
+                return Err(ConfigError::flag(
+                    "--resume",
+                    format!(
+                        "cannot resume from {}: it was written for another {what}; run without --resume to start over, or choose another --out",
+                        path.display()
+                    ),
+                )
+                .into());
+            }
+            done = contents.records;
+        }
+        let mut records: Vec<CellRecord> = done.values().cloned().collect();
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        let journal = Journal::create(&path, header, &records)
+            .map_err(|e| crate::runner::output_error(&path, e))?;
+        Ok(Some(SearchJournal { journal, done }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
