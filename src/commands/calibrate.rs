@@ -385,12 +385,13 @@ fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {
         req.fit,
         seeds_text.join(",")
     );
+    // After every corner is validated: the files the scenario reads (imports, traces, sample
+    // files) are recorded, so a changed one is another calibration (as in tune and sweep).
+    let scenario_identity = subject.doc.identity();
     let inputs_sha256 = crate::sweep::sha256(
-        subject
-            .doc
-            .files
+        scenario_identity
             .iter()
-            .map(|f| f.text.as_bytes())
+            .map(Vec::as_slice)
             .chain(observed.doc.files.iter().map(|f| f.text.as_bytes()))
             .chain([identity.as_bytes()]),
     );
