@@ -375,6 +375,20 @@ pub fn coarse_grid(axes: &[TuneAxis], steps: usize) -> Vec<Vec<f64>> {
     product(&grids)
 }
 
+/// The most candidates a search of `axes` with `steps` and `rounds` can try, counted without
+/// building the grid (a grid of more than [`crate::guard::MAX_CELLS`] points is not allocated),
+/// for the run limit checked before any search starts.
+pub fn most_candidates(axes: &[TuneAxis], steps: usize, rounds: usize) -> u64 {
+    let d = axes.len() as u32;
+    let ints = axes.iter().filter(|a| a.axis.kind == Kind::Integer).count() as u32;
+    let grid = match (steps as u64).saturating_pow(d) {
+        n if n > crate::guard::MAX_CELLS => n,
+        _ => coarse_grid(axes, steps).len() as u64,
+    };
+    grid.saturating_add((rounds as u64).saturating_mul(3u64.pow(d)))
+        .saturating_add(EXTRA_ROUNDS as u64 * 3u64.pow(ints))
+}
+
 /// Runs the search: the coarse grid as one batch, then each refinement round as one batch.
 /// `evaluate` gets candidates (one value per key) and returns their results in the same order
 /// (their `round` is set here).

@@ -18,10 +18,11 @@ use serde::Serialize;
 use yaml_serde::Value;
 
 use super::Output;
+use super::tune::{candidate_scenario, set_args};
 use crate::Error;
 use crate::analysis::boundary::SearchAxis;
 use crate::analysis::calibrate::{Figure, Observed, indistinguishable, loss, seed_means};
-use crate::analysis::tune::{EXTRA_ROUNDS, Scored, Search, TuneAxis, coarse_grid, search};
+use crate::analysis::tune::{Scored, Search, TuneAxis, coarse_grid, most_candidates, search};
 use crate::config::{ConfigError, Document};
 use crate::guard;
 use crate::metrics::RunSummary;
@@ -88,16 +89,8 @@ struct Plan {
 /// Runs the baseline and the search and renders the report.
 pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
     let plan = prepare(req)?;
-    let d = plan.axes.len() as u32;
-    let ints = plan
-        .axes
-        .iter()
-        .filter(|a| a.axis.kind == crate::analysis::boundary::Kind::Integer)
-        .count() as u32;
-    let candidates = 1
-        + coarse_grid(&plan.axes, req.steps).len() as u64
-        + req.rounds as u64 * 3u64.pow(d)
-        + EXTRA_ROUNDS as u64 * 3u64.pow(ints);
+    // The search's candidates and the baseline.
+    let candidates = most_candidates(&plan.axes, req.steps, req.rounds).saturating_add(1);
     guard::check_run_limit(candidates.saturating_mul(plan.seeds.len() as u64), req.yes)?;
     let mut plan_out = OutputPlan::new(plan.subject.inputs());
     plan_out.add_inputs([req.observed.as_path()]);
@@ -266,23 +259,6 @@ type FiguresOf = HashMap<Vec<u64>, Vec<Vec<Option<f64>>>>;
 
 fn bits(values: &[f64]) -> Vec<u64> {
     values.iter().map(|v| v.to_bits()).collect()
-}
-
-fn set_args(axes: &[TuneAxis], values: &[f64]) -> Vec<String> {
-    axes.iter()
-        .zip(values)
-        .map(|(a, &v)| a.axis.set_arg(v))
-        .collect()
-}
-
-fn candidate_scenario(doc: &Document, sets: &[String], seed: u64) -> Result<Scenario, ConfigError> {
-    let mut doc = doc.clone();
-    for s in sets {
-        doc.apply_set(s)?;
-    }
-    let mut sc = Scenario::from_document(&doc)?;
-    sc.seed = seed;
-    Ok(sc)
 }
 
 /// Every figure of the observed file, read off one run.

@@ -13,11 +13,11 @@ use yaml_serde::Value;
 
 use super::Output;
 use crate::Error;
-use crate::analysis::boundary::{Kind, SearchAxis};
+use crate::analysis::boundary::SearchAxis;
 use crate::analysis::faultset::FaultSet;
 use crate::analysis::tune::{
-    DEFAULT_OBJECTIVE, DEFAULT_REQUIREMENTS, EXTRA_ROUNDS, RECOVERY, Requirement, Scored, Search,
-    TuneAxis, coarse_grid, median_recovery, search, split_scope,
+    DEFAULT_OBJECTIVE, DEFAULT_REQUIREMENTS, RECOVERY, Requirement, Scored, Search, TuneAxis,
+    coarse_grid, median_recovery, most_candidates, search, split_scope,
 };
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Document};
@@ -149,20 +149,7 @@ struct Plan {
 pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
     let plan = prepare(req)?;
     let runs_per = plan.variants.len() as u64 * plan.seeds.len() as u64;
-    let d = plan.axes.len() as u32;
-    let ints = plan
-        .axes
-        .iter()
-        .filter(|a| a.axis.kind == Kind::Integer)
-        .count() as u32;
-    // Counted before it is built: a grid of more than MAX_CELLS points is not allocated.
-    let grid = match (req.steps as u64).saturating_pow(d) {
-        n if n > guard::MAX_CELLS => n,
-        _ => coarse_grid(&plan.axes, req.steps).len() as u64,
-    };
-    let candidates = grid
-        .saturating_add((req.rounds as u64).saturating_mul(3u64.pow(d)))
-        .saturating_add(EXTRA_ROUNDS as u64 * 3u64.pow(ints));
+    let candidates = most_candidates(&plan.axes, req.steps, req.rounds);
     guard::check_run_limit(candidates.saturating_mul(runs_per), req.yes)?;
     // Every variant (healthy load, each fault) is admitted as the scenario gives it before
     // anything runs; each candidate is admitted again when it runs.
@@ -292,7 +279,7 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
 /// The files `--out` receives besides the journal.
 const OUT_FILES: [&str; 4] = ["tune.md", "tune.json", "candidates.csv", "pareto.svg"];
 
-fn set_args(axes: &[TuneAxis], values: &[f64]) -> Vec<String> {
+pub(crate) fn set_args(axes: &[TuneAxis], values: &[f64]) -> Vec<String> {
     axes.iter()
         .zip(values)
         .map(|(a, &v)| a.axis.set_arg(v))
@@ -303,7 +290,11 @@ fn cell_key(sets: &[String], variant: &str, seed: u64) -> String {
     format!("{} | {variant} | seed {seed}", sets.join(" "))
 }
 
-fn candidate_scenario(doc: &Document, sets: &[String], seed: u64) -> Result<Scenario, ConfigError> {
+pub(crate) fn candidate_scenario(
+    doc: &Document,
+    sets: &[String],
+    seed: u64,
+) -> Result<Scenario, ConfigError> {
     let mut doc = doc.clone();
     for s in sets {
         doc.apply_set(s)?;
