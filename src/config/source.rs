@@ -127,9 +127,10 @@ impl Document {
         })
     }
 
-    /// Applies `KEY=VALUE` (a dotted path and a YAML value) on top of the document. Every map on
-    /// the way to the last key must exist; the last key may be new (the schema decides later
-    /// whether it is allowed). `KEY=null` removes the key, as `null` does in a file that extends
+    /// Applies `KEY=VALUE` (a dotted path and a YAML value) on top of the document. A map on the
+    /// way that is a key of the schema is created if missing (`arrivals.scale` beside `clients`),
+    /// an entry of a named map (a service, a callee, a class, a fault) must exist; new keys are
+    /// checked by the schema later, at this argument. `KEY=null` removes the key, as `null` does in a file that extends
     /// another; an empty value is refused.
     pub fn apply_set(&mut self, argument: &str) -> Result<(), ConfigError> {
         let file = self.path().to_owned();
@@ -188,17 +189,36 @@ impl Document {
     /// Where `key` was written: the last `--set` that covers it, else the first file (child before
     /// base, then the files it imports) that writes it or its nearest written ancestor.
     pub fn locate(&self, key: &str) -> Origin {
+        self.locate_set(key)
+            .unwrap_or_else(|| self.locate_in_files(key))
+    }
+
+    /// Whether a file of the document (or one it imports) writes `key` itself.
+    fn written(&self, key: &str) -> bool {
+        self.files
+            .iter()
+            .chain(self.import_sources.iter().map(|(_, f)| f))
+            .any(|f| f.keys.contains_key(key))
+    }
+
+    fn locate_set(&self, key: &str) -> Option<Origin> {
         for set in self.sets.iter().rev() {
             if key == set.key
                 || key.starts_with(&format!("{}.", set.key))
                 || key.starts_with(&format!("{}[", set.key))
+                || (set.key.starts_with(&format!("{key}.")) && !self.written(key))
             {
-                return Origin::Set {
+                // The `--set` wrote the key, or created the map `key` on its way.
+                return Some(Origin::Set {
                     argument: set.argument.clone(),
                     file: self.path().to_owned(),
-                };
+                });
             }
         }
+        None
+    }
+
+    fn locate_in_files(&self, key: &str) -> Origin {
         let mut probe = key.to_owned();
         loop {
             // Each file, then the files it imports (the keys written beside `import` first).
@@ -625,9 +645,12 @@ fn remove_path(root: &mut Value, key: &str) -> Result<Removal, String> {
     let map = match parent {
         None => root.as_mapping_mut(),
         Some(p) => {
-            // Walk with the same checks and messages as setting.
-            let mut probe = root.clone();
-            set_path(&mut probe, &format!("{p}.{last}"), Value::Bool(true))?;
+            // Walk with the same checks and messages as setting; then every map on the way must
+            // exist (there is nothing to remove under a map that is not there).
+            check_path(root, key)?;
+            if let Some(missing) = first_missing(root, p) {
+                return Err(missing);
+            }
             navigate(root, p)
         }
     };
@@ -652,13 +675,77 @@ fn navigate<'v>(root: &'v mut Value, key: &str) -> Option<&'v mut Mapping> {
     node.as_mapping_mut()
 }
 
-/// Sets `key` (dotted) in `root` to `value`.
+/// Whether the key under the dotted path `parent` names one of the scenario's own entries (a
+/// service, a callee, a class, a fault) rather than a key of the schema: such a key must already
+/// exist to be set through, since creating it would add a service or a call, not set a value.
+fn names_an_entry(parent: &[&str]) -> bool {
+    matches!(
+        parent,
+        ["services"] | ["clients"] | ["faults"] | ["services", _, "calls"]
+    )
+}
+
+/// "there is no key …" for the first segment of the dotted `path` missing in `root`, if one is.
+fn first_missing(root: &Value, path: &str) -> Option<String> {
+    let mut node = root;
+    let mut so_far = String::new();
+    for part in path.split('.') {
+        let map = node.as_mapping()?;
+        match map.get(part) {
+            Some(n) => node = n,
+            None => {
+                let place = if so_far.is_empty() {
+                    "the top level".to_owned()
+                } else {
+                    format!("`{so_far}`")
+                };
+                return Some(format!(
+                    "there is no key `{part}` at {place}{}",
+                    super::suggest::did_you_mean(part, map.keys().filter_map(Value::as_str))
+                ));
+            }
+        }
+        if !so_far.is_empty() {
+            so_far.push('.');
+        }
+        so_far.push_str(part);
+    }
+    None
+}
+
+/// Sets `key` (dotted) in `root` to `value`. Every map on the way is created if missing, except
+/// the scenario's own entries (services, callees, classes, faults), which must exist. On an
+/// error `root` is unchanged.
 pub fn set_path(root: &mut Value, key: &str, value: Value) -> Result<(), String> {
+    let parts = check_path(root, key)?;
+    let mut node = root;
+    for part in &parts[..parts.len() - 1] {
+        let Value::Mapping(map) = node else {
+            unreachable!("check_path walked this path")
+        };
+        // A fixed key of the schema (`arrivals`, `contention`, `retry_budget`…) is created
+        // empty, so `--set arrivals.scale=2` works on a scenario with only `clients:`; a
+        // misspelt one is then an unknown key, reported by validation at this `--set`.
+        node = map
+            .entry(Value::String((*part).to_owned()))
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+    }
+    let Value::Mapping(map) = node else {
+        unreachable!("check_path walked this path")
+    };
+    map.insert(Value::String(parts[parts.len() - 1].to_owned()), value);
+    Ok(())
+}
+
+/// The segments of `key` if [`set_path`] can set it in `root`: no empty segment, no scalar on
+/// the way, and every entry of a named map (a service, a callee, a class, a fault) present.
+fn check_path<'k>(root: &Value, key: &'k str) -> Result<Vec<&'k str>, String> {
     if key.is_empty() {
         return Err("the key is empty; expected a dotted path like `services.svc_a.slots`".into());
     }
     let parts: Vec<&str> = key.split('.').collect();
-    let mut node = root;
+    // `None` once the walk is inside a map that setting will create.
+    let mut node = Some(root);
     for (i, part) in parts.iter().enumerate() {
         if part.is_empty() {
             return Err(
@@ -667,39 +754,36 @@ pub fn set_path(root: &mut Value, key: &str, value: Value) -> Result<(), String>
             );
         }
         let so_far = parts[..i].join(".");
-        let map: &mut Mapping = match node {
-            Value::Mapping(m) => m,
-            _ => {
+        let map = match node {
+            None => None,
+            Some(Value::Mapping(m)) => Some(m),
+            Some(_) => {
                 return Err(format!(
                     "`{so_far}` is not a mapping, so it has no key `{part}`"
                 ));
             }
         };
-        let last = i + 1 == parts.len();
-        if last {
-            map.insert(Value::String((*part).to_owned()), value);
-            return Ok(());
+        if i + 1 == parts.len() {
+            break;
         }
-        let known: Vec<String> = map
-            .keys()
-            .filter_map(|k| k.as_str().map(str::to_owned))
-            .collect();
-        node = match map.get_mut(*part) {
-            Some(n) => n,
-            None => {
-                let place = if so_far.is_empty() {
-                    "the top level".to_owned()
-                } else {
-                    format!("`{so_far}`")
-                };
-                return Err(format!(
-                    "there is no key `{part}` at {place}{}",
-                    super::suggest::did_you_mean(part, known.iter().map(String::as_str))
-                ));
-            }
-        };
+        let child = map.and_then(|m| m.get(*part));
+        if child.is_none() && names_an_entry(&parts[..i]) {
+            let place = if so_far.is_empty() {
+                "the top level".to_owned()
+            } else {
+                format!("`{so_far}`")
+            };
+            let known: Vec<&str> = map
+                .map(|m| m.keys().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            return Err(format!(
+                "there is no key `{part}` at {place}{}",
+                super::suggest::did_you_mean(part, known.into_iter())
+            ));
+        }
+        node = child;
     }
-    unreachable!("the loop returns at the last segment")
+    Ok(parts)
 }
 
 /// Whether the dotted `key` names a value in `root` (every segment exists).
@@ -751,5 +835,26 @@ mod tests {
         let e = set_path(&mut v, "services.svc_x.slots", Value::from(4)).unwrap_err();
         assert!(e.contains("no key `svc_x`"), "{e}");
         assert!(e.contains("did you mean `svc_a`"), "{e}");
+        let before = v.clone();
+        let e = set_path(&mut v, "services.svc_a.calls.db.retries", Value::from(1)).unwrap_err();
+        assert!(e.contains("no key `db` at `services.svc_a.calls`"), "{e}");
+        assert_eq!(v, before, "a refused key leaves nothing behind");
+    }
+
+    #[test]
+    fn set_path_creates_missing_schema_keys_but_not_entries() {
+        let mut v: Value =
+            yaml_serde::from_str("clients: {web: {entry: a}}\nservices: {a: {slots: 1}}").unwrap();
+        set_path(&mut v, "arrivals.scale", Value::from(2)).unwrap();
+        set_path(&mut v, "services.a.contention.kappa", Value::from(0.5)).unwrap();
+        let expected: Value = yaml_serde::from_str(
+            "clients: {web: {entry: a}}\nservices: {a: {slots: 1, contention: {kappa: 0.5}}}\n\
+             arrivals: {scale: 2}",
+        )
+        .unwrap();
+        assert_eq!(v, expected);
+        for key in ["clients.api.priority", "faults.slow.duration"] {
+            assert!(set_path(&mut v, key, Value::from(1)).is_err(), "{key}");
+        }
     }
 }

@@ -477,6 +477,12 @@ fn bad_set_paths_and_values_name_the_argument() {
         ("slots", "KEY=VALUE"),
         ("services.svc_b.slots=[1, 2", "not valid YAML"),
         ("services..slots=1", "empty segment"),
+        // A map the `--set` creates on its way is checked like any key, at the argument.
+        (
+            "services.svc_b.contension.kappa=0.1",
+            "did you mean `contention`?",
+        ),
+        ("services.svc_a.calls.svc_x.retries=1", "no key `svc_x`"),
     ];
     for (arg, words) in cases {
         let err = load_err(&naive, &[arg]);

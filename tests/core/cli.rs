@@ -113,6 +113,31 @@ fn set_overrides_change_the_run() {
 }
 
 #[test]
+fn arrivals_scale_is_set_beside_clients_without_a_top_level_arrivals_map() {
+    // examples/shop has only `clients:`; `--set arrivals.scale=…` creates `arrivals: {scale}`.
+    let shop = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/shop/shop.yaml");
+    let classes = |scale: &str| {
+        let out = loadsim()
+            .args(["run", "--format", "json", "--set"])
+            .arg(format!("arrivals.scale={scale}"))
+            .arg(&shop)
+            .assert()
+            .success();
+        let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+        let mut counts = Vec::new();
+        for class in ["browse", "checkout"] {
+            counts.push(v[0]["classes"][class]["requests"].as_f64().unwrap());
+        }
+        counts
+    };
+    let (one, two) = (classes("1"), classes("2"));
+    for (a, b) in one.iter().zip(&two) {
+        let ratio = b / a;
+        assert!((1.9..2.1).contains(&ratio), "{one:?} → {two:?}");
+    }
+}
+
+#[test]
 fn check_prints_the_r1_chain() {
     let out = loadsim()
         .arg("check")
