@@ -587,9 +587,11 @@ pub struct CalibrateArgs {
     /// Scenario file (YAML) of your system.
     #[arg(value_name = "FILE", value_hint = ValueHint::FilePath)]
     pub file: PathBuf,
-    /// The observed figures (YAML; docs/calibration.md).
-    #[arg(long, value_name = "OBS.yaml", value_hint = ValueHint::FilePath)]
-    pub observed: PathBuf,
+    /// The observed figures (YAML; docs/calibration.md). Repeat for windows observed at other
+    /// loads (each file's `load:`, a multiple of the scenario's): every candidate runs at each
+    /// load and the loss sums every window's figures.
+    #[arg(long, required = true, value_name = "OBS.yaml", value_hint = ValueHint::FilePath)]
+    pub observed: Vec<PathBuf>,
     /// A key to fit and its range, KEY=LOW..HIGH (repeat for 1–4 keys): durations with a unit
     /// (`1ms..50ms`), whole numbers (`2..64`) or numbers (`0.5..2`). A range over a decade or
     /// more (LOW > 0) is searched on a log scale.

@@ -85,6 +85,11 @@ pub struct ObservedRaw {
     pub description: Option<String>,
     /// Relative tolerance of every figure that gives none (default 0.1, 10 %).
     pub tolerance: Option<f64>,
+    /// The load these figures were observed at, as a multiple of the scenario's (its runs for
+    /// this file set `arrivals.scale` to this times the scenario's own; default 1). Give several
+    /// `--observed` files at different loads (a quiet hour and the peak) to identify what only
+    /// shows as load changes, like contention.
+    pub load: Option<f64>,
     /// What users saw.
     pub user: Option<UserRaw>,
     /// Per service name, what its dashboard shows.
@@ -213,6 +218,8 @@ pub struct Observed {
     pub file: PathBuf,
     pub doc: Document,
     pub figures: Vec<Figure>,
+    /// `load`: the multiple of the scenario's load the figures were observed at.
+    pub load: f64,
 }
 
 impl Observed {
@@ -238,6 +245,14 @@ impl Observed {
             b.problem(
                 "tolerance",
                 "must be a relative tolerance above 0, like 0.1 for 10 %",
+            );
+        }
+        if let Some(l) = raw.load
+            && !(l > 0.0 && l.is_finite())
+        {
+            b.problem(
+                "load",
+                "must be a multiple of the scenario's load above 0, like 0.5 for half of it",
             );
         }
         if let Some(u) = &raw.user {
@@ -300,6 +315,7 @@ impl Observed {
                 file: file.to_owned(),
                 doc,
                 figures,
+                load: raw.load.unwrap_or(1.0),
             })
         } else {
             Err(doc.sorted(problems))

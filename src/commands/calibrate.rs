@@ -49,7 +49,8 @@ pub enum CalibrateFormat {
 pub struct CalibrateRequest {
     pub file: PathBuf,
     pub sets: Vec<String>,
-    pub observed: PathBuf,
+    /// One observed file per window (each at its `load`).
+    pub observed: Vec<PathBuf>,
     /// `KEY=LOW..HIGH`, one to four.
     pub fit: Vec<String>,
     pub seeds: Vec<u64>,
@@ -73,14 +74,27 @@ const OUT_FILES: [&str; 3] = ["calibrate.md", "calibrate.json", "candidates.csv"
 /// may span before the key counts as not identified by the data.
 pub const FLAT_SHARE: f64 = 0.5;
 
+/// One observed file: a window of the user's system at one load.
+struct Window {
+    /// Its name in the figures' keys and the journal: the file's stem (numbered when two files
+    /// share one).
+    label: String,
+    observed: Observed,
+    /// The scenario without faults, with the quantiles the figures need, at this window's load.
+    healthy: Document,
+}
+
 /// Everything checked before anything runs.
 struct Plan {
     subject: Subject,
     scenario: String,
-    observed: Observed,
+    windows: Vec<Window>,
+    /// Every window's figures, in order; with several windows each key starts with its window's
+    /// label (`peak: services.db.utilization`).
+    figures: Vec<Figure>,
+    /// The observed files as the report names them, with their loads when that matters.
+    observed_text: String,
     axes: Vec<TuneAxis>,
-    /// The scenario without faults, with the quantiles the figures need.
-    healthy: Document,
     seeds: Vec<u64>,
     duration_s: f64,
     inputs_sha256: String,
@@ -93,7 +107,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
     let candidates = most_candidates(&plan.axes, req.steps, req.rounds).saturating_add(1);
     guard::check_run_limit(candidates.saturating_mul(plan.seeds.len() as u64), req.yes)?;
     let mut plan_out = OutputPlan::new(plan.subject.inputs());
-    plan_out.add_inputs([req.observed.as_path()]);
+    plan_out.add_inputs(req.observed.iter().map(PathBuf::as_path));
     if let Some(w) = &req.write {
         plan_out.file("--write", w)?;
     }
@@ -124,12 +138,23 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
         req.quiet || req.format == CalibrateFormat::Json,
     );
     let figures_of: Mutex<FiguresOf> = Mutex::new(HashMap::new());
+    let windows = plan.windows.len();
     let run_batch = |batch: &[Vec<String>]| -> Result<Vec<Vec<Vec<Option<f64>>>>, Error> {
-        let cells: Vec<(usize, u64)> = (0..batch.len())
-            .flat_map(|c| plan.seeds.iter().map(move |&s| (c, s)))
+        // Candidate, then seed, then window: a seed's figures are its windows' in order.
+        let cells: Vec<(usize, u64, usize)> = (0..batch.len())
+            .flat_map(|c| {
+                plan.seeds
+                    .iter()
+                    .flat_map(move |&s| (0..windows).map(move |w| (c, s, w)))
+            })
             .collect();
-        let results = runner.map(&cells, |&(c, seed)| -> Result<Vec<Option<f64>>, Error> {
-            let key = format!("{} | seed {seed}", batch[c].join(" "));
+        let results = runner.map(&cells, |&(c, seed, w)| -> Result<Vec<Option<f64>>, Error> {
+            let window = &plan.windows[w];
+            let key = if windows == 1 {
+                format!("{} | seed {seed}", batch[c].join(" "))
+            } else {
+                format!("{} | {} | seed {seed}", batch[c].join(" "), window.label)
+            };
             let summary = match journal.as_ref().and_then(|j| j.done.get(&key)) {
                 Some(r) => r.summary.clone(),
                 None => {
@@ -140,7 +165,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
                             "stopped after {max} runs (--max-runs); finish with --resume"
                         )));
                     }
-                    let sc = candidate_scenario(&plan.healthy, &batch[c], seed)?;
+                    let sc = candidate_scenario(&window.healthy, &batch[c], seed)?;
                     // Through the resource model like every command that runs simulations
                     // (default limits: calibrate has no --max-events/--max-memory flags yet).
                     let options = guard::admit(&sc, &req.file, RunOptions::default())?;
@@ -162,17 +187,20 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
                     }
                 }
             };
-            Ok(figures(&plan, &summary))
+            Ok(figures(&plan, window, &summary))
         });
         let mut results = results.into_iter();
         let mut out = Vec::with_capacity(batch.len());
         for _ in batch {
-            out.push(
-                results
-                    .by_ref()
-                    .take(plan.seeds.len())
-                    .collect::<Result<Vec<_>, Error>>()?,
-            );
+            let mut per_seed = Vec::with_capacity(plan.seeds.len());
+            for _ in &plan.seeds {
+                let mut seed_figures = Vec::with_capacity(plan.figures.len());
+                for r in results.by_ref().take(windows) {
+                    seed_figures.extend(r?);
+                }
+                per_seed.push(seed_figures);
+            }
+            out.push(per_seed);
         }
         Ok(out)
     };
@@ -185,7 +213,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
             .iter()
             .zip(per_candidate)
             .map(|(values, per_seed)| {
-                let objective = loss(&plan.observed.figures, &seed_means(&per_seed));
+                let objective = loss(&plan.figures, &seed_means(&per_seed));
                 map.insert(bits(values), per_seed);
                 Scored {
                     values: values.clone(),
@@ -210,7 +238,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
     let tuned = search(&plan.axes, &search_settings, &mut evaluate)?;
     drop(progress);
     let map = figures_of.into_inner().expect("not poisoned");
-    let report = Report::new(&plan, req, &baseline, &tuned.tried, tuned.best, &map);
+    let report = Report::new(&plan, &baseline, &tuned.tried, tuned.best, &map);
     let markdown = report.markdown();
     let json = serde_json::to_string_pretty(&report).expect("reports serialize") + "\n";
     let mut notes = Vec::new();
@@ -261,9 +289,10 @@ fn bits(values: &[f64]) -> Vec<u64> {
     values.iter().map(|v| v.to_bits()).collect()
 }
 
-/// Every figure of the observed file, read off one run.
-fn figures(plan: &Plan, run: &RunSummary) -> Vec<Option<f64>> {
-    plan.observed
+/// Every figure of a window's observed file, read off one run at its load.
+fn figures(plan: &Plan, window: &Window, run: &RunSummary) -> Vec<Option<f64>> {
+    window
+        .observed
         .figures
         .iter()
         .map(|f| f.model_value(run, plan.duration_s))
@@ -301,23 +330,29 @@ fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {
     if req.seeds.is_empty() {
         return Err(ConfigError::flag("--seeds", "give at least one seed").into());
     }
-    // The observed file and the scenario: every problem of both at once.
-    let observed = Observed::load(&req.observed);
+    if req.observed.is_empty() {
+        return Err(ConfigError::flag("--observed", "give at least one observed file").into());
+    }
+    // The observed files and the scenario: every problem of all of them at once.
+    let observed: Vec<Result<Observed, ConfigError>> =
+        req.observed.iter().map(|f| Observed::load(f)).collect();
     let subject = Subject::load(&req.file, &req.sets);
-    let (observed, subject) = match (observed, subject) {
-        (Ok(o), Ok(s)) => (o, s),
-        (o, s) => {
-            let mut diagnostics = Vec::new();
-            for e in [o.err(), s.err()].into_iter().flatten() {
-                diagnostics.extend(e.diagnostics);
-            }
-            return Err(ConfigError { diagnostics }.into());
-        }
-    };
+    let mut diagnostics = Vec::new();
+    for e in observed.iter().filter_map(|o| o.as_ref().err()) {
+        diagnostics.extend(e.diagnostics.iter().cloned());
+    }
+    if let Err(e) = &subject {
+        diagnostics.extend(e.diagnostics.iter().cloned());
+    }
+    if !diagnostics.is_empty() {
+        return Err(ConfigError { diagnostics }.into());
+    }
+    let observed: Vec<Observed> = observed.into_iter().flatten().collect();
+    let subject = subject.expect("checked above");
     let mut healthy = subject.doc.clone();
     healthy.apply_set("faults={}")?;
     let base = Scenario::from_document(&healthy)?;
-    let mut quantiles = observed.quantiles();
+    let mut quantiles: Vec<f64> = observed.iter().flat_map(Observed::quantiles).collect();
     quantiles.extend(base.metrics.quantiles.iter().flatten().copied());
     quantiles.sort_by(f64::total_cmp);
     quantiles.dedup();
@@ -335,15 +370,54 @@ fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {
         }
     }
     let mut problems = Vec::new();
-    if let Err(e) = observed.check_against(&base) {
-        problems.extend(e.diagnostics);
+    for o in &observed {
+        if let Err(e) = o.check_against(&base) {
+            problems.extend(e.diagnostics);
+        }
     }
-    // Every corner of the ranges must validate.
-    for c in coarse_grid(&axes, 2) {
-        if let Err(e) = candidate_scenario(&healthy, &set_args(&axes, &c), 0) {
-            for d in e.diagnostics {
-                if !problems.contains(&d) {
-                    problems.push(d);
+    // Each window's scenario: the healthy one at the window's load (`arrivals.scale` times the
+    // scenario's own).
+    let own_scale = healthy
+        .value
+        .get("arrivals")
+        .and_then(|a| a.get("scale"))
+        .and_then(Value::as_f64)
+        .unwrap_or(1.0);
+    let mut windows = Vec::with_capacity(observed.len());
+    for (i, o) in observed.into_iter().enumerate() {
+        let mut doc = healthy.clone();
+        if o.load != 1.0 {
+            doc.apply_set(&format!("arrivals.scale={}", own_scale * o.load))?;
+        }
+        let stem = o.file.file_stem().map_or_else(
+            || format!("window {}", i + 1),
+            |s| s.to_string_lossy().into_owned(),
+        );
+        let label = if req
+            .observed
+            .iter()
+            .filter(|f| f.file_stem() == o.file.file_stem())
+            .count()
+            > 1
+        {
+            format!("{stem}#{}", i + 1)
+        } else {
+            stem
+        };
+        windows.push(Window {
+            label,
+            observed: o,
+            healthy: doc,
+        });
+    }
+    // Every corner of the ranges must validate, at every window's load.
+    for w in &windows {
+        for c in coarse_grid(&axes, 2) {
+            if let Err(e) = candidate_scenario(&w.healthy, &set_args(&axes, &c), 0) {
+                for d in e.diagnostics {
+                    if !problems.contains(&d) {
+                        problems.push(d);
+                    }
                 }
             }
         }
@@ -368,16 +442,46 @@ fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {
         scenario_identity
             .iter()
             .map(Vec::as_slice)
-            .chain(observed.doc.files.iter().map(|f| f.text.as_bytes()))
+            .chain(
+                windows
+                    .iter()
+                    .flat_map(|w| w.observed.doc.files.iter().map(|f| f.text.as_bytes())),
+            )
             .chain([identity.as_bytes()]),
     );
+    let several = windows.len() > 1;
+    let figures = windows
+        .iter()
+        .flat_map(|w| {
+            w.observed.figures.iter().map(move |f| {
+                let mut f = f.clone();
+                if several {
+                    f.key = format!("{}: {}", w.label, f.key);
+                }
+                f
+            })
+        })
+        .collect();
+    let observed_text = windows
+        .iter()
+        .map(|w| {
+            let file = w.observed.file.display();
+            if several || w.observed.load != 1.0 {
+                format!("{file} (load {})", trimmed(w.observed.load, 6))
+            } else {
+                file.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
     Ok(Plan {
         scenario: base.name.clone(),
         duration_s: base.duration.as_secs_f64(),
         subject,
-        observed,
+        windows,
+        figures,
+        observed_text,
         axes,
-        healthy,
         seeds: req.seeds.clone(),
         inputs_sha256,
     })
@@ -444,13 +548,12 @@ fn figure_reports(figs: &[Figure], model: &[Option<f64>]) -> Vec<FigureReport> {
 impl Report {
     fn new(
         plan: &Plan,
-        req: &CalibrateRequest,
         baseline: &[Option<f64>],
         tried: &[Scored],
         best: Option<usize>,
         figures_of: &FiguresOf,
     ) -> Report {
-        let figs = &plan.observed.figures;
+        let figs = &plan.figures;
         let best = best.expect("every candidate is feasible without requirements");
         let best_c = &tried[best];
         let per_seed_loss = |c: &Scored| -> Vec<f64> {
@@ -498,7 +601,7 @@ impl Report {
             .collect();
         Report {
             scenario: plan.scenario.clone(),
-            observed_file: req.observed.display().to_string(),
+            observed_file: plan.observed_text.clone(),
             seeds: plan.seeds.clone(),
             loss_before: loss(figs, baseline),
             loss_after: best_c.objective.unwrap_or(f64::INFINITY),
@@ -676,7 +779,7 @@ fn overlay(plan: &Plan, req: &CalibrateRequest, report: &Report, out: &Path) -> 
     let _ = writeln!(
         s,
         "# Calibrated by `loadsim calibrate` against {} (seeds {}): loss {} as written, {} fitted.",
-        req.observed.display(),
+        plan.observed_text,
         plan.seeds
             .iter()
             .map(u64::to_string)
@@ -710,7 +813,7 @@ fn candidates_csv(plan: &Plan, tried: &[Scored], figures_of: &FiguresOf) -> Vec<
     let mut header: Vec<String> = vec!["round".into()];
     header.extend(plan.axes.iter().map(|a| a.axis.key.clone()));
     header.push("loss".into());
-    header.extend(plan.observed.figures.iter().map(|f| f.key.clone()));
+    header.extend(plan.figures.iter().map(|f| f.key.clone()));
     w.write_record(&header).expect("in memory");
     for c in tried {
         let means = seed_means(&figures_of[&bits(&c.values)]);

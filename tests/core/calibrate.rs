@@ -326,3 +326,117 @@ fn an_observed_service_the_scenario_lacks_is_named_with_a_suggestion() {
         "{err}"
     );
 }
+
+/// The truth of the two-window tests: a database whose work slows with its busy slots (USL
+/// `kappa` 0.003 on 32 slots), observed at its usual load and at half of it.
+const CONTENDED: &str = "description: api in front of a database with contention
+duration: 20s
+drain: 5s
+seed: 1
+arrivals: { rate: 250 }
+client: { entry: api, attempt_timeout: 2s, retries: 0 }
+services:
+  api:
+    slots: 256
+    service_time: { dist: exponential, mean: 2ms }
+    calls:
+      db: { attempt_timeout: 1s, retries: 0 }
+  db:
+    slots: 32
+    service_time: { dist: lognormal, mean: 20ms, sigma: 0.6 }
+    contention: { sigma: 0, kappa: 0.003 }
+";
+
+/// Writes `peak.yaml` (load 1) and `quiet.yaml` (load 0.5) from the truth's runs on seed 1.
+fn two_windows(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let sc = dir.join("db.yaml");
+    std::fs::write(&sc, CONTENDED).unwrap();
+    let mut files = Vec::new();
+    for (name, load) in [("peak", "1"), ("quiet", "0.5")] {
+        let out = loadsim()
+            .arg("run")
+            .arg(&sc)
+            .args(["--format", "json", "--seed", "1"])
+            .args(["--set", "metrics={quantiles: [0.5, 0.99]}"])
+            .args(["--set", &format!("arrivals.scale={load}")])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let text = observed(&[v[0].clone()]).replace(
+            "tolerance: 0.05\n",
+            &format!("tolerance: 0.05\nload: {load}\n"),
+        );
+        let f = dir.join(format!("{name}.yaml"));
+        std::fs::write(&f, text).unwrap();
+        files.push(f);
+    }
+    (sc, files[0].clone(), files[1].clone())
+}
+
+#[test]
+fn two_windows_at_two_loads_recover_contention_and_scale_exactly_without_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sc, peak, quiet) = two_windows(dir.path());
+    let out = loadsim()
+        .arg("calibrate")
+        .arg(&sc)
+        .args(["--observed", peak.to_str().unwrap()])
+        .args(["--observed", quiet.to_str().unwrap()])
+        // The model starts from a wrong guess: almost no contention, slower work.
+        .args(["--set", "services.db.contention.kappa=0.0003"])
+        .args(["--set", "services.db.service_time.scale=1.25"])
+        .args(["--fit", "services.db.contention.kappa=0.0003..0.03"])
+        .args(["--fit", "services.db.service_time.scale=0.5..1.5"])
+        .args(["--seeds", "1", "--steps", "5", "--rounds", "0"])
+        .args(["--quiet", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&out);
+    // 0.003 is on the coarse log grid of 0.0003..0.03 and 1 on the linear grid of 0.5..1.5.
+    assert_eq!(r["fitted_values"][0]["value"], "0.003", "{r:#}");
+    assert_eq!(r["fitted_values"][1]["value"], "1", "{r:#}");
+    assert!(r["loss_after"].as_f64().unwrap() < 1e-12, "{r:#}");
+    // Each window's figures are named by its file and read off a run at its load: the quiet
+    // window's busy slots, as written, are about half the peak's.
+    let before = |k: &str| {
+        r["before"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["figure"] == k)
+            .unwrap_or_else(|| panic!("{k} in {r:#}"))["model"]
+            .as_f64()
+            .unwrap()
+    };
+    let ratio = before("quiet: services.db.busy_slots") / before("peak: services.db.busy_slots");
+    assert!((0.4..0.6).contains(&ratio), "{ratio}");
+    assert!(
+        r["observed_file"].as_str().unwrap().contains("(load 0.5)"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_load_that_is_not_a_positive_multiple_is_refused_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (sc, peak, _) = two_windows(dir.path());
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "load: 0\nservices: { db: { utilization: 0.1 } }\n").unwrap();
+    let out = loadsim()
+        .arg("calibrate")
+        .arg(&sc)
+        .args(["--observed", peak.to_str().unwrap()])
+        .args(["--observed", bad.to_str().unwrap()])
+        .args(["--fit", "services.db.slots=2..64", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.yaml:1") && err.contains("load"), "{err}");
+}
