@@ -44,8 +44,10 @@ pub struct OutcomesByArrival {
     pub failed: Vec<u32>,
     /// Per bin, the latency of its succeeded requests in µs (HDR, 2 significant digits, sized to
     /// the bin's longest latency; `None` for a bin without success), for the latency quantile
-    /// series.
+    /// series; always empty when latencies are not kept ([`OutcomesByArrival::counts_only`]).
     pub latency: Vec<Option<Histogram<u32>>>,
+    /// Whether `latency` is kept.
+    keep_latency: bool,
 }
 
 impl OutcomesByArrival {
@@ -57,6 +59,16 @@ impl OutcomesByArrival {
             succeeded: Vec::new(),
             failed: Vec::new(),
             latency: Vec::new(),
+            keep_latency: true,
+        }
+    }
+
+    /// Bins of `resolution` that count outcomes without their latencies (a request class's
+    /// bins: its series have no latency quantiles, so memory stays two counters per bin).
+    pub fn counts_only(resolution: SimDuration) -> Self {
+        OutcomesByArrival {
+            keep_latency: false,
+            ..Self::new(resolution)
         }
     }
 
@@ -67,7 +79,7 @@ impl OutcomesByArrival {
 
     fn record(&mut self, arrival: SimTime, ok: bool, latency: SimDuration) {
         let bin = (arrival.0 / self.resolution.0) as usize;
-        if ok {
+        if ok && self.keep_latency {
             if self.latency.len() <= bin {
                 self.latency.resize(bin + 1, None);
             }
@@ -223,9 +235,13 @@ impl Recorder {
         }
     }
 
-    /// Also counts ended user requests by arrival bin of `resolution` (for time series).
+    /// Also counts ended user requests by arrival bin of `resolution` (for time series), and
+    /// those of each request class without their latencies.
     pub fn with_arrival_bins(mut self, resolution: SimDuration) -> Self {
         self.users.by_arrival_bin = Some(OutcomesByArrival::new(resolution));
+        for c in &mut self.classes {
+            c.by_arrival_bin = Some(OutcomesByArrival::counts_only(resolution));
+        }
         self
     }
 

@@ -36,13 +36,61 @@
 use indexmap::IndexMap;
 
 use super::counters::{Counter, EdgeCounters, ServiceCounters};
-use super::levels::LevelSample;
+use super::levels::{LevelAreas, LevelSample};
 use super::recorder::Recorder;
 use crate::scenario::Scenario;
 use crate::time::{SimDuration, SimTime};
 
 /// Per-service levels of a bin, in the order of their series names.
 const SERVICE_LEVELS: [&str; 4] = ["queue_mean", "queue_max", "busy_mean", "busy_max"];
+
+/// A request class's series, in order (with more than one class).
+const CLASS_SERIES: [&str; 4] = ["arrivals", "succeeded", "failed", "success_rate"];
+
+/// Each replica's levels of a bin, in the order of their series names.
+const REPLICA_LEVELS: [&str; 2] = ["busy_mean", "queue_mean"];
+
+/// A service of up to this many replicas has series per replica
+/// (`services.<s>.replica.<k>.busy_mean`, …); one of more has the lowest, mean and highest over
+/// its replicas instead (`services.<s>.replica.min.busy_mean`, …), so that memory grows with
+/// services, not with replicas.
+pub const MAX_REPLICA_SERIES: u32 = 16;
+
+/// The statistics over replicas of a service of more than [`MAX_REPLICA_SERIES`] replicas.
+const REPLICA_STATS: [&str; 3] = ["min", "mean", "max"];
+
+/// A service of more than one replica, as its replica series read it.
+#[derive(Debug)]
+struct ReplicaSeries {
+    service: usize,
+    /// Replicas the service may ever have (autoscaled ones not started count, at level 0).
+    replicas: u32,
+    /// Each replica's cumulative areas at the last boundary.
+    prev: Vec<LevelAreas>,
+    /// Each replica's areas at the boundary being sampled (scratch).
+    now: Vec<LevelAreas>,
+}
+
+impl ReplicaSeries {
+    /// Whether the series are per replica (else min, mean and max over them).
+    fn each(&self) -> bool {
+        self.replicas <= MAX_REPLICA_SERIES
+    }
+
+    /// The series' labels between `replica.` and the level: `0`, `1`, … or `min`, `mean`, `max`.
+    fn labels(&self) -> Vec<String> {
+        if self.each() {
+            (0..self.replicas).map(|k| k.to_string()).collect()
+        } else {
+            REPLICA_STATS.iter().map(|s| (*s).to_owned()).collect()
+        }
+    }
+
+    /// How many values a bin adds.
+    fn width(&self) -> usize {
+        self.labels().len() * REPLICA_LEVELS.len()
+    }
+}
 
 /// The declared counters of a family that have time series, in declaration order.
 fn series_counters(family: &'static [Counter]) -> impl Iterator<Item = &'static str> + Clone {
@@ -90,6 +138,12 @@ pub struct SeriesRecorder {
     extra_prev: Vec<u64>,
     /// The quantiles of the `users.success_latency_<p>_s` series.
     quantiles: Vec<f64>,
+    /// The request classes (with more than one; empty otherwise) and their cumulative arrivals
+    /// at the last boundary.
+    classes: Vec<String>,
+    class_prev: Vec<u64>,
+    /// The services of more than one replica.
+    replicas: Vec<ReplicaSeries>,
 }
 
 /// Where a column that exists only for a configured protection reads its value.
@@ -168,9 +222,28 @@ impl SeriesRecorder {
         let edge_counts = series_counters(EdgeCounters::COUNTERS).count();
         let counters = 2 + services.len() * service_counts + edges.len() * edge_counts;
         let extras = extras_of(sc);
+        let classes: Vec<String> = if sc.classes.len() > 1 {
+            sc.classes.iter().map(|c| c.name.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        let replicas: Vec<ReplicaSeries> = sc
+            .services
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.max_units() > 1)
+            .map(|(service, s)| ReplicaSeries {
+                service,
+                replicas: s.max_units(),
+                prev: vec![LevelAreas::default(); s.max_units() as usize],
+                now: Vec::with_capacity(s.max_units() as usize),
+            })
+            .collect();
         let width = counters
             + services.len() * SERVICE_LEVELS.len()
             + throttled.iter().filter(|&&t| t).count()
+            + classes.len()
+            + replicas.iter().map(ReplicaSeries::width).sum::<usize>()
             + extras.len();
         SeriesRecorder {
             resolution,
@@ -189,6 +262,9 @@ impl SeriesRecorder {
             extra_prev: vec![0; extras.len()],
             extras,
             quantiles: sc.metrics.series_quantiles().to_vec(),
+            class_prev: vec![0; classes.len()],
+            classes,
+            replicas,
         }
     }
 
@@ -205,14 +281,16 @@ impl SeriesRecorder {
     }
 
     /// Closes every bin that ends at or before `now`, reading the counters of `rec`, each
-    /// service's levels through `levels` (service index, boundary) and each edge's tokens through
+    /// service's levels through `levels` (service index, boundary, and for a service of more
+    /// than one replica a list to fill with each replica's areas, in replica order) and each
+    /// edge's tokens through
     /// `tokens`, and each configured concurrency limit through `limit` (an [`Extra`] limit,
     /// boundary). Returns the next boundary to call back at.
     pub fn sample_until(
         &mut self,
         now: SimTime,
         rec: &Recorder,
-        levels: &mut dyn FnMut(usize, SimTime) -> LevelSample,
+        levels: &mut dyn FnMut(usize, SimTime, Option<&mut Vec<LevelAreas>>) -> LevelSample,
         tokens: &dyn Fn(usize) -> Option<f64>,
         limit: &mut dyn FnMut(Extra, SimTime) -> f64,
     ) -> SimTime {
@@ -252,7 +330,7 @@ impl SeriesRecorder {
     fn sample(
         &mut self,
         rec: &Recorder,
-        levels: &mut dyn FnMut(usize, SimTime) -> LevelSample,
+        levels: &mut dyn FnMut(usize, SimTime, Option<&mut Vec<LevelAreas>>) -> LevelSample,
         tokens: &dyn Fn(usize) -> Option<f64>,
     ) {
         let boundary = self.next;
@@ -276,8 +354,16 @@ impl SeriesRecorder {
                 count(&mut self.rows, v);
             }
         }
+        let mut r = 0;
         for s in 0..self.services.len() {
-            let now = levels(s, boundary);
+            let now = match self.replicas.get_mut(r).filter(|x| x.service == s) {
+                Some(x) => {
+                    x.now.clear();
+                    r += 1;
+                    levels(s, boundary, Some(&mut x.now))
+                }
+                None => levels(s, boundary, None),
+            };
             let (busy_area, queue_area) = (now.areas.busy, now.areas.queue);
             let (prev_busy, prev_queue) = self.prev_area[s];
             self.prev_area[s] = (busy_area, queue_area);
@@ -291,9 +377,49 @@ impl SeriesRecorder {
                 self.rows.push(tokens(e).unwrap_or(f64::NAN));
             }
         }
+        for (c, prev) in rec.classes.iter().zip(&mut self.class_prev) {
+            let cum: u64 = c.by_window.iter().sum();
+            self.rows.push((cum - *prev) as f64);
+            *prev = cum;
+        }
+        for x in &mut self.replicas {
+            Self::sample_replicas(x, res, &mut self.rows);
+        }
         debug_assert_eq!(self.rows.len() - start + self.extras.len(), self.width);
         self.bins += 1;
         self.next = boundary + self.resolution;
+    }
+
+    /// The replica series of one service for the bin just read (`x.now`): each replica's busy
+    /// and queue means, or their lowest, mean and highest over the replicas.
+    fn sample_replicas(x: &mut ReplicaSeries, res: f64, rows: &mut Vec<f64>) {
+        debug_assert_eq!(x.now.len(), x.prev.len());
+        let means = x.prev.iter_mut().zip(&x.now).map(|(prev, now)| {
+            let m = [
+                (now.busy - prev.busy) as f64 / res,
+                (now.queue - prev.queue) as f64 / res,
+            ];
+            *prev = *now;
+            m
+        });
+        if x.replicas <= MAX_REPLICA_SERIES {
+            for m in means {
+                rows.extend(m);
+            }
+            return;
+        }
+        let n = x.replicas as f64;
+        let (mut lo, mut sum, mut hi) = ([f64::INFINITY; 2], [0.0; 2], [f64::NEG_INFINITY; 2]);
+        for m in means {
+            for l in 0..2 {
+                lo[l] = lo[l].min(m[l]);
+                sum[l] += m[l];
+                hi[l] = hi[l].max(m[l]);
+            }
+        }
+        for stat in [lo, sum.map(|v| v / n), hi] {
+            rows.extend(stat);
+        }
     }
 
     /// Bins a run that ended at `end` must have: up to the end of the run and at least the whole
@@ -343,6 +469,9 @@ impl SeriesRecorder {
         );
         columns.insert("users.client_attempts".to_owned(), col(1));
         let latency = outcomes.map_or(&[][..], |o| &o.latency[..]);
+        let after_tokens = self.prev.len()
+            + self.services.len() * SERVICE_LEVELS.len()
+            + self.throttled.iter().filter(|&&t| t).count();
         for &q in &self.quantiles {
             let name = crate::metrics::definition::quantile_name(q);
             let values = (0..bins)
@@ -354,6 +483,17 @@ impl SeriesRecorder {
                 })
                 .collect();
             columns.insert(format!("users.success_latency_{name}_s"), values);
+        }
+        for (c, name) in self.classes.iter().enumerate() {
+            let arrivals = col(after_tokens + c);
+            let (ok, failed) = match rec.classes[c].by_arrival_bin.as_ref() {
+                Some(o) => (by_arrival(&o.succeeded), by_arrival(&o.failed)),
+                None => (by_arrival(&[]), by_arrival(&[])),
+            };
+            let rate = ratio(&ok, &arrivals);
+            for (what, values) in CLASS_SERIES.iter().zip([arrivals, ok, failed, rate]) {
+                columns.insert(format!("classes.{name}.{what}"), values);
+            }
         }
         let counters = self.prev.len();
         for (s, name) in self.services.iter().enumerate() {
@@ -387,6 +527,17 @@ impl SeriesRecorder {
         for (j, (name, _)) in self.extras.iter().enumerate() {
             columns.insert(name.clone(), col(extra_base + j));
         }
+        let mut j = after_tokens + self.classes.len();
+        for x in &self.replicas {
+            let service = &self.services[x.service];
+            for label in x.labels() {
+                for what in REPLICA_LEVELS {
+                    columns.insert(format!("services.{service}.replica.{label}.{what}"), col(j));
+                    j += 1;
+                }
+            }
+        }
+        debug_assert_eq!(j, extra_base);
         TimeSeries {
             resolution: self.resolution,
             bins,
@@ -480,7 +631,7 @@ mod tests {
         let until = SimTime(sc.duration.0);
         r.sample(
             &rec,
-            &mut |_, at| super::super::levels::LevelMeter::new(until).sample(at, 1, 3),
+            &mut |_, at, _| super::super::levels::LevelMeter::new(until).sample(at, 1, 3),
             &|_| Some(7.5),
         );
         r.sample_extras(&rec, &mut |_, _| 0.0);

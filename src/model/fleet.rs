@@ -92,16 +92,24 @@ impl Latency {
 
 /// The time-series levels of service `s`, summed over its replicas: the areas are exact; the
 /// peaks are the sum of each replica's peak in the bin (an upper bound of the service's peak).
+/// With `each`, also each replica's areas, in replica order.
 pub(super) fn sample_service(
     services: &mut [ServiceState],
     base: &[ReplicaBase],
     s: usize,
     at: SimTime,
+    mut each: Option<&mut Vec<LevelAreas>>,
 ) -> LevelSample {
     let mut sample = services[s].station.sample(at);
+    if let Some(e) = each.as_deref_mut() {
+        e.push(sample.areas);
+    }
     let (first, n) = base[s];
     for u in first..first + n - 1 {
         let x = services[u as usize].station.sample(at);
+        if let Some(e) = each.as_deref_mut() {
+            e.push(x.areas);
+        }
         sample.areas.busy += x.areas.busy;
         sample.areas.queue += x.areas.queue;
         sample.busy_max += x.busy_max;

@@ -811,7 +811,7 @@ impl<'a> Simulation<'a> {
         self.next_sample = series.sample_until(
             now,
             &self.rec,
-            &mut |s, at| fleet::sample_service(services, replica_base, s, at),
+            &mut |s, at, each| fleet::sample_service(services, replica_base, s, at, each),
             &|e| tokens[e],
             &mut limit,
         );

@@ -1,6 +1,9 @@
 //! Plots as SVG files, drawn with `plotters`' SVG backend. Owns the figures of `loadsim run --plot
-//! DIR` ([`run`]: success rate, queue length and amplification over time) and the sweep figures
-//! ([`sweep`]: a sensitivity line chart with a min–max band, and a heatmap for two-axis grids).
+//! DIR` ([`run`]: success rate, queue length and amplification over time, on a time axis in s,
+//! min or h by the run's length — [`time_axis`] — over a strip of the offered load; `run --html`
+//! adds per-class success and per-replica levels) and the sweep figures ([`sweep`]: a sensitivity
+//! line chart with a min–max band, and a heatmap for two-axis grids; their x axis is a grid value,
+//! never time).
 //!
 //! Every figure is 800 px wide, with axis labels that carry units, a legend below the plot (never
 //! over the data) and the Okabe–Ito colour-blind-safe palette; lines of different scenarios also
@@ -14,6 +17,7 @@
 pub mod labels;
 pub mod run;
 pub mod sweep;
+pub mod time_axis;
 
 use std::path::{Path, PathBuf};
 
@@ -24,8 +28,10 @@ use thiserror::Error;
 
 pub use labels::AxisKind;
 pub use run::{
-    amplification_svg, concurrency_limit_svg, queue_length_svg, run_plots, success_rate_svg,
+    amplification_svg, class_success_rate_svg, concurrency_limit_svg, queue_length_svg,
+    replica_levels_svg, run_plots, success_rate_svg,
 };
+pub use time_axis::{TimeAxis, TimeUnit};
 pub use sweep::{
     Band, ChartStyle, Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart,
     sensitivity_chart_styled, sensitivity_svg, sensitivity_svg_styled, viridis,

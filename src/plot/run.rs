@@ -10,7 +10,14 @@
 //!   at the end of each bin, one line per scenario and limiter.
 //!
 //! Values are drawn as steps over their bins (a bin's value holds from its start to its end), so
-//! a change at a fault boundary is drawn exactly at the boundary.
+//! a change at a fault boundary is drawn exactly at the boundary. Time is in s, min or h by the
+//! span shown ([`super::time_axis`]), and under every chart a strip shows the offered load —
+//! user arrivals per second in each bin, from the run's own `users.arrivals` — on the same time
+//! axis, which carries the axis title.
+//!
+//! `run --html` adds, from the same runs, a success-rate figure per request class
+//! ([`class_success_rate_svg`]) and per service of more than one replica a figure of each
+//! replica's requests in flight and queued ([`replica_levels_svg`]).
 
 use std::path::{Path, PathBuf};
 
@@ -19,6 +26,7 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use super::time_axis::TimeAxis;
 use super::{
     Area, DrawResult, Entry, Marker, PlotError, chart_height, dashed, draw_marker_at, font,
     legend_height, legend_row, line_style, nice_max, render, scenario_color, service_color,
@@ -72,11 +80,7 @@ fn limit_columns(ts: &TimeSeries) -> Vec<&str> {
 pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
     let what = "concurrency limit over time";
     check_nonempty(what, runs)?;
-    let span = runs
-        .iter()
-        .map(|(_, ts)| ts.bin_start_s(ts.bins()))
-        .fold(0.0, f64::max)
-        .max(1e-9);
+    let axis = TimeAxis::for_span(run_span(runs));
     let peak = runs
         .iter()
         .flat_map(|(_, ts)| {
@@ -87,8 +91,7 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
         })
         .fold(0.0, f64::max);
     let top_y = nice_max(peak, 10.0);
-    let shaded = windows(runs);
-    let bins = resolution_text(runs);
+    let shaded = windows(runs, &axis);
     let lines: Vec<(usize, String)> = runs
         .iter()
         .enumerate()
@@ -110,10 +113,11 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
         })
         .collect();
     let legend_h = legend_height(&entries);
-    let height = chart_height(legend_h);
+    let height = chart_height(legend_h) + STRIP_H;
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
-        let (body, bottom) = rest.split_vertically(height - TITLE_H - legend_h);
+        let (body, rest) = rest.split_vertically(height - TITLE_H - legend_h - STRIP_H);
+        let (strip, bottom) = rest.split_vertically(STRIP_H);
         title(
             &top,
             "Concurrency limit of each limiter (at the end of each bin)",
@@ -121,11 +125,10 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
         let mut chart = ChartBuilder::on(&body)
             .margin_right(24)
             .margin_left(8)
-            .x_label_area_size(44)
+            .x_label_area_size(TICKS_H)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.0..span, 0.0..top_y)?;
+            .build_cartesian_2d(axis.range(), 0.0..top_y)?;
         mesh_style(&mut chart)
-            .x_desc(format!("simulated time (s; {bins})"))
             .y_desc("limit (requests in flight)")
             .y_label_formatter(&|v| short_number(*v))
             .draw()?;
@@ -133,19 +136,27 @@ pub fn concurrency_limit_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> 
         let mut k = 0;
         for (i, (_, ts)) in runs.iter().enumerate() {
             for c in limit_columns(ts) {
-                let seg = steps(ts, c, 1.0, f64::INFINITY);
+                let seg = steps(ts, c, 1.0, f64::INFINITY, &axis);
                 let (color, marker) = (service_color(k), Some(Marker::of(i)));
                 draw_steps(&mut chart, &seg, color, marker, dashed(i), (k, lines.len()))?;
                 k += 1;
             }
         }
+        let desc = format!("simulated time ({})", time_desc(runs, &axis));
+        arrival_strip(&strip, runs, &axis, &desc)?;
         legend_row(&bottom, &entries)
     })
 }
 
-/// Bins of a column as step segments `(t, v)`, split where the value is undefined, up to
-/// `until_s`, with values multiplied by `scale`.
-fn steps(ts: &TimeSeries, column: &str, scale: f64, until_s: f64) -> Vec<Vec<(f64, f64)>> {
+/// Bins of a column as step segments `(t, v)` (`t` on `axis`), split where the value is
+/// undefined, up to `until_s` seconds, with values multiplied by `scale`.
+fn steps(
+    ts: &TimeSeries,
+    column: &str,
+    scale: f64,
+    until_s: f64,
+    axis: &TimeAxis,
+) -> Vec<Vec<(f64, f64)>> {
     let Some(values) = ts.get(column) else {
         return Vec::new();
     };
@@ -157,8 +168,8 @@ fn steps(ts: &TimeSeries, column: &str, scale: f64, until_s: f64) -> Vec<Vec<(f6
         match v {
             Some(v) if t < until_s => {
                 let end = (t + width).min(until_s);
-                current.push((t, v * scale));
-                current.push((end, v * scale));
+                current.push((axis.x(t), v * scale));
+                current.push((axis.x(end), v * scale));
             }
             _ => {
                 if !current.is_empty() {
@@ -173,11 +184,16 @@ fn steps(ts: &TimeSeries, column: &str, scale: f64, until_s: f64) -> Vec<Vec<(f6
     segments
 }
 
-/// Fault windows of the runs, each distinct one once.
-fn windows(runs: &[RunData<'_>]) -> Vec<(f64, f64)> {
+/// Fault windows of the runs, each distinct one once, on `axis`.
+fn windows(runs: &[RunData<'_>], axis: &TimeAxis) -> Vec<(f64, f64)> {
     let mut w: Vec<(f64, f64)> = runs
         .iter()
-        .filter_map(|(s, _)| Some((s.metrics.fault_start_s?, s.metrics.fault_end_s?)))
+        .filter_map(|(s, _)| {
+            Some((
+                axis.x(s.metrics.fault_start_s?),
+                axis.x(s.metrics.fault_end_s?),
+            ))
+        })
         .collect();
     w.sort_by(|a, b| a.partial_cmp(b).expect("finite window bounds"));
     w.dedup();
@@ -307,10 +323,18 @@ fn check_nonempty(what: &str, runs: &[RunData<'_>]) -> Result<(), PlotError> {
     Ok(())
 }
 
-/// The arrival period to show: up to the longest one among the runs.
+/// The arrival period to show, in seconds: up to the longest one among the runs.
 fn arrival_span(runs: &[RunData<'_>]) -> f64 {
     runs.iter()
         .map(|(_, ts)| ts.arrivals_end_s())
+        .fold(0.0, f64::max)
+        .max(1e-9)
+}
+
+/// The whole span of the runs' bins, in seconds (arrivals and drain).
+fn run_span(runs: &[RunData<'_>]) -> f64 {
+    runs.iter()
+        .map(|(_, ts)| ts.bin_start_s(ts.bins()))
         .fold(0.0, f64::max)
         .max(1e-9)
 }
@@ -320,40 +344,182 @@ fn resolution_text(runs: &[RunData<'_>]) -> String {
     format!("{} bins", crate::time::SimDuration(res.0))
 }
 
+/// The unit and bin width of a time axis title: `s; 1s bins`, `h; 1m bins`.
+fn time_desc(runs: &[RunData<'_>], axis: &TimeAxis) -> String {
+    format!("{}; {}", axis.unit.symbol(), resolution_text(runs))
+}
+
+/// Height of the offered-load strip under each time chart, its time axis included.
+pub const STRIP_H: u32 = 120;
+/// Height of the tick labels of a time axis whose title is on the strip below it.
+const TICKS_H: u32 = 22;
+/// The strip's fill and its line where every run has the same arrivals.
+const STRIP_GREY: RGBColor = RGBColor(0x77, 0x77, 0x77);
+/// The label of the strip (tests look for it).
+pub const STRIP_LABEL: &str = "offered load: user arrivals per second";
+
+/// Draws the offered load on `axis` in `area`: each run's `users.arrivals` per second of bin, as
+/// one grey area where every run has the same arrivals (common random numbers make that the
+/// rule for open-loop arrivals), else one line per run in its scenario colour. The strip carries
+/// the time axis's title `x_desc`.
+fn arrival_strip(
+    area: &Area<'_>,
+    runs: &[RunData<'_>],
+    axis: &TimeAxis,
+    x_desc: &str,
+) -> DrawResult {
+    let rates: Vec<Vec<Vec<(f64, f64)>>> = runs
+        .iter()
+        .map(|(_, ts)| {
+            let per_s = 1.0 / ts.resolution().as_secs_f64();
+            steps(ts, "users.arrivals", per_s, ts.arrivals_end_s(), axis)
+        })
+        .collect();
+    let same = rates.windows(2).all(|w| w[0] == w[1]);
+    let shown = if same { &rates[..1] } else { &rates[..] };
+    let peak = shown
+        .iter()
+        .flatten()
+        .flatten()
+        .map(|p| p.1)
+        .fold(0.0, f64::max);
+    let top_y = nice_max(peak, 1.0);
+    let mut chart = ChartBuilder::on(area)
+        .margin_right(24)
+        .margin_left(8)
+        .margin_top(18)
+        .x_label_area_size(44)
+        .y_label_area_size(64)
+        .build_cartesian_2d(axis.range(), 0.0..top_y)?;
+    mesh_style(&mut chart)
+        .x_desc(x_desc)
+        .y_desc("arrivals/s")
+        .y_labels(3)
+        .y_label_formatter(&|v| short_number(*v))
+        .draw()?;
+    for (i, segments) in shown.iter().enumerate() {
+        let color = if same { STRIP_GREY } else { scenario_color(i) };
+        for seg in segments {
+            let mut outline = seg.clone();
+            if let (Some(first), Some(last)) = (seg.first(), seg.last()) {
+                outline.push((last.0, 0.0));
+                outline.push((first.0, 0.0));
+            }
+            chart.draw_series(std::iter::once(Polygon::new(
+                outline,
+                color.mix(if same { 0.3 } else { 0.08 }).filled(),
+            )))?;
+        }
+        draw_steps(
+            &mut chart,
+            segments,
+            color,
+            None,
+            !same && dashed(i),
+            (i, shown.len()),
+        )?;
+    }
+    let label = if same {
+        STRIP_LABEL.to_owned()
+    } else {
+        format!("{STRIP_LABEL} (one line per scenario)")
+    };
+    // Above the plotting area (which starts after the left margin and the y labels).
+    area.draw(&Text::new(
+        label,
+        (8 + 64 + 4, 3),
+        font(12.0)
+            .color(&RGBColor(0x44, 0x44, 0x44))
+            .pos(Pos::new(HPos::Left, VPos::Top)),
+    ))?;
+    Ok(())
+}
+
 /// Success rate by arrival time, one line per scenario, the fault window shaded.
 pub fn success_rate_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
-    let what = "success rate over time";
+    share_svg(
+        runs,
+        "users.success_rate",
+        "success rate over time",
+        "Share of user requests that succeeded, by arrival time",
+    )
+}
+
+/// The request classes of the runs (those with more than one), each once, in order of
+/// appearance: the classes [`class_success_rate_svg`] can draw.
+pub fn classes(runs: &[RunData<'_>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, ts) in runs {
+        for name in ts.names() {
+            if let Some(c) = name
+                .strip_prefix("classes.")
+                .and_then(|n| n.strip_suffix(".success_rate"))
+                && !out.iter().any(|x| x == c)
+            {
+                out.push(c.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// Request class `class`'s success rate by arrival time (`classes.<class>.success_rate`), one
+/// line per scenario that has the class, the fault window shaded.
+pub fn class_success_rate_svg(runs: &[RunData<'_>], class: &str) -> Result<String, PlotError> {
+    let column = format!("classes.{class}.success_rate");
+    let with: Vec<RunData<'_>> = runs
+        .iter()
+        .filter(|(_, ts)| ts.get(&column).is_some())
+        .copied()
+        .collect();
+    share_svg(
+        &with,
+        &column,
+        &format!("success rate of class {class} over time"),
+        &format!("Share of class `{class}`'s requests that succeeded, by arrival time"),
+    )
+}
+
+/// A share (`column`, in [0, 1]) by arrival time, one line per scenario, the fault window
+/// shaded.
+fn share_svg(
+    runs: &[RunData<'_>],
+    column: &str,
+    what: &str,
+    heading: &str,
+) -> Result<String, PlotError> {
     check_nonempty(what, runs)?;
-    let span = arrival_span(runs);
-    let shaded = windows(runs);
-    let bins = resolution_text(runs);
+    let axis = TimeAxis::for_span(arrival_span(runs));
+    let shaded = windows(runs, &axis);
     let legend_h = legend_height(&scenario_entries(runs));
-    let height = chart_height(legend_h);
+    let height = chart_height(legend_h) + STRIP_H;
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
-        let (body, bottom) = rest.split_vertically(height - TITLE_H - legend_h);
-        title(
-            &top,
-            "Share of user requests that succeeded, by arrival time",
-        )?;
+        let (body, rest) = rest.split_vertically(height - TITLE_H - legend_h - STRIP_H);
+        let (strip, bottom) = rest.split_vertically(STRIP_H);
+        title(&top, heading)?;
         let mut chart = ChartBuilder::on(&body)
             .margin_right(24)
             .margin_left(8)
-            .x_label_area_size(44)
+            .x_label_area_size(TICKS_H)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.0..span, -2.0..102.0)?;
+            .build_cartesian_2d(axis.range(), -2.0..102.0)?;
         mesh_style(&mut chart)
-            .x_desc(format!("arrival time of the user request (s; {bins})"))
             .y_desc("requests that succeeded (%)")
             .y_label_formatter(&|v| format!("{v:.0}"))
             .draw()?;
         shade_windows(&mut chart, &shaded, (-2.0, 102.0), true)?;
         // Last scenario first, so that a dashed line lies on the solid one it may coincide with.
         for (i, (_, ts)) in runs.iter().enumerate().rev() {
-            let seg = steps(ts, "users.success_rate", 100.0, ts.arrivals_end_s());
+            let seg = steps(ts, column, 100.0, ts.arrivals_end_s(), &axis);
             let (color, marker) = (scenario_color(i), Some(Marker::of(i)));
             draw_steps(&mut chart, &seg, color, marker, dashed(i), (i, runs.len()))?;
         }
+        let desc = format!(
+            "arrival time of the user request ({})",
+            time_desc(runs, &axis)
+        );
+        arrival_strip(&strip, runs, &axis, &desc)?;
         legend_row(&bottom, &scenario_entries(runs))
     })
 }
@@ -362,11 +528,7 @@ pub fn success_rate_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
 pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
     let what = "queue length over time";
     check_nonempty(what, runs)?;
-    let span = runs
-        .iter()
-        .map(|(_, ts)| ts.bin_start_s(ts.bins()))
-        .fold(0.0, f64::max)
-        .max(1e-9);
+    let axis = TimeAxis::for_span(run_span(runs));
     let mut services: Vec<&str> = Vec::new();
     for (_, ts) in runs {
         for s in ts.services() {
@@ -397,30 +559,30 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
             dashed: false,
         })
         .collect();
-    let height = TITLE_H + PANEL_H * runs.len() as u32 + legend_height(&service_entries);
+    let height =
+        TITLE_H + PANEL_H * runs.len() as u32 + STRIP_H + legend_height(&service_entries);
     // One panel per scenario: each shades its own scenario's fault window, labelled in the
     // first panel that has one.
     let labelled = runs
         .iter()
-        .position(|r| !windows(std::slice::from_ref(r)).is_empty());
-    let bins = resolution_text(runs);
+        .position(|r| !windows(std::slice::from_ref(r), &axis).is_empty());
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
-        let (body, bottom) = rest.split_vertically(PANEL_H * runs.len() as u32);
+        let (body, rest) = rest.split_vertically(PANEL_H * runs.len() as u32);
+        let (strip, bottom) = rest.split_vertically(STRIP_H);
         title(
             &top,
             "Requests waiting in each service's queue (highest in each bin)",
         )?;
         let panels = body.split_evenly((runs.len(), 1));
         for (p, ((summary, ts), panel)) in runs.iter().zip(&panels).enumerate() {
-            let last = p + 1 == runs.len();
             let mut chart = ChartBuilder::on(panel)
                 .margin_right(24)
                 .margin_left(8)
                 .margin_top(6)
-                .x_label_area_size(if last { 44 } else { 22 })
+                .x_label_area_size(TICKS_H)
                 .y_label_area_size(64)
-                .build_cartesian_2d(0.0..span, (FLOOR..top_y).log_scale())?;
+                .build_cartesian_2d(axis.range(), (FLOOR..top_y).log_scale())?;
             let mut mesh = mesh_style(&mut chart);
             mesh.y_desc("queued (log)").y_label_formatter(&|v| {
                 if *v < 1.0 {
@@ -429,22 +591,23 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                     short_number(*v)
                 }
             });
-            if last {
-                mesh.x_desc(format!(
-                    "simulated time (s; {bins}); the line marks where arrivals stop"
-                ));
-            }
             mesh.draw()?;
-            let shaded = windows(&runs[p..=p]);
+            let shaded = windows(&runs[p..=p], &axis);
             shade_windows(&mut chart, &shaded, (FLOOR, top_y), labelled == Some(p))?;
-            let end = ts.arrivals_end_s();
+            let end = axis.x(ts.arrivals_end_s());
             chart.draw_series(std::iter::once(PathElement::new(
                 vec![(end, FLOOR), (end, top_y)],
                 RGBColor(0x77, 0x77, 0x77).stroke_width(1),
             )))?;
             for (k, s) in ts.services().iter().enumerate() {
                 let color = service_color(services.iter().position(|x| x == s).unwrap_or(k));
-                let mut seg = steps(ts, &format!("services.{s}.queue_max"), 1.0, f64::INFINITY);
+                let mut seg = steps(
+                    ts,
+                    &format!("services.{s}.queue_max"),
+                    1.0,
+                    f64::INFINITY,
+                    &axis,
+                );
                 for part in &mut seg {
                     for pt in part.iter_mut() {
                         pt.1 = pt.1.max(FLOOR);
@@ -460,7 +623,7 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                 )?;
             }
             chart.draw_series(std::iter::once(
-                EmptyElement::at((span, top_y))
+                EmptyElement::at((axis.end, top_y))
                     + Text::new(
                         summary.scenario.clone(),
                         (-8, 4),
@@ -468,6 +631,11 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                     ),
             ))?;
         }
+        let desc = format!(
+            "simulated time ({}); the line marks where arrivals stop",
+            time_desc(runs, &axis)
+        );
+        arrival_strip(&strip, runs, &axis, &desc)?;
         legend_row(&bottom, &service_entries)
     })
 }
@@ -476,7 +644,7 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
 pub fn amplification_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
     let what = "amplification over time";
     check_nonempty(what, runs)?;
-    let span = arrival_span(runs);
+    let axis = TimeAxis::for_span(arrival_span(runs));
     let mut services: Vec<&str> = Vec::new();
     for (_, ts) in runs {
         for s in ts.services() {
@@ -486,20 +654,21 @@ pub fn amplification_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
         }
     }
     const PANEL_H: u32 = 200;
-    let height =
-        TITLE_H + PANEL_H * services.len().max(1) as u32 + legend_height(&scenario_entries(runs));
-    let shaded = windows(runs);
-    let bins = resolution_text(runs);
+    let height = TITLE_H
+        + PANEL_H * services.len().max(1) as u32
+        + STRIP_H
+        + legend_height(&scenario_entries(runs));
+    let shaded = windows(runs, &axis);
     render(what, height, |root| {
         let (top, rest) = root.split_vertically(TITLE_H);
-        let (body, bottom) = rest.split_vertically(PANEL_H * services.len().max(1) as u32);
+        let (body, rest) = rest.split_vertically(PANEL_H * services.len().max(1) as u32);
+        let (strip, bottom) = rest.split_vertically(STRIP_H);
         title(
             &top,
             "Attempts arriving at each service per user request (same bin)",
         )?;
         let panels = body.split_evenly((services.len().max(1), 1));
         for (p, (service, panel)) in services.iter().zip(&panels).enumerate() {
-            let last = p + 1 == services.len();
             let column = format!("services.{service}.attempts_per_request");
             let peak = runs
                 .iter()
@@ -511,24 +680,21 @@ pub fn amplification_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                 .margin_right(24)
                 .margin_left(8)
                 .margin_top(6)
-                .x_label_area_size(if last { 44 } else { 22 })
+                .x_label_area_size(TICKS_H)
                 .y_label_area_size(64)
-                .build_cartesian_2d(0.0..span, 0.0..top_y)?;
+                .build_cartesian_2d(axis.range(), 0.0..top_y)?;
             let mut mesh = mesh_style(&mut chart);
             mesh.y_desc("attempts / request")
                 .y_label_formatter(&|v| short_number(*v));
-            if last {
-                mesh.x_desc(format!("simulated time (s; {bins})"));
-            }
             mesh.draw()?;
             shade_windows(&mut chart, &shaded, (0.0, top_y), p == 0)?;
             for (i, (_, ts)) in runs.iter().enumerate().rev() {
-                let seg = steps(ts, &column, 1.0, ts.arrivals_end_s());
+                let seg = steps(ts, &column, 1.0, ts.arrivals_end_s(), &axis);
                 let (color, marker) = (scenario_color(i), Some(Marker::of(i)));
                 draw_steps(&mut chart, &seg, color, marker, dashed(i), (i, runs.len()))?;
             }
             chart.draw_series(std::iter::once(
-                EmptyElement::at((span, top_y))
+                EmptyElement::at((axis.end, top_y))
                     + Text::new(
                         format!("at {service}"),
                         (-8, 4),
@@ -536,6 +702,189 @@ pub fn amplification_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
                     ),
             ))?;
         }
+        let desc = format!("simulated time ({})", time_desc(runs, &axis));
+        arrival_strip(&strip, runs, &axis, &desc)?;
         legend_row(&bottom, &scenario_entries(runs))
     })
+}
+
+/// The services of the runs that have replica series (`services.<s>.replica.<k>.busy_mean`),
+/// each once, in order of appearance: the services [`replica_levels_svg`] can draw.
+pub fn replicated_services(runs: &[RunData<'_>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (_, ts) in runs {
+        for s in ts.services() {
+            if !replica_labels(ts, s).is_empty() && !out.contains(s) {
+                out.push(s.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The replica labels of service `s` in a run's series: `0`, `1`, … or `min`, `mean`, `max`.
+fn replica_labels(ts: &TimeSeries, s: &str) -> Vec<String> {
+    let prefix = format!("services.{s}.replica.");
+    ts.names()
+        .filter_map(|n| n.strip_prefix(&prefix)?.strip_suffix(".busy_mean"))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Each replica of `service`: requests in flight (in service or queued, the time average over
+/// each bin: `busy_mean + queue_mean`) and queued (`queue_mean`), two panels per run that has
+/// the service's replica series, one line per replica (or the lowest, mean and highest over
+/// replicas for a service of more than
+/// [`MAX_REPLICA_SERIES`](crate::metrics::timeseries::MAX_REPLICA_SERIES)).
+pub fn replica_levels_svg(runs: &[RunData<'_>], service: &str) -> Result<String, PlotError> {
+    let what = format!("replicas of {service} over time");
+    let with: Vec<RunData<'_>> = runs
+        .iter()
+        .filter(|(_, ts)| !replica_labels(ts, service).is_empty())
+        .copied()
+        .collect();
+    check_nonempty(&what, &with)?;
+    let runs = &with[..];
+    let axis = TimeAxis::for_span(run_span(runs));
+    let mut labels: Vec<String> = Vec::new();
+    for (_, ts) in runs {
+        for l in replica_labels(ts, service) {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+    }
+    let names: Vec<String> = labels
+        .iter()
+        .map(|l| match l.as_str() {
+            "min" | "mean" | "max" => format!("{l} over replicas"),
+            k => format!("replica {k}"),
+        })
+        .collect();
+    let entries: Vec<Entry<'_>> = names
+        .iter()
+        .enumerate()
+        .map(|(k, name)| Entry {
+            name,
+            color: service_color(k),
+            marker: Some(Marker::of(k)),
+            dashed: k >= 8,
+        })
+        .collect();
+    // Per replica and run: (in flight, queued) as step segments.
+    let series: Vec<Vec<[Vec<Vec<(f64, f64)>>; 2]>> = runs
+        .iter()
+        .map(|(_, ts)| {
+            labels
+                .iter()
+                .map(|l| {
+                    let base = format!("services.{service}.replica.{l}");
+                    let busy = ts.get(&format!("{base}.busy_mean"));
+                    let queue = ts.get(&format!("{base}.queue_mean"));
+                    let in_flight = match (busy, queue) {
+                        (Some(b), Some(q)) => in_flight_steps(ts, b, q, &axis),
+                        _ => Vec::new(),
+                    };
+                    let queued = steps(ts, &format!("{base}.queue_mean"), 1.0, f64::INFINITY, &axis);
+                    [in_flight, queued]
+                })
+                .collect()
+        })
+        .collect();
+    let peak = |k: usize| {
+        series
+            .iter()
+            .flatten()
+            .flat_map(|pair| pair[k].iter().flatten().map(|p| p.1))
+            .fold(0.0, f64::max)
+    };
+    let tops = [nice_max(peak(0), 1.0), nice_max(peak(1), 1.0)];
+    const PANEL_H: u32 = 180;
+    let legend_h = legend_height(&entries);
+    let panels_n = 2 * runs.len() as u32;
+    let height = TITLE_H + PANEL_H * panels_n + STRIP_H + legend_h;
+    render(&what, height, |root| {
+        let (top, rest) = root.split_vertically(TITLE_H);
+        let (body, rest) = rest.split_vertically(PANEL_H * panels_n);
+        let (strip, bottom) = rest.split_vertically(STRIP_H);
+        title(
+            &top,
+            &format!("Requests in flight and queued at each replica of {service} (bin means)"),
+        )?;
+        let panels = body.split_evenly((panels_n as usize, 1));
+        for (p, panel) in panels.iter().enumerate() {
+            let (run, level) = (p / 2, p % 2);
+            let (summary, _) = runs[run];
+            let top_y = tops[level];
+            let mut chart = ChartBuilder::on(panel)
+                .margin_right(24)
+                .margin_left(8)
+                .margin_top(6)
+                .x_label_area_size(TICKS_H)
+                .y_label_area_size(64)
+                .build_cartesian_2d(axis.range(), 0.0..top_y)?;
+            let mut mesh = mesh_style(&mut chart);
+            mesh.y_desc(if level == 0 { "in flight" } else { "queued" })
+                .y_label_formatter(&|v| short_number(*v));
+            mesh.draw()?;
+            let shaded = windows(std::slice::from_ref(&runs[run]), &axis);
+            shade_windows(&mut chart, &shaded, (0.0, top_y), p == 0)?;
+            for (k, pair) in series[run].iter().enumerate() {
+                let e = &entries[k];
+                draw_steps(
+                    &mut chart,
+                    &pair[level],
+                    e.color,
+                    e.marker,
+                    e.dashed,
+                    (k, labels.len()),
+                )?;
+            }
+            chart.draw_series(std::iter::once(
+                EmptyElement::at((axis.end, top_y))
+                    + Text::new(
+                        format!(
+                            "{}: {}",
+                            summary.scenario,
+                            if level == 0 { "in flight" } else { "queued" }
+                        ),
+                        (-8, 4),
+                        font(15.0).pos(Pos::new(HPos::Right, VPos::Top)),
+                    ),
+            ))?;
+        }
+        let desc = format!("simulated time ({})", time_desc(runs, &axis));
+        arrival_strip(&strip, runs, &axis, &desc)?;
+        legend_row(&bottom, &entries)
+    })
+}
+
+/// `busy + queue` bin by bin as step segments on `axis` (undefined where either is).
+fn in_flight_steps(
+    ts: &TimeSeries,
+    busy: &[Option<f64>],
+    queue: &[Option<f64>],
+    axis: &TimeAxis,
+) -> Vec<Vec<(f64, f64)>> {
+    let width = ts.resolution().as_secs_f64();
+    let mut segments = Vec::new();
+    let mut current: Vec<(f64, f64)> = Vec::new();
+    for (k, (b, q)) in busy.iter().zip(queue).enumerate() {
+        match (b, q) {
+            (Some(b), Some(q)) => {
+                let t = ts.bin_start_s(k);
+                current.push((axis.x(t), b + q));
+                current.push((axis.x(t + width), b + q));
+            }
+            _ => {
+                if !current.is_empty() {
+                    segments.push(std::mem::take(&mut current));
+                }
+            }
+        }
+    }
+    if !current.is_empty() {
+        segments.push(current);
+    }
+    segments
 }

@@ -185,7 +185,8 @@ impl Page {
 }
 
 /// The page of `loadsim run --html`: the verdict (with `findings`, the linter's on each run's
-/// scenario, in the order of `runs`), the table, the run figures, the scenario sources.
+/// scenario, in the order of `runs`), the table, the run figures (then one per request class and
+/// one per service of more than one replica), the scenario sources.
 pub fn run_page(
     runs: &[crate::plot::run::RunData<'_>],
     findings: &[Vec<crate::report::verdict::Finding>],
@@ -213,7 +214,8 @@ pub fn run_page(
         .iter()
         .enumerate()
         .map(|(i, (s, _))| crate::report::verdict::Judged {
-            run: s,
+            label: format!("`{}`", s.scenario),
+            runs: vec![*s],
             findings: findings.get(i).map(Vec::as_slice),
         })
         .collect();
@@ -227,7 +229,7 @@ pub fn run_page(
 {}
 ",
             names.join(", "),
-            crate::report::verdict::markdown(&judged),
+            crate::report::verdict::markdown("scenario", &judged),
             crate::report::table::Table::build(&summaries)
         ),
         None,
@@ -245,6 +247,18 @@ pub fn run_page(
         "Attempts per user request, by service (amplification)",
         &crate::plot::amplification_svg(runs)?,
     );
+    for class in crate::plot::run::classes(runs) {
+        page.figure(
+            &format!("Share of class `{class}`'s requests that succeeded, by arrival time"),
+            &crate::plot::class_success_rate_svg(runs, &class)?,
+        );
+    }
+    for service in crate::plot::run::replicated_services(runs) {
+        page.figure(
+            &format!("Requests in flight and queued at each replica of `{service}`"),
+            &crate::plot::replica_levels_svg(runs, &service)?,
+        );
+    }
     page.scenario_sources(docs);
     Ok(page)
 }

@@ -3,6 +3,10 @@
 //! by cell index: whatever order cells finished in, on however many threads or shards, the bytes
 //! are the same. Wall-clock numbers (`engine.*`) never appear.
 //!
+//! results.md opens with the sweep's description and its grid, then the verdict
+//! ([`crate::report::verdict`], a row per scenario and grid values over the seeds), then the
+//! tables of its `report:` section (or the headline table).
+//!
 //! results.csv columns: `scenario`, `seed`, one column per grid key other than `seed` (in the
 //! order of `grid`; a duration axis, whose values are all durations like `2s`, is followed by its
 //! numeric companion `<key>_s` in seconds, so that `10s` sorts after `2s` in pandas or DuckDB),
@@ -26,6 +30,7 @@ use crate::plot::{Band, ChartStyle, Line};
 use crate::report::flat::{EngineColumns, cell, flatten, union_columns};
 use crate::report::markdown::MarkdownTable;
 use crate::report::table::Table;
+use crate::report::verdict::Judged;
 
 /// The finished cells of a sweep, with the spec and expansion that give them meaning.
 pub struct Results<'a> {
@@ -147,6 +152,7 @@ impl<'a> Results<'a> {
                 "- Cells: {present} of {total} present (a shard, or an unfinished sweep); one row each in `results.csv`."
             );
         }
+        self.verdict(&mut out);
         for c in &spec.comparisons {
             self.comparison(&mut out, c.title.as_deref(), &c.fixed);
         }
@@ -234,10 +240,11 @@ impl<'a> Results<'a> {
         }
     }
 
-    /// The table of a sweep without a `report:` section: one row per scenario and combination of
-    /// the grid values other than the seed (a cell group), in expansion order, and the headline
-    /// metrics ([`HEADLINE`]) over the group's seeds as `mean (min–max)`.
-    fn headline(&self, out: &mut String) {
+    /// The cell groups of the finished cells: one per scenario and combination of the values of
+    /// the axes other than the seed that have more than one value (returned first), scenario
+    /// first, then in the order of the grid; each with its cells' indices.
+    #[allow(clippy::type_complexity)]
+    fn cell_groups(&self) -> (Vec<usize>, Vec<((usize, Vec<usize>), Vec<usize>)>) {
         let spec = self.spec;
         let seed = spec.axis(SEED);
         let axes: Vec<usize> = (0..spec.axes.len())
@@ -250,12 +257,51 @@ impl<'a> Results<'a> {
                 groups.entry((c.scenario, key)).or_default().push(c.index);
             }
         }
+        let mut groups: Vec<_> = groups.into_iter().collect();
+        groups.sort_by_key(|((sc, _), cells)| (*sc, cells[0]));
+        (axes, groups)
+    }
+
+    /// The verdict the report opens with ([`crate::report::verdict`]): a row per cell group
+    /// ([`Results::cell_groups`]) over its seeds. Sweep cells are not linted here (no `check`
+    /// column): `loadsim check` reads the scenario files.
+    fn verdict(&self, out: &mut String) {
+        let (axes, groups) = self.cell_groups();
         if groups.is_empty() {
             return;
         }
-        // Scenario first, then the groups in the order of the grid.
-        let mut groups: Vec<_> = groups.into_iter().collect();
-        groups.sort_by_key(|((sc, _), cells)| (*sc, cells[0]));
+        let rows: Vec<Judged<'_>> = groups
+            .iter()
+            .map(|((sc, values), indices)| {
+                let mut label = format!("`{}`", self.spec.scenarios[*sc].name);
+                if !axes.is_empty() {
+                    let _ = write!(label, ", {}", self.describe(&axes, values));
+                }
+                Judged {
+                    label,
+                    runs: indices.iter().map(|i| &self.records[i].summary).collect(),
+                    findings: None,
+                }
+            })
+            .collect();
+        let what = if axes.is_empty() {
+            "scenario"
+        } else {
+            "scenario, grid values"
+        };
+        let _ = write!(out, "\n{}", crate::report::verdict::markdown(what, &rows));
+    }
+
+    /// The table of a sweep without a `report:` section: one row per scenario and combination of
+    /// the grid values other than the seed (a cell group), in expansion order, and the headline
+    /// metrics ([`HEADLINE`]) over the group's seeds as `mean (min–max)`.
+    fn headline(&self, out: &mut String) {
+        let spec = self.spec;
+        let seed = spec.axis(SEED);
+        let (axes, groups) = self.cell_groups();
+        if groups.is_empty() {
+            return;
+        }
         let _ = writeln!(out, "\n## Headline metrics\n");
         let seeds = match seed {
             Some(a) => format!(
