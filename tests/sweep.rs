@@ -1051,7 +1051,8 @@ fn a_sweep_without_report_gets_a_headline_table() {
     sweep(&file, &out, &[]).success();
     let md = read(&out, "results.md");
     assert!(md.contains("## Headline metrics"), "{md}");
-    let header = md
+    let headline = &md[md.find("## Headline metrics").unwrap()..];
+    let header = headline
         .lines()
         .find(|l| l.starts_with("| scenario"))
         .expect("a table");
@@ -1068,7 +1069,7 @@ fn a_sweep_without_report_gets_a_headline_table() {
     }
     // One-valued axes (duration, from) are no columns.
     assert!(!header.contains("faults.slow_b.from"), "{header}");
-    let rows: Vec<Vec<String>> = md
+    let rows: Vec<Vec<String>> = headline
         .lines()
         .filter(|l| l.starts_with("| naive") || l.starts_with("| protected"))
         .map(|l| l.split('|').map(|c| c.trim().to_owned()).collect())
@@ -1159,6 +1160,82 @@ report:
     for rec_row in r.records().map(|x| x.unwrap()) {
         if &rec_row[from] == "6s" {
             assert_eq!((&rec_row[rec], &rec_row[recovered]), ("", ""));
+        }
+    }
+}
+
+/// Issue 29 item 5: a sweep's report opens with the verdict — a row per scenario and grid values
+/// over the seeds, before every table — with the numbers of results.csv (checked by hand here).
+#[test]
+fn results_md_opens_with_the_verdict_of_each_cell_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let out = dir.path().join("out");
+    sweep(&file, &out, &[]).success();
+    let md = read(&out, "results.md");
+    let verdict = md.find("## Verdict").expect("a verdict section");
+    let first_table = md.find("\n## Window 2 s").expect("the comparison table");
+    assert!(verdict < first_table, "the verdict comes first: {md}");
+    assert_eq!(
+        md[..verdict].matches("\n| ").count(),
+        0,
+        "no table before the verdict: {md}"
+    );
+    let section = &md[verdict..first_table];
+    let row = |scenario: &str, window: &str| -> Vec<String> {
+        let label = format!("| `{scenario}`, `faults.slow_b.duration` = {window} ");
+        section
+            .lines()
+            .find(|l| l.starts_with(&label))
+            .unwrap_or_else(|| panic!("no row {label}: {section}"))
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    // By hand from results.csv, for each scenario and window over seeds 1 and 2.
+    let mut r = csv::Reader::from_path(out.join("results.csv")).unwrap();
+    let h = r.headers().unwrap().clone();
+    let col = |name: &str| h.iter().position(|c| c == name).unwrap();
+    let (sc, win, rec, during, recovery) = (
+        col("scenario"),
+        col("faults.slow_b.duration"),
+        col("metrics.recovered"),
+        col("metrics.success_rate_during"),
+        col("metrics.recovery_s"),
+    );
+    let records: Vec<csv::StringRecord> = r.records().map(|x| x.unwrap()).collect();
+    for scenario in ["naive", "protected"] {
+        for window in ["1s", "2s"] {
+            let cells: Vec<&csv::StringRecord> = records
+                .iter()
+                .filter(|x| &x[sc] == scenario && &x[win] == window)
+                .collect();
+            assert_eq!(cells.len(), 2);
+            let got = row(scenario, window);
+            let recovered: Vec<&str> = cells.iter().map(|x| &x[rec]).collect();
+            let want = match (recovered[0], recovered[1]) {
+                ("true", "true") => "yes".to_owned(),
+                ("false", "false") => "never".to_owned(),
+                ("true", _) | (_, "true") => "yes in 1 of 2 seeds".to_owned(),
+                _ => "not measurable".to_owned(),
+            };
+            assert_eq!(got[2], want, "{scenario} {window}: {section}");
+            let s: Vec<f64> = cells.iter().map(|x| x[during].parse().unwrap()).collect();
+            let (lo, hi) = (s[0].min(s[1]), s[0].max(s[1]));
+            let mean = (s[0] + s[1]) / 2.0;
+            assert_eq!(got[4], format!("{mean:.3} ({lo:.3}–{hi:.3})"), "{section}");
+            let times: Vec<f64> = cells
+                .iter()
+                .filter_map(|x| x[recovery].parse().ok())
+                .collect();
+            if times.len() == 2 {
+                let mean = (times[0] + times[1]) / 2.0;
+                let (lo, hi) = (times[0].min(times[1]), times[0].max(times[1]));
+                assert_eq!(got[3], format!("{mean:.2} ({lo:.2}–{hi:.2})"), "{section}");
+            } else if times.is_empty() {
+                assert_eq!(got[3], want.replace("yes", "—"), "{section}");
+            }
+            assert!(got[5].contains(" at `"), "largest amplification: {section}");
         }
     }
 }

@@ -31,11 +31,11 @@ pub use run::{
     amplification_svg, class_success_rate_svg, concurrency_limit_svg, queue_length_svg,
     replica_levels_svg, run_plots, success_rate_svg,
 };
-pub use time_axis::{TimeAxis, TimeUnit};
 pub use sweep::{
     Band, ChartStyle, Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart,
     sensitivity_chart_styled, sensitivity_svg, sensitivity_svg_styled, viridis,
 };
+pub use time_axis::{TimeAxis, TimeUnit};
 
 /// Why a figure could not be made.
 #[derive(Debug, Error)]

@@ -559,8 +559,7 @@ pub fn queue_length_svg(runs: &[RunData<'_>]) -> Result<String, PlotError> {
             dashed: false,
         })
         .collect();
-    let height =
-        TITLE_H + PANEL_H * runs.len() as u32 + STRIP_H + legend_height(&service_entries);
+    let height = TITLE_H + PANEL_H * runs.len() as u32 + STRIP_H + legend_height(&service_entries);
     // One panel per scenario: each shades its own scenario's fault window, labelled in the
     // first panel that has one.
     let labelled = runs
@@ -785,7 +784,8 @@ pub fn replica_levels_svg(runs: &[RunData<'_>], service: &str) -> Result<String,
                         (Some(b), Some(q)) => in_flight_steps(ts, b, q, &axis),
                         _ => Vec::new(),
                     };
-                    let queued = steps(ts, &format!("{base}.queue_mean"), 1.0, f64::INFINITY, &axis);
+                    let queued =
+                        steps(ts, &format!("{base}.queue_mean"), 1.0, f64::INFINITY, &axis);
                     [in_flight, queued]
                 })
                 .collect()

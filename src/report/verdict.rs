@@ -89,7 +89,9 @@ fn spread(values: &[f64], decimals: usize) -> Option<String> {
     let mean = values.iter().sum::<f64>() / values.len() as f64;
     let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
     let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some(format!("{mean:.decimals$} ({lo:.decimals$}–{hi:.decimals$})"))
+    Some(format!(
+        "{mean:.decimals$} ({lo:.decimals$}–{hi:.decimals$})"
+    ))
 }
 
 /// The recovery time of a row: one run's, or over several the spread of the seeds that
@@ -127,14 +129,13 @@ pub fn markdown(what: &str, rows: &[Judged<'_>]) -> String {
             .iter()
             .filter_map(|r| r.metrics.success_rate_during)
             .collect();
-        let amplification = j
-            .runs
-            .iter()
-            .filter_map(|r| largest_amplification(r))
-            .fold(None, |best: Option<(&str, f64)>, (n, a)| match best {
+        let amplification = j.runs.iter().filter_map(|r| largest_amplification(r)).fold(
+            None,
+            |best: Option<(&str, f64)>, (n, a)| match best {
                 Some((_, b)) if b >= a => best,
                 _ => Some((n, a)),
-            });
+            },
+        );
         let mut row = vec![
             j.label.clone(),
             recovered_of(&j.runs),

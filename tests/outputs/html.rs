@@ -96,9 +96,10 @@ fn a_sweep_report_is_self_contained_with_every_figure_and_source() {
     assert_eq!(page.matches("<svg ").count(), images.len());
     assert!(!page.contains("class=\"missing\""));
 
-    // Tables: 3 comparisons (one per seed) and 4 sensitivity tables.
+    // Tables: the verdict, 3 comparisons (one per seed) and 4 sensitivity tables.
     assert_eq!(page.matches("<table>").count(), md.matches("\n|--").count());
-    assert_eq!(page.matches("<table>").count(), 7);
+    assert_eq!(page.matches("<table>").count(), 8);
+    assert!(page.find("<h2>Verdict</h2>").unwrap() < page.find("<table>").unwrap());
     // The sources: the sweep file, and each scenario with its extends chain merged (the base's
     // keys are there though naive.yaml itself only names base.yaml).
     assert!(page.contains("<code>sweeps/blog37.yaml</code>"));
@@ -275,6 +276,62 @@ fn run_html_holds_the_table_the_three_figures_and_the_sources() {
         "the override is applied in the source shown"
     );
     assert!(page.contains("--html"), "the command is shown");
+}
+
+/// A run with request classes and replicas adds a success-rate figure per class and a figure of
+/// each replica's in-flight and queued requests per service of more than one replica; every
+/// time figure is drawn over the offered load.
+#[test]
+fn run_html_has_a_figure_per_class_and_per_replicated_service() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("run.html");
+    loadsim_ok(&[
+        "run",
+        "scenarios/fleet/slow_replica.yaml",
+        "scenarios/workload/classes_fifo.yaml",
+        "--html",
+        file.to_str().unwrap(),
+    ]);
+    let page = std::fs::read_to_string(&file).unwrap();
+    assert_self_contained(&page);
+    let classes: Vec<String> = loadsim::scenario::Scenario::load(
+        &super::repo().join("scenarios/workload/classes_fifo.yaml"),
+        &[],
+        None,
+    )
+    .unwrap()
+    .classes
+    .iter()
+    .map(|c| c.name.clone())
+    .collect();
+    assert!(classes.len() > 1);
+    for class in &classes {
+        assert!(
+            page.contains(&format!(
+                "<figcaption>Share of class <code>{class}</code>&#x27;s requests"
+            )) || page.contains(&format!(
+                "<figcaption>Share of class <code>{class}</code>'s requests"
+            )),
+            "a figure for class {class}"
+        );
+    }
+    assert!(page.contains(
+        "<figcaption>Requests in flight and queued at each replica of <code>backend</code>"
+    ));
+    for k in 0..3 {
+        assert!(
+            page.contains(&format!(">\nreplica {k}\n<")),
+            "replica {k} in a legend"
+        );
+    }
+    // The three run figures, one per class, one for `backend`; each over the offered load.
+    let figures = 3 + classes.len() + 1;
+    assert_eq!(page.matches("<figure>").count(), figures);
+    assert_eq!(
+        page.matches(loadsim::plot::run::STRIP_LABEL).count(),
+        figures,
+        "an offered-load strip under every time figure"
+    );
 }
 
 #[test]

@@ -133,3 +133,73 @@ fn run_plots_writes_three_files_and_svgs_are_deterministic() {
         Err(plot::PlotError::Input { .. })
     ));
 }
+
+/// The tick labels of the time axis titled `desc`. plotters writes a chart's axis titles, then
+/// its y tick labels, then its x tick labels; both start at 0, so the x labels are the numbers
+/// after the title from the last `0` on.
+fn time_ticks(texts: &[String], desc: &str) -> Vec<String> {
+    let title = texts
+        .iter()
+        .position(|t| t == desc)
+        .unwrap_or_else(|| panic!("an axis titled `{desc}` in {texts:?}"));
+    let numbers: Vec<String> = texts[title + 1..]
+        .iter()
+        .take_while(|t| t.parse::<f64>().is_ok())
+        .cloned()
+        .collect();
+    let start = numbers.iter().rposition(|t| t == "0").expect("a tick at 0");
+    numbers[start..].to_vec()
+}
+
+#[test]
+fn time_axes_are_in_hours_for_a_day_and_in_seconds_for_a_minute_over_the_offered_load() {
+    use super::common::run;
+    use loadsim::time::SimDuration;
+    let day = run(
+        "protected",
+        &[
+            "duration=24h",
+            "arrivals.rate=1",
+            "faults.slow_b.from=6h",
+            "faults.slow_b.duration=1h",
+        ],
+        SimDuration::from_secs(600),
+    );
+    let minute = run("protected", &[], SimDuration::from_secs(1));
+    for (runs, unit, span) in [(&day, "h", 24.0), (&minute, "s", 60.0)] {
+        let runs = [(&runs.0, &runs.1)];
+        for svg in [
+            success_rate_svg(&runs).unwrap(),
+            queue_length_svg(&runs).unwrap(),
+            amplification_svg(&runs).unwrap(),
+        ] {
+            let (texts, _) = inspect(&svg);
+            assert!(
+                has_text(&texts, plot::run::STRIP_LABEL),
+                "the offered-load strip: {texts:?}"
+            );
+            assert!(has_text(&texts, "arrivals/s"));
+            let desc = texts
+                .iter()
+                .find(|t| t.contains(&format!("({unit}; ")))
+                .unwrap_or_else(|| panic!("an axis in {unit}: {texts:?}"));
+            let ticks: Vec<f64> = time_ticks(&texts, desc)
+                .iter()
+                .map(|t| t.parse().unwrap())
+                .collect();
+            assert!(ticks.len() >= 4, "{unit}: ticks {ticks:?}");
+            // Round values of the unit, evenly spaced (1, 2 or 5 × 10ⁿ apart), within the span.
+            let step = ticks[1] - ticks[0];
+            let decade = 10f64.powf(step.log10().floor());
+            assert!(
+                [1.0, 2.0, 5.0].contains(&(step / decade)),
+                "{unit}: step {step}"
+            );
+            for (i, t) in ticks.iter().enumerate() {
+                assert_eq!(*t, ticks[0] + step * i as f64, "{unit}: ticks {ticks:?}");
+                assert_eq!(t % step, 0.0, "{unit}: tick {t} is a multiple of the step");
+                assert!(*t <= span, "{unit}: tick {t} beyond {span}");
+            }
+        }
+    }
+}

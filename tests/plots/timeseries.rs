@@ -270,3 +270,134 @@ fn protection_series_sum_to_the_run_totals() {
         }
     }
 }
+
+/// Bin `b` of a series (0 where undefined).
+fn at(ts: &TimeSeries, name: &str, b: usize) -> f64 {
+    ts.get(name)
+        .unwrap_or_else(|| panic!("series `{name}` missing"))[b]
+        .unwrap_or(0.0)
+}
+
+#[test]
+fn class_series_add_up_to_each_class_and_to_the_users() {
+    let (s, ts) = run_series("workload/classes_fifo", &[], SimDuration::from_millis(500));
+    assert!(s.classes.len() > 1, "a scenario of several classes");
+    for (name, m) in &s.classes {
+        assert_eq!(total(&ts, &format!("classes.{name}.arrivals")), m.requests);
+        assert_eq!(
+            total(&ts, &format!("classes.{name}.succeeded")),
+            m.succeeded
+        );
+        assert_eq!(total(&ts, &format!("classes.{name}.failed")), m.failed);
+        let rate = ts.get(&format!("classes.{name}.success_rate")).unwrap();
+        for (b, r) in rate.iter().enumerate() {
+            let arrivals = at(&ts, &format!("classes.{name}.arrivals"), b);
+            match r {
+                Some(r) => {
+                    let ok = at(&ts, &format!("classes.{name}.succeeded"), b);
+                    assert_eq!(*r, ok / arrivals, "{name} bin {b}");
+                }
+                None => assert_eq!(
+                    arrivals, 0.0,
+                    "{name} bin {b}: a rate where requests arrived"
+                ),
+            }
+        }
+    }
+    for b in 0..ts.bins() {
+        let by_class: f64 = s
+            .classes
+            .keys()
+            .map(|c| at(&ts, &format!("classes.{c}.arrivals"), b))
+            .sum();
+        assert_eq!(by_class, at(&ts, "users.arrivals", b), "bin {b}");
+    }
+    // One class is the users: no class series.
+    let (_, single) = run_series("naive", &SHORT, SimDuration::from_secs(1));
+    assert!(!single.names().any(|n| n.starts_with("classes.")));
+}
+
+#[test]
+fn replica_series_add_up_to_the_service_and_to_each_replica_summary() {
+    let sc = load("fleet/slow_replica", &[]);
+    let resolution = SimDuration::from_millis(500);
+    let (s, ts) = run_series("fleet/slow_replica", &[], resolution);
+    let replicas = s.services["backend"].replica_stats.len();
+    assert_eq!(replicas, 3);
+    for level in ["busy_mean", "queue_mean"] {
+        for b in 0..ts.bins() {
+            let sum: f64 = (0..replicas)
+                .map(|k| at(&ts, &format!("services.backend.replica.{k}.{level}"), b))
+                .sum();
+            let service = at(&ts, &format!("services.backend.{level}"), b);
+            assert!(
+                (sum - service).abs() <= 1e-9 * service.max(1.0),
+                "{level} bin {b}: replicas {sum} vs service {service}"
+            );
+        }
+    }
+    // Over the arrival period, a replica's queue_mean weighted by bin width is its summary's
+    // mean_queue_len; and the slow replica 0 queues most.
+    let period_bins = (sc.duration.0 / resolution.0) as usize;
+    let width = resolution.as_secs_f64() / sc.duration.as_secs_f64();
+    for (k, r) in s.services["backend"].replica_stats.iter().enumerate() {
+        let mean: f64 = (0..period_bins)
+            .map(|b| at(&ts, &format!("services.backend.replica.{k}.queue_mean"), b) * width)
+            .sum();
+        assert!(
+            (mean - r.mean_queue_len).abs() <= 1e-9 * r.mean_queue_len.max(1.0),
+            "replica {k}: {mean} vs {}",
+            r.mean_queue_len
+        );
+    }
+    let peak = |k: usize| max(&ts, &format!("services.backend.replica.{k}.queue_mean"));
+    assert!(peak(0) > 10.0 * peak(1).max(peak(2)).max(0.1));
+    // A service of one replica has no replica series.
+    assert!(!ts.names().any(|n| n.starts_with("services.api.replica.")));
+}
+
+#[test]
+fn a_service_of_many_replicas_has_the_lowest_mean_and_highest_over_them() {
+    let many = loadsim::metrics::timeseries::MAX_REPLICA_SERIES + 4;
+    let set = format!("services.backend.replicas={many}");
+    let resolution = SimDuration::from_secs(1);
+    let (_, ts) = run_series("fleet/slow_replica", &[&set], resolution);
+    assert!(
+        !ts.names()
+            .any(|n| n.starts_with("services.backend.replica.0."))
+    );
+    for level in ["busy_mean", "queue_mean"] {
+        for b in 0..ts.bins() {
+            let [lo, mean, hi] = ["min", "mean", "max"]
+                .map(|stat| at(&ts, &format!("services.backend.replica.{stat}.{level}"), b));
+            assert!(
+                lo <= mean && mean <= hi,
+                "{level} bin {b}: {lo} {mean} {hi}"
+            );
+            let service = at(&ts, &format!("services.backend.{level}"), b);
+            assert!(
+                (mean * many as f64 - service).abs() <= 1e-9 * service.max(1.0),
+                "{level} bin {b}: the mean over replicas is the service's share"
+            );
+        }
+    }
+    // The slow replica stands out in the window: ten times the work of the others.
+    let window = 20;
+    assert!(
+        at(&ts, "services.backend.replica.max.busy_mean", window)
+            > 3.0 * at(&ts, "services.backend.replica.mean.busy_mean", window)
+    );
+}
+
+#[test]
+fn recording_class_and_replica_series_changes_no_metric() {
+    for name in ["workload/classes_fifo", "fleet/slow_replica"] {
+        let (mut with, _) = run_series(name, &[], SimDuration::from_millis(250));
+        let mut without = run(&load(name, &[])).unwrap();
+        for s in [&mut with, &mut without] {
+            s.engine.wall_s = 0.0;
+            s.engine.events_per_s = 0.0;
+        }
+        assert_eq!(with, without, "{name}");
+    }
+}
