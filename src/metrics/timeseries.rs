@@ -29,6 +29,9 @@
 //! | `services.<s>.rate_limited`, `calls.<a>-><b>.rate_limited` | requests refused by a `rate_limit` in the bin (where one is configured; after every column above) |
 //! | `services.<s>.limited`, `services.<s>.limit`, and the same under `calls.<a>-><b>.` | requests refused by a `concurrency_limit` in the bin, and its limit at the end of the bin (where one is configured; last) |
 //! | `services.<s>.replicas`, `services.<s>.replicas_ready` | an autoscaled service's replicas started (warming up or ready) and ready at the end of the bin (with `autoscale` only; after its `limit`) |
+//! | `classes.<c>.arrivals`, `succeeded`, `failed`, `success_rate` | as `users.*`, for request class `c` (more than one class only; right after `users.*`; no latency: a class's bins keep two counters) |
+//! | `services.<s>.replica.<k>.busy_mean`, `queue_mean` | replica `k`'s levels, time averages over the bin (services of 2 to [`MAX_REPLICA_SERIES`] replicas; last) |
+//! | `services.<s>.replica.{min,mean,max}.busy_mean`, `queue_mean` | over the replicas, for a service of more (last) |
 //!
 //! Bins cover `[0, max(duration, end of run))`, rounded up to whole bins; after the run ends the
 //! levels it ended with are carried to the end of the last bin.
