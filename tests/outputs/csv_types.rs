@@ -2,7 +2,8 @@
 //! (`csv_check.py`, beside this file): no JSON inside a cell (`replica_stats` is a column per replica and counter),
 //! each column of one kind, and csv-long's `value` and the time series' `t_s` and `value` numeric
 //! throughout. Covers the run formats on scenarios with replicas and request classes, the time
-//! series, a boundary search's files, and every committed CSV under `evidence/`.
+//! series (with their per-class and per-replica series), a boundary search's files, and every
+//! committed CSV under `evidence/`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -59,6 +60,16 @@ fn run_csv_outputs_read_back_typed() {
     loadsim_ok(&args);
     files.push(ts);
     python_reads(&files, &["value", "t_s", "seed"]);
+    // The type check covers the per-class and per-replica series.
+    let series = std::fs::read_to_string(&files[2]).unwrap();
+    for name in [
+        ",classes.checkout.success_rate,",
+        ",classes.browse.arrivals,",
+        ",services.backend.replica.0.busy_mean,",
+        ",services.backend.replica.2.queue_mean,",
+    ] {
+        assert!(series.contains(name), "the time series has {name}");
+    }
 
     // The replicas are columns, and csv-long has them as rows of plain numbers.
     let wide = std::fs::read_to_string(&files[0]).unwrap();
