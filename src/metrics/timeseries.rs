@@ -112,6 +112,11 @@ fn series_values<const N: usize>(
         .map(|(_, v)| v)
 }
 
+/// Reads service `s`'s levels at a bin boundary, and with a list, each of its replicas' areas
+/// into it (in replica order); see [`SeriesRecorder::sample_until`].
+pub type LevelReader<'a> =
+    dyn FnMut(usize, SimTime, Option<&mut Vec<LevelAreas>>) -> LevelSample + 'a;
+
 /// The bins of a run in progress.
 #[derive(Debug)]
 pub struct SeriesRecorder {
@@ -293,7 +298,7 @@ impl SeriesRecorder {
         &mut self,
         now: SimTime,
         rec: &Recorder,
-        levels: &mut dyn FnMut(usize, SimTime, Option<&mut Vec<LevelAreas>>) -> LevelSample,
+        levels: &mut LevelReader<'_>,
         tokens: &dyn Fn(usize) -> Option<f64>,
         limit: &mut dyn FnMut(Extra, SimTime) -> f64,
     ) -> SimTime {
@@ -333,7 +338,7 @@ impl SeriesRecorder {
     fn sample(
         &mut self,
         rec: &Recorder,
-        levels: &mut dyn FnMut(usize, SimTime, Option<&mut Vec<LevelAreas>>) -> LevelSample,
+        levels: &mut LevelReader<'_>,
         tokens: &dyn Fn(usize) -> Option<f64>,
     ) {
         let boundary = self.next;

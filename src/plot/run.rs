@@ -770,8 +770,8 @@ pub fn replica_levels_svg(runs: &[RunData<'_>], service: &str) -> Result<String,
             dashed: k >= 8,
         })
         .collect();
-    // Per replica and run: (in flight, queued) as step segments.
-    let series: Vec<Vec<[Vec<Vec<(f64, f64)>>; 2]>> = runs
+    // Per run and replica: [in flight, queued], each as step segments.
+    let series: Vec<Vec<[Segments; 2]>> = runs
         .iter()
         .map(|(_, ts)| {
             labels
@@ -858,6 +858,9 @@ pub fn replica_levels_svg(runs: &[RunData<'_>], service: &str) -> Result<String,
         legend_row(&bottom, &entries)
     })
 }
+
+/// A series drawn as steps: segments of `(t, value)` points, split where it is undefined.
+type Segments = Vec<Vec<(f64, f64)>>;
 
 /// `busy + queue` bin by bin as step segments on `axis` (undefined where either is).
 fn in_flight_steps(
