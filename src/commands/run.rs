@@ -1,6 +1,7 @@
 //! `loadsim run`: load scenarios, run each (in parallel, results in argument order), render; on
 //! request also bin each run over time and write the time-series CSV (`--timeseries`) and the SVG
-//! figures (`--plot`) and the HTML report (`--html`).
+//! figures (`--plot`) and the HTML report (`--html`), and the spans of the simulated requests as
+//! OTLP JSON (`--spans`, one scenario).
 
 use std::path::PathBuf;
 
@@ -9,10 +10,11 @@ use crate::Error;
 use crate::config::ConfigError;
 use crate::guard;
 use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
-use crate::model::{RunError, RunOptions, Watch, run_watched, run_watched_with_series};
+use crate::model::{RunError, RunOptions, Simulation, Watch, run_watched, run_watched_with_series};
 use crate::report::Format;
 use crate::runner::{
-    OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios, write_output,
+    AtomicFile, OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios,
+    output_error, write_output,
 };
 use crate::scenario::Scenario;
 use crate::time::SimDuration;
@@ -49,6 +51,10 @@ pub struct RunOutputs {
     pub command: String,
     /// `--quiet`: no progress bar.
     pub quiet: bool,
+    /// `--spans FILE`: the simulated requests as OTLP JSON lines ([`crate::report::otlp`]).
+    pub spans: Option<PathBuf>,
+    /// `--span-sample`: the share of user requests written to `spans`, in (0, 1].
+    pub span_sample: f64,
 }
 
 impl Default for RunOutputs {
@@ -63,6 +69,8 @@ impl Default for RunOutputs {
             html: None,
             command: String::new(),
             quiet: false,
+            spans: None,
+            span_sample: 1.0,
         }
     }
 }
@@ -227,13 +235,59 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     if let Some(path) = &outputs.html {
         plan.file("--html", path)?;
     }
+    if let Some(path) = &outputs.spans {
+        if loaded.len() > 1 {
+            return Err(ConfigError::flag(
+                "--spans",
+                format!(
+                    "writes the spans of one run, and {} scenarios were given; run each scenario with its own --spans file",
+                    loaded.len()
+                ),
+            )
+            .into());
+        }
+        plan.file("--spans", path)?;
+    }
     // The unsupported fields of imports are `loadsim import`'s and `loadsim check`'s to report,
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
-    let summaries = if series {
-        let runs = run_each(&loaded, outputs.quiet, |sc, options, watch| {
+    let mut span_count = None;
+    let summaries = if let Some(path) = &outputs.spans {
+        let (_, sc, options) = &loaded[0];
+        let bar = RunProgress::new(sc, outputs.quiet);
+        let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
+        let mut writer = crate::report::otlp::OtlpWriter::new(sc, file);
+        let mut sim = Simulation::new(sc, *options)
+            .watched(&bar)
+            .with_spans(outputs.span_sample, &mut writer);
+        if series {
+            sim = sim.with_series(outputs.resolution);
+        }
+        let out = sim.run_output()?;
+        span_count = Some(writer.spans);
+        writer
+            .finish()
+            .and_then(AtomicFile::commit)
+            .map_err(|e| output_error(path, e))?;
+        vec![(out.summary, out.series)]
+    } else if series {
+        run_each(&loaded, outputs.quiet, |sc, options, watch| {
             run_watched_with_series(sc, options, outputs.resolution, watch)
-        })?;
+                .map(|(s, t)| (s, Some(t)))
+        })?
+    } else {
+        run_each(&loaded, outputs.quiet, |sc, options, watch| {
+            run_watched(sc, options, watch).map(|s| (s, None))
+        })?
+    };
+    if let (Some(path), Some(n)) = (&outputs.spans, span_count) {
+        notes.push(format!("wrote {} ({n} spans)", path.display()));
+    }
+    let summaries: Vec<RunSummary> = if series {
+        let runs: Vec<(RunSummary, TimeSeries)> = summaries
+            .into_iter()
+            .map(|(s, t)| (s, t.expect("series were asked for")))
+            .collect();
         let mut written = Vec::new();
         if let Some(path) = &outputs.timeseries {
             let pairs: Vec<(&str, &TimeSeries)> =
@@ -257,7 +311,7 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        run_each(&loaded, outputs.quiet, run_watched)?
+        summaries.into_iter().map(|(s, _)| s).collect()
     };
     let report = outputs.format.renderer().render(&summaries);
     match &outputs.output {
