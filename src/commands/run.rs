@@ -212,6 +212,33 @@ pub fn check_resolution(
     Ok(())
 }
 
+/// Runs one scenario writing its spans to `path` (`--spans`, streamed through a temporary file
+/// renamed at the end; removed if the run fails), with its time series when an output needs
+/// them; returns the summary, the series and the note saying what was written.
+fn run_with_spans(
+    (_, sc, options): &Admitted,
+    outputs: &RunOutputs,
+    path: &std::path::Path,
+) -> Result<(RunSummary, Option<TimeSeries>, String), Error> {
+    let bar = RunProgress::new(sc, outputs.quiet);
+    let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
+    let mut writer = crate::report::otlp::OtlpWriter::new(sc, file);
+    let mut sim = Simulation::new(sc, *options)
+        .watched(&bar)
+        .with_spans(outputs.span_sample, &mut writer);
+    if outputs.wants_series() {
+        sim = sim.with_series(outputs.resolution);
+    }
+    let out = sim.run_output()?;
+    let spans = writer.spans;
+    writer
+        .finish()
+        .and_then(AtomicFile::commit)
+        .map_err(|e| output_error(path, e))?;
+    let note = format!("wrote {} ({spans} spans)", path.display());
+    Ok((out.summary, out.series, note))
+}
+
 /// `loadsim run`: checks every output path (creating its folder) before anything runs, runs
 /// every scenario, writes the time-series CSV and figures asked for, and renders the report —
 /// into `--output` if given, else for stdout.
@@ -251,43 +278,17 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     // The unsupported fields of imports are `loadsim import`'s and `loadsim check`'s to report,
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
-    let mut span_count = None;
-    let summaries = if let Some(path) = &outputs.spans {
-        let (_, sc, options) = &loaded[0];
-        let bar = RunProgress::new(sc, outputs.quiet);
-        let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
-        let mut writer = crate::report::otlp::OtlpWriter::new(sc, file);
-        let mut sim = Simulation::new(sc, *options)
-            .watched(&bar)
-            .with_spans(outputs.span_sample, &mut writer);
-        if series {
-            sim = sim.with_series(outputs.resolution);
-        }
-        let out = sim.run_output()?;
-        span_count = Some(writer.spans);
-        writer
-            .finish()
-            .and_then(AtomicFile::commit)
-            .map_err(|e| output_error(path, e))?;
-        vec![(out.summary, out.series)]
-    } else if series {
-        run_each(&loaded, outputs.quiet, |sc, options, watch| {
-            run_watched_with_series(sc, options, outputs.resolution, watch)
-                .map(|(s, t)| (s, Some(t)))
-        })?
-    } else {
-        run_each(&loaded, outputs.quiet, |sc, options, watch| {
-            run_watched(sc, options, watch).map(|s| (s, None))
-        })?
-    };
-    if let (Some(path), Some(n)) = (&outputs.spans, span_count) {
-        notes.push(format!("wrote {} ({n} spans)", path.display()));
-    }
     let summaries: Vec<RunSummary> = if series {
-        let runs: Vec<(RunSummary, TimeSeries)> = summaries
-            .into_iter()
-            .map(|(s, t)| (s, t.expect("series were asked for")))
-            .collect();
+        let runs: Vec<(RunSummary, TimeSeries)> = match &outputs.spans {
+            Some(path) => {
+                let (summary, series, note) = run_with_spans(&loaded[0], outputs, path)?;
+                notes.push(note);
+                vec![(summary, series.expect("series were asked for"))]
+            }
+            None => run_each(&loaded, outputs.quiet, |sc, options, watch| {
+                run_watched_with_series(sc, options, outputs.resolution, watch)
+            })?,
+        };
         let mut written = Vec::new();
         if let Some(path) = &outputs.timeseries {
             let pairs: Vec<(&str, &TimeSeries)> =
@@ -311,7 +312,14 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        summaries.into_iter().map(|(s, _)| s).collect()
+        match &outputs.spans {
+            Some(path) => {
+                let (summary, _, note) = run_with_spans(&loaded[0], outputs, path)?;
+                notes.push(note);
+                vec![summary]
+            }
+            None => run_each(&loaded, outputs.quiet, run_watched)?,
+        }
     };
     let report = outputs.format.renderer().render(&summaries);
     match &outputs.output {
