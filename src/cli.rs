@@ -339,7 +339,7 @@ pub struct RunArgs {
     pub seed: Option<u64>,
     /// Run these seeds (`1..20`, both ends included, or `3,5,9`) and report each metric's mean
     /// with its 95 % confidence interval; `--format json` adds the value on every seed.
-    #[arg(long, value_name = "SEEDS", conflicts_with_all = ["seed", "timeseries", "plot"], value_parser = parse_seeds)]
+    #[arg(long, value_name = "SEEDS", conflicts_with_all = ["seed", "timeseries", "plot", "spans"], value_parser = parse_seeds)]
     pub seeds: Option<Seeds>,
     #[command(flatten)]
     pub overrides: Overrides,
@@ -370,6 +370,18 @@ pub struct RunArgs {
     /// sources (with `extends` merged), the command and the version; no network requests.
     #[arg(long, value_name = "FILE.html", value_hint = ValueHint::FilePath)]
     pub html: Option<PathBuf>,
+    /// Also write the simulated requests to FILE as OpenTelemetry spans: OTLP JSON, one
+    /// `{"resourceSpans":[…]}` request per line as the collector's file exporter writes it. Each
+    /// user request is a trace, each attempt a CLIENT span, each service's work a SERVER span
+    /// (with a `dequeued` event after a queue wait), failures with error status and the reason;
+    /// times start at 2025-01-01T00:00:00Z. One scenario only; see docs/import.md.
+    #[arg(long, value_name = "FILE", value_hint = ValueHint::FilePath)]
+    pub spans: Option<PathBuf>,
+    /// The share of user requests written to --spans, in (0, 1]: request n is kept when a hash
+    /// of the seed and n says so, so the same seed keeps the same requests, and a kept request's
+    /// spans are the same at any share.
+    #[arg(long, value_name = "R", default_value = "1", requires = "spans", value_parser = parse_share)]
+    pub span_sample: f64,
     #[command(flatten)]
     pub memory: Memory,
     /// No progress bar (one drawn on stderr, when it is a terminal, for a run longer than a
@@ -401,6 +413,19 @@ fn parse_seeds(text: &str) -> Result<Seeds, String> {
 }
 
 /// Parses a bin width: a duration with a unit, at least 1 ms.
+/// A share in (0, 1].
+fn parse_share(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r <= 1.0 => Ok(r),
+        Ok(_) => Err(format!(
+            "`{text}` is not in (0, 1]; give a share like 0.1 (one request in ten) or 1 (all)"
+        )),
+        Err(_) => Err(format!(
+            "`{text}` is not a number; give a share in (0, 1] like 0.1"
+        )),
+    }
+}
+
 fn parse_resolution(text: &str) -> Result<SimDuration, String> {
     let d = loadsim::config::duration::parse_duration(text)?;
     if d < SimDuration::from_millis(1) {
@@ -816,6 +841,8 @@ impl RunArgs {
                 html: self.html,
                 command: String::new(),
                 quiet: self.quiet,
+                spans: self.spans,
+                span_sample: self.span_sample,
             },
         )
     }

@@ -1,6 +1,7 @@
 //! `loadsim run`: load scenarios, run each (in parallel, results in argument order), render; on
 //! request also bin each run over time and write the time-series CSV (`--timeseries`) and the SVG
-//! figures (`--plot`) and the HTML report (`--html`).
+//! figures (`--plot`) and the HTML report (`--html`), and the spans of the simulated requests as
+//! OTLP JSON (`--spans`, one scenario).
 
 use std::path::PathBuf;
 
@@ -9,10 +10,11 @@ use crate::Error;
 use crate::config::ConfigError;
 use crate::guard;
 use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
-use crate::model::{RunError, RunOptions, Watch, run_watched, run_watched_with_series};
+use crate::model::{RunError, RunOptions, Simulation, Watch, run_watched, run_watched_with_series};
 use crate::report::Format;
 use crate::runner::{
-    OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios, write_output,
+    AtomicFile, OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios,
+    output_error, write_output,
 };
 use crate::scenario::Scenario;
 use crate::time::SimDuration;
@@ -49,6 +51,10 @@ pub struct RunOutputs {
     pub command: String,
     /// `--quiet`: no progress bar.
     pub quiet: bool,
+    /// `--spans FILE`: the simulated requests as OTLP JSON lines ([`crate::report::otlp`]).
+    pub spans: Option<PathBuf>,
+    /// `--span-sample`: the share of user requests written to `spans`, in (0, 1].
+    pub span_sample: f64,
 }
 
 impl Default for RunOutputs {
@@ -63,6 +69,8 @@ impl Default for RunOutputs {
             html: None,
             command: String::new(),
             quiet: false,
+            spans: None,
+            span_sample: 1.0,
         }
     }
 }
@@ -204,6 +212,33 @@ pub fn check_resolution(
     Ok(())
 }
 
+/// Runs one scenario writing its spans to `path` (`--spans`, streamed through a temporary file
+/// renamed at the end; removed if the run fails), with its time series when an output needs
+/// them; returns the summary, the series and the note saying what was written.
+fn run_with_spans(
+    (_, sc, options): &Admitted,
+    outputs: &RunOutputs,
+    path: &std::path::Path,
+) -> Result<(RunSummary, Option<TimeSeries>, String), Error> {
+    let bar = RunProgress::new(sc, outputs.quiet);
+    let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
+    let mut writer = crate::report::otlp::OtlpWriter::new(sc, file);
+    let mut sim = Simulation::new(sc, *options)
+        .watched(&bar)
+        .with_spans(outputs.span_sample, &mut writer);
+    if outputs.wants_series() {
+        sim = sim.with_series(outputs.resolution);
+    }
+    let out = sim.run_output()?;
+    let spans = writer.spans;
+    writer
+        .finish()
+        .and_then(AtomicFile::commit)
+        .map_err(|e| output_error(path, e))?;
+    let note = format!("wrote {} ({spans} spans)", path.display());
+    Ok((out.summary, out.series, note))
+}
+
 /// `loadsim run`: checks every output path (creating its folder) before anything runs, runs
 /// every scenario, writes the time-series CSV and figures asked for, and renders the report —
 /// into `--output` if given, else for stdout.
@@ -227,13 +262,33 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
     if let Some(path) = &outputs.html {
         plan.file("--html", path)?;
     }
+    if let Some(path) = &outputs.spans {
+        if loaded.len() > 1 {
+            return Err(ConfigError::flag(
+                "--spans",
+                format!(
+                    "writes the spans of one run, and {} scenarios were given; run each scenario with its own --spans file",
+                    loaded.len()
+                ),
+            )
+            .into());
+        }
+        plan.file("--spans", path)?;
+    }
     // The unsupported fields of imports are `loadsim import`'s and `loadsim check`'s to report,
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
-    let summaries = if series {
-        let runs = run_each(&loaded, outputs.quiet, |sc, options, watch| {
-            run_watched_with_series(sc, options, outputs.resolution, watch)
-        })?;
+    let summaries: Vec<RunSummary> = if series {
+        let runs: Vec<(RunSummary, TimeSeries)> = match &outputs.spans {
+            Some(path) => {
+                let (summary, series, note) = run_with_spans(&loaded[0], outputs, path)?;
+                notes.push(note);
+                vec![(summary, series.expect("series were asked for"))]
+            }
+            None => run_each(&loaded, outputs.quiet, |sc, options, watch| {
+                run_watched_with_series(sc, options, outputs.resolution, watch)
+            })?,
+        };
         let mut written = Vec::new();
         if let Some(path) = &outputs.timeseries {
             let pairs: Vec<(&str, &TimeSeries)> =
@@ -257,7 +312,14 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        run_each(&loaded, outputs.quiet, run_watched)?
+        match &outputs.spans {
+            Some(path) => {
+                let (summary, _, note) = run_with_spans(&loaded[0], outputs, path)?;
+                notes.push(note);
+                vec![summary]
+            }
+            None => run_each(&loaded, outputs.quiet, run_watched)?,
+        }
     };
     let report = outputs.format.renderer().render(&summaries);
     match &outputs.output {

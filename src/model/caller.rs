@@ -19,6 +19,16 @@ impl Outcome {
             Outcome::Error | Outcome::Success => Failure::Error,
         }
     }
+
+    /// The outcome as a span says it: in words, and the reason of its error status.
+    pub(super) fn in_words(self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Outcome::Success => ("success", None),
+            Outcome::Error => ("error", Some("error")),
+            Outcome::Fatal => ("error", Some("non_retryable")),
+            Outcome::Reject => ("rejected", Some("rejected")),
+        }
+    }
 }
 
 impl Simulation<'_> {
@@ -27,6 +37,9 @@ impl Simulation<'_> {
         let Some(a) = self.attempts.take(attempt) else {
             return;
         };
+        if let Some(t) = &mut self.spans {
+            t.attempt_settled(attempt, self.engine.now(), "timeout", Some("timeout"));
+        }
         match a.owner {
             Owner::User(user) => {
                 self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
@@ -66,6 +79,10 @@ impl Simulation<'_> {
             }
             return;
         };
+        if let Some(t) = &mut self.spans {
+            let (word, error) = outcome.in_words();
+            t.attempt_settled(attempt, self.engine.now(), word, error);
+        }
         if outcome == Outcome::Success
             && let Owner::Job(parent) = a.owner
             && self.jobs.is_live(job)
@@ -215,6 +232,9 @@ impl Simulation<'_> {
                 kept = cur;
             } else {
                 self.attempts.take(cur);
+                if let Some(t) = &mut self.spans {
+                    t.attempt_settled(cur, self.engine.now(), "abandoned", None);
+                }
                 self.release_edge_permit(a.edge as usize, cur, Release::Ignored, false);
                 self.call_state(job, a.call).outstanding -= 1;
                 let es = &mut self.edges[a.edge as usize];

@@ -188,6 +188,7 @@ impl Simulation<'_> {
         let deadline = self.deadline_of(job, k, e);
         let Some(timeout) = attempt_timeout(edge.attempt_timeout, deadline, now) else {
             self.rec.edges[e].deadline_exhausted += 1;
+            self.trace_local_failure(job, k, e, "deadline_exhausted");
             if self.call_state(job, k).outstanding == 0 {
                 self.finish(job, Outcome::Error);
             }
@@ -198,6 +199,7 @@ impl Simulation<'_> {
             && !b.allow(now)
         {
             self.rec.edges[e].rejected_circuit_open += 1;
+            self.trace_local_failure(job, k, e, "rejected_circuit_open");
             if self.call_state(job, k).outstanding == 0 {
                 self.finish(job, Outcome::Error);
             }
@@ -207,6 +209,7 @@ impl Simulation<'_> {
             let p = a.on_request(now);
             if p > 0.0 && stream.unit() < p {
                 self.rec.edges[e].throttled_locally += 1;
+                self.trace_local_failure(job, k, e, "throttled_locally");
                 self.attempt_failed(job, k, 0, Failure::Reject);
                 return;
             }
@@ -218,6 +221,7 @@ impl Simulation<'_> {
             && !bucket.try_take(now)
         {
             self.rec.edges[e].rate_limited += 1;
+            self.trace_local_failure(job, k, e, "rate_limited");
             self.attempt_failed(job, k, 0, Failure::Reject);
             return;
         }
@@ -227,6 +231,7 @@ impl Simulation<'_> {
                 Some(permit) => Some(permit),
                 None => {
                     self.rec.edges[e].limited += 1;
+                    self.trace_local_failure(job, k, e, "limited");
                     self.attempt_failed(job, k, 0, Failure::Reject);
                     return;
                 }
@@ -256,6 +261,18 @@ impl Simulation<'_> {
             next: j.attempts,
         });
         self.jobs[job].attempts = attempt;
+        if let Some(t) = &mut self.spans {
+            let n = self.call_states[job.index as usize * self.max_calls + k as usize].sent;
+            t.call_attempt(
+                attempt,
+                job,
+                j.service as usize,
+                edge.callee,
+                n as u32,
+                (retry, hedge),
+                now,
+            );
+        }
         if let Some(permit) = permit {
             let i = attempt.index as usize;
             if self.attempt_permits.len() <= i {
@@ -276,6 +293,24 @@ impl Simulation<'_> {
         let child = self.send_to(e as u32, edge.callee, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
+        }
+    }
+
+    /// An attempt of call `k` of `job` on edge `e` failed before it was sent (`reason`: the
+    /// edge's counter): a span of it when the request is traced.
+    #[cold]
+    fn trace_local_failure(&mut self, job: Handle, k: u16, e: usize, reason: &'static str) {
+        if let Some(t) = &mut self.spans {
+            let n = self.call_states[job.index as usize * self.max_calls + k as usize].sent;
+            let caller = self.jobs[job].service as usize;
+            t.local_failure(
+                job,
+                caller,
+                self.sc.edges[e].callee,
+                n as u32,
+                reason,
+                self.engine.now(),
+            );
         }
     }
 

@@ -95,6 +95,9 @@ impl Simulation<'_> {
             prev_wait: SimDuration::ZERO,
             class,
         });
+        if let Some(t) = &mut self.spans {
+            t.user_arrived(user);
+        }
         self.client_send(user);
         self.schedule_next_arrival(class, false);
     }
@@ -125,6 +128,10 @@ impl Simulation<'_> {
             child: Handle::NONE,
             next: Handle::NONE,
         });
+        if let Some(t) = &mut self.spans {
+            let n = self.users[user].attempts;
+            t.client_attempt(attempt, user, n, client.entry, class, now);
+        }
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
         let child = self.send_to(CLIENT_EDGE, client.entry, attempt, deadline);
@@ -176,6 +183,9 @@ impl Simulation<'_> {
     /// The user request ends failed.
     fn client_gives_up(&mut self, user: u32) {
         let u = self.users.remove(user);
+        if let Some(t) = &mut self.spans {
+            t.user_ended(user);
+        }
         let now = self.now();
         self.rec
             .user_ended(u.class, u.arrival, now, u.window, false);
@@ -194,6 +204,9 @@ impl Simulation<'_> {
             self.rec.services[j.service as usize].useful += 1;
         }
         let u = self.users.remove(user);
+        if let Some(t) = &mut self.spans {
+            t.user_ended(user);
+        }
         let now = self.now();
         self.rec.user_ended(u.class, u.arrival, now, u.window, true);
         self.user_request_ended(u.class);

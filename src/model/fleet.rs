@@ -129,6 +129,15 @@ impl Simulation<'_> {
         }
     }
 
+    /// Which replica of service `s` the unit `u` is (the inverse of [`Simulation::unit_of`]).
+    pub(super) fn replica_index(&self, s: usize, u: usize) -> u32 {
+        if u == s {
+            0
+        } else {
+            u as u32 - self.replica_base[s].0 + 1
+        }
+    }
+
     /// Service `s`'s level integrals over the arrival period, summed over its replicas.
     pub(super) fn service_areas(&self, s: usize) -> LevelAreas {
         let mut areas = self.services[s].station.period_areas();

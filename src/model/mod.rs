@@ -25,6 +25,7 @@ mod fleet;
 mod queue;
 mod service;
 pub mod slab;
+pub mod spans;
 
 use std::time::Instant;
 
@@ -437,6 +438,8 @@ pub struct Simulation<'a> {
     scalers: Vec<Option<autoscale::Scaler>>,
     /// Whether `scalers` is not empty: balancers then pick among serving replicas.
     autoscaling: bool,
+    /// The spans of traced requests (`--spans`); `None` costs one test per hook.
+    spans: Option<Box<spans::Tracer<'a>>>,
 }
 
 /// Where the clock stood at the last resource check that saw it move, and the events processed
@@ -589,7 +592,15 @@ impl<'a> Simulation<'a> {
             attempt_permits: Vec::new(),
             scalers: autoscale::scalers(sc),
             autoscaling: sc.services.iter().any(|s| s.autoscale.is_some()),
+            spans: None,
         }
+    }
+
+    /// Also hands the spans of a share `rate` (in (0, 1]) of the user requests to `sink`, each
+    /// when it ends ([`spans`]); what the run computes does not change.
+    pub fn with_spans(mut self, rate: f64, sink: &'a mut dyn spans::SpanSink) -> Self {
+        self.spans = Some(Box::new(spans::Tracer::new(self.sc, rate, sink)));
+        self
     }
 
     /// Tells `watch` how far the run has got every [`WATCH_EVERY`] events.
@@ -710,6 +721,9 @@ impl<'a> Simulation<'a> {
             None => self.engine.now(),
         };
         self.engine.advance_to(end);
+        if let Some(t) = &mut self.spans {
+            t.finish(end);
+        }
         if let Some(series) = &self.series {
             let last = series.bins_for(end) as u64 * series.resolution().0;
             self.sample_series(SimTime(last));

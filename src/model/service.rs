@@ -42,7 +42,7 @@ impl Simulation<'_> {
         if !st.faults.is_empty() {
             if st.faults.outage(now) {
                 c.rejected_outage += 1;
-                return self.refuse(s, u, parent, Outcome::Reject);
+                return self.refuse(s, u, parent, Outcome::Reject, "rejected_outage");
             }
             if let Some(retryable) = st.faults.error(now) {
                 c.failed_by_fault += 1;
@@ -51,7 +51,7 @@ impl Simulation<'_> {
                 } else {
                     Outcome::Fatal
                 };
-                return self.refuse(s, u, parent, outcome);
+                return self.refuse(s, u, parent, outcome, "failed_by_fault");
             }
         }
         // Admission control in front of the slots and the queue: the rate limit, then the
@@ -60,7 +60,7 @@ impl Simulation<'_> {
             && !bucket.try_take(now)
         {
             c.rate_limited += 1;
-            return self.refuse(s, u, parent, Outcome::Reject);
+            return self.refuse(s, u, parent, Outcome::Reject, "rate_limited");
         }
         let permit = match &mut st.limiter {
             None => None,
@@ -68,7 +68,7 @@ impl Simulation<'_> {
                 Some(permit) => Some(permit),
                 None => {
                     c.limited += 1;
-                    return self.refuse(s, u, parent, Outcome::Reject);
+                    return self.refuse(s, u, parent, Outcome::Reject, "limited");
                 }
             },
         };
@@ -89,7 +89,7 @@ impl Simulation<'_> {
                 // Turned away behind the limiter: the permit goes back without a sample.
                 limiter.release(now, permit, Release::Ignored, false);
             }
-            return self.refuse(s, u, parent, Outcome::Reject);
+            return self.refuse(s, u, parent, Outcome::Reject, "rejected_full");
         }
         self.rec.services[s].admit(now, self.arrivals_end);
         self.replica_rec[u].admitted += 1;
@@ -107,6 +107,12 @@ impl Simulation<'_> {
             class,
         });
         self.reset_side_tables(job);
+        if self.spans.is_some() {
+            let (live, replica) = (self.attempts.is_live(parent), self.replica_index(s, u));
+            if let Some(t) = &mut self.spans {
+                t.job_admitted(job, parent, live, s, replica, now);
+            }
+        }
         if let Some(permit) = permit {
             let i = job.index as usize;
             if self.job_permits.len() <= i {
@@ -147,6 +153,9 @@ impl Simulation<'_> {
                 };
                 self.services[u].station.dequeue(now, l, End::Newest);
                 let s = j.service as usize;
+                if let Some(t) = &mut self.spans {
+                    t.job_ended(h, now, "shed", Some("shed"));
+                }
                 let c = &mut self.rec.services[s];
                 c.shed += 1;
                 c.depart(now, j.admitted_at, self.arrivals_end);
@@ -164,13 +173,27 @@ impl Simulation<'_> {
 
     /// Turns a request away without admitting it: the reply (`Reject` with the service's
     /// retry-after hint, or `Error`) leaves after the service's `reject_delay`.
-    fn refuse(&mut self, s: usize, u: usize, parent: Handle, outcome: Outcome) -> Handle {
+    /// `reason` is the counter it was counted in (the error status of its span, when traced).
+    fn refuse(
+        &mut self,
+        s: usize,
+        u: usize,
+        parent: Handle,
+        outcome: Outcome,
+        reason: &'static str,
+    ) -> Handle {
         let pushback = if outcome == Outcome::Reject {
             self.pushback_us(s, u)
         } else {
             0
         };
         let delay = self.sc.services[s].reject_delay;
+        if self.spans.is_some() && self.attempts.is_live(parent) {
+            let (now, replica) = (self.now(), self.replica_index(s, u));
+            if let Some(t) = &mut self.spans {
+                t.refused(parent, s, replica, reason, now, now + delay);
+            }
+        }
         self.reply_in(delay, parent, outcome, Handle::NONE, pushback);
         Handle::NONE
     }
@@ -267,6 +290,13 @@ impl Simulation<'_> {
     pub(super) fn finish(&mut self, job: Handle, outcome: Outcome) {
         let now = self.now();
         self.abandon_attempts(job, None);
+        if let Some(t) = &mut self.spans {
+            let (word, error) = match outcome {
+                Outcome::Success => ("success", None),
+                _ => ("error", Some("call_failed")),
+            };
+            t.job_ended(job, now, word, error);
+        }
         let j = &mut self.jobs[job];
         j.state = JobState::Done;
         j.completed = true;
@@ -306,6 +336,11 @@ impl Simulation<'_> {
             return;
         };
         let (s, u) = (j.service as usize, j.unit as usize);
+        if j.state != JobState::Done
+            && let Some(t) = &mut self.spans
+        {
+            t.job_ended(job, now, "cancelled", None);
+        }
         match j.state {
             JobState::Done => {}
             JobState::Queued => {
@@ -461,22 +496,31 @@ impl Simulation<'_> {
             let c = &mut self.rec.services[s];
             let j = self.jobs[job];
             let wait = now - j.admitted_at;
-            if expired(spec.drop_expired, j.deadline, now) {
+            let reason = if expired(spec.drop_expired, j.deadline, now) {
                 c.dropped_expired += 1;
+                "dropped_expired"
             } else if waited_too_long(spec.max_queue_time, wait) {
                 c.dropped_queue_time += 1;
+                "dropped_queue_time"
             } else if st
                 .codel
                 .as_mut()
                 .is_some_and(|codel| codel.should_drop(now, wait))
             {
                 c.dropped_codel += 1;
+                "dropped_codel"
             } else {
+                if let Some(t) = &mut self.spans {
+                    t.dequeued(job, now);
+                }
                 self.start(job);
                 continue;
-            }
+            };
             self.replica_rec[u].dropped += 1;
             c.depart(now, j.admitted_at, self.arrivals_end);
+            if let Some(t) = &mut self.spans {
+                t.job_ended(job, now, "dropped", Some(reason));
+            }
             self.jobs[job].state = JobState::Done;
             self.release_job_permit(u, job, Release::Dropped, true);
             let outcome = self.marked(s, u, Outcome::Error);

@@ -16,6 +16,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod number;
+pub mod otlp;
 pub mod table;
 pub mod timeseries;
 pub mod verdict;

@@ -20,6 +20,7 @@ mod mechanics;
 mod production;
 mod protections;
 mod snapshots;
+mod spans;
 mod test_cmd;
 mod traces;
 mod tune;

@@ -1,6 +1,11 @@
 //! From spans to a call graph with its statistics. Owns the rules that turn trees of spans into
 //! service invocations and calls, and the coverage count of what was not used and why.
 //!
+//! - A root CLIENT (or PRODUCER) span with an instrumented callee under it is a request of the
+//!   *client* (a load generator, a browser, `loadsim run --spans`' client), not work of a service:
+//!   its class is its operation at the callee (the class's entry), the invocations under it are
+//!   the entry's, and only the first such root of a class in a trace is an arrival (the others are
+//!   the client's retries of the same request).
 //! - An *invocation* of service S starts at a root span, at a SERVER or CONSUMER span, or at any
 //!   span whose service differs from its parent's. Spans of S under it that start no invocation
 //!   (INTERNAL, unspecified, CLIENT) belong to it.
@@ -231,12 +236,13 @@ fn analyse_trace(graph: &mut Graph, trace: Vec<&Span>, problems: &mut Vec<Proble
         spans: kept,
         children,
     };
+    let mut started: HashSet<String> = HashSet::new();
     for i in 0..n {
         if in_cycle[i] {
             continue;
         }
         match parent[i] {
-            None => root(graph, &tree, i),
+            None => root(graph, &tree, i, &mut started),
             Some(None) => {
                 let count = subtree(&tree, i);
                 *graph
@@ -280,10 +286,42 @@ fn drop_subtree(graph: &mut Graph, tree: &Tree, i: usize, why: Unused) {
     *graph.coverage.unused.entry(why).or_default() += subtree(tree, i);
 }
 
-fn root(graph: &mut Graph, tree: &Tree, i: usize) {
+/// Whether span `c` starts an invocation under a span of `service`.
+fn starts_invocation(s: &Span, service: &str) -> bool {
+    s.service.as_deref() != Some(service) || s.kind.receives()
+}
+
+/// The root span `i`; `started` holds the classes that already had an arrival in this trace.
+fn root(graph: &mut Graph, tree: &Tree, i: usize, started: &mut HashSet<String>) {
     let s = tree.spans[i];
     if let Some(why) = unusable(s) {
         drop_subtree(graph, tree, i, why);
+        return;
+    }
+    let own = s.service.as_deref().unwrap_or_default();
+    let entry = tree.children[i]
+        .iter()
+        .map(|&c| tree.spans[c])
+        .find(|c| unusable(c).is_none() && starts_invocation(c, own));
+    if s.kind.sends()
+        && let Some(entry) = entry
+    {
+        let entry = entry.service.clone().unwrap_or_default();
+        let class_name = format!("{entry} {}", s.name);
+        let class = graph.classes.entry(class_name.clone()).or_default();
+        class.entry = entry;
+        class.operation = s.name.clone();
+        if started.insert(class_name.clone()) {
+            class.starts.push(s.start.unwrap_or(0));
+        }
+        for &c in &tree.children[i] {
+            let child = tree.spans[c];
+            if let Some(why) = unusable(child) {
+                drop_subtree(graph, tree, c, why);
+            } else if starts_invocation(child, own) {
+                invocation(graph, tree, c, &class_name, 1, 0);
+            }
+        }
         return;
     }
     let service = s.service.clone().unwrap_or_default();
