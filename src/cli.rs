@@ -944,6 +944,12 @@ pub struct TracesImportArgs {
     /// instead of `{p50, p99}` quantiles.
     #[arg(long)]
     pub samples: bool,
+    /// A service that is a client, not part of the system (a load generator, a browser): its
+    /// root CLIENT spans are requests of a class at the service they call, their first per
+    /// trace an arrival and the rest retries. Repeat for several; default `client`, the name
+    /// `loadsim run --spans` gives its client (docs/import.md).
+    #[arg(long = "client", value_name = "SERVICE", default_value = "client")]
+    pub clients: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -1007,6 +1013,7 @@ impl ImportArgs {
                 format: a.format,
                 out: a.out,
                 samples: a.samples,
+                clients: a.clients,
             },
         }
     }

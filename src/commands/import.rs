@@ -35,6 +35,8 @@ pub enum ImportRequest {
         out: Option<PathBuf>,
         /// Own work as `{dist: empirical, samples: […]}` instead of quantiles.
         samples: bool,
+        /// Services whose root CLIENT spans are a client's requests.
+        clients: Vec<String>,
     },
 }
 
@@ -46,7 +48,8 @@ pub fn import(request: &ImportRequest) -> Result<Output, Error> {
             format,
             out,
             samples,
-        } => return traces(files, *format, out.as_deref(), *samples),
+            clients,
+        } => return traces(files, *format, out.as_deref(), *samples, clients),
         ImportRequest::Grpc {
             file,
             select,
@@ -68,6 +71,7 @@ fn traces(
     format: Option<import::traces::TraceFormat>,
     out: Option<&Path>,
     samples: bool,
+    clients: &[String],
 ) -> Result<Output, Error> {
     let mut plan = match out {
         Some(path) => {
@@ -77,7 +81,7 @@ fn traces(
         }
         None => None,
     };
-    let imported = import::traces::import(files, format, samples)?;
+    let imported = import::traces::import(files, format, samples, clients)?;
     let mut notes = imported.report;
     match out {
         Some(path) => {

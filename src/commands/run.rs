@@ -222,7 +222,7 @@ fn run_with_spans(
 ) -> Result<(RunSummary, Option<TimeSeries>, String), Error> {
     let bar = RunProgress::new(sc, outputs.quiet);
     let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
-    let mut writer = crate::report::otlp::OtlpWriter::new(sc, file);
+    let mut writer = crate::report::otlp::OtlpWriter::new(sc, file).sampled_at(outputs.span_sample);
     let mut sim = Simulation::new(sc, *options)
         .watched(&bar)
         .with_spans(outputs.span_sample, &mut writer);

@@ -30,7 +30,25 @@ pub struct OtlpWriter<W: Write> {
     buffered: usize,
     /// Spans written (or buffered).
     pub spans: u64,
+    /// `"traceState":"ot=th:…",` when requests are sampled at a rate below one.
+    trace_state: String,
     error: Option<std::io::Error>,
+}
+
+/// The OpenTelemetry sampling threshold of a probability (the specification's "TraceState:
+/// Probability Sampling", `ot=th:`): the rejection threshold `T = (1 - p) · 2^56`, as 14 hex
+/// digits with trailing zeros left out (`0` for `p = 1`). A reader's probability is
+/// `1 - T / 2^56`.
+pub fn sampling_threshold(p: f64) -> String {
+    const MAX: f64 = (1u64 << 56) as f64;
+    let t = ((1.0 - p.clamp(0.0, 1.0)) * MAX).round().min(MAX - 1.0) as u64;
+    let digits = format!("{t:014x}");
+    let trimmed = digits.trim_end_matches('0');
+    if trimmed.is_empty() {
+        "0".into()
+    } else {
+        trimmed.into()
+    }
 }
 
 /// `text` as a JSON string.
@@ -60,8 +78,22 @@ impl<W: Write> OtlpWriter<W> {
             resources,
             buffered: 0,
             spans: 0,
+            trace_state: String::new(),
             error: None,
         }
+    }
+
+    /// States on every span that requests were traced with probability `rate`
+    /// (`--span-sample`), as the W3C `tracestate` entry `ot=th:…` of OpenTelemetry's
+    /// probability sampling, so that `loadsim import traces` scales the arrivals it sees back
+    /// up by `1 / rate`. Nothing is written at a rate of one.
+    pub fn sampled_at(mut self, rate: f64) -> Self {
+        self.trace_state = if rate < 1.0 {
+            format!("\"traceState\":\"ot=th:{}\",", sampling_threshold(rate))
+        } else {
+            String::new()
+        };
+        self
     }
 
     /// Writes the spans waiting as one line.
@@ -119,6 +151,7 @@ impl<W: Write> SpanSink for OtlpWriter<W> {
             "{{\"traceId\":\"{:032x}\",\"spanId\":\"{:016x}\",",
             s.trace, s.span
         );
+        out.push_str(&self.trace_state);
         if s.parent != 0 {
             let _ = write!(out, "\"parentSpanId\":\"{:016x}\",", s.parent);
         }
@@ -179,5 +212,22 @@ impl<W: Write> SpanSink for OtlpWriter<W> {
         if self.buffered >= SPANS_PER_LINE {
             self.flush_line();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sampling_threshold;
+
+    #[test]
+    fn thresholds_are_the_specifications_encoding() {
+        // "TraceState: Probability Sampling": T = (1 - p) · 2^56 as 14 hex digits, trailing
+        // zeros left out; th:0 samples everything, th:8 half, th:c a quarter.
+        assert_eq!(sampling_threshold(1.0), "0");
+        assert_eq!(sampling_threshold(0.5), "8");
+        assert_eq!(sampling_threshold(0.25), "c");
+        assert_eq!(sampling_threshold(0.0625), "f");
+        // 1 %: 0.99 · 2^56 = 0xfd70a3d70a3d70 (to f64's precision), its last zero left out.
+        assert_eq!(sampling_threshold(0.01), "fd70a3d70a3d7");
     }
 }

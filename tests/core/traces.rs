@@ -22,7 +22,16 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 }
 
 fn imported(files: &[PathBuf], format: Option<TraceFormat>) -> (TraceImport, Value) {
-    let out = import(files, format, false).unwrap_or_else(|e| panic!("{e}"));
+    imported_with(files, format, &["client".into()])
+}
+
+/// As [`imported`], with `clients` the services whose root CLIENT spans are a client's requests.
+fn imported_with(
+    files: &[PathBuf],
+    format: Option<TraceFormat>,
+    clients: &[String],
+) -> (TraceImport, Value) {
+    let out = import(files, format, false, clients).unwrap_or_else(|e| panic!("{e}"));
     let v: Value = yaml_serde::from_str(&out.yaml).unwrap_or_else(|e| panic!("{e}\n{}", out.yaml));
     (out, v)
 }
@@ -532,5 +541,31 @@ fn real_captured_load_traces_give_their_shape_and_rate() {
         run.metrics.success_rate.is_some_and(|s| s > 0.99),
         "{:?}",
         run.metrics.success_rate
+    );
+}
+
+#[test]
+fn a_root_client_span_is_a_service_unless_its_service_is_named_a_client() {
+    // Bookinfo's ingress gateway writes one CLIENT span per request, the root of the trace. By
+    // default it is a service of the system (its own work is the span less productpage's);
+    // named with `--client` it is the client: the class is productpage's operation, entered at
+    // productpage, and the gateway is no service.
+    let file = fixture("otlp_tempo_kiali_bookinfo_trace.json");
+    let (_, v) = imported(&[file.clone()], None);
+    assert!(keys(at(&v, "services")).contains(&"istio-ingressgateway-istio-system".into()));
+    let (_, v) = imported_with(&[file], None, &["istio-ingressgateway.istio-system".into()]);
+    assert_eq!(
+        keys(at(&v, "services")),
+        [
+            "productpage-bookinfo",
+            "details-bookinfo",
+            "reviews-bookinfo",
+            "ratings-bookinfo"
+        ]
+    );
+    // One class: the scenario's single `client`.
+    assert_eq!(
+        at(&v, "client.entry").as_str(),
+        Some("productpage-bookinfo")
     );
 }

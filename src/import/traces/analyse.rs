@@ -1,8 +1,10 @@
 //! From spans to a call graph with its statistics. Owns the rules that turn trees of spans into
 //! service invocations and calls, and the coverage count of what was not used and why.
 //!
-//! - A root CLIENT (or PRODUCER) span with an instrumented callee under it is a request of the
-//!   *client* (a load generator, a browser, `loadsim run --spans`' client), not work of a service:
+//! - A root CLIENT (or PRODUCER) span of a service named as a client (`import traces --client`,
+//!   by default `client`, the name `loadsim run --spans` gives its client) with an instrumented
+//!   callee under it is a request of the *client* (a load generator, a browser), not work of a
+//!   service:
 //!   its class is its operation at the callee (the class's entry), the invocations under it are
 //!   the entry's, and only the first such root of a class in a trace is an arrival (the others are
 //!   the client's retries of the same request).
@@ -149,7 +151,8 @@ struct Tree<'a> {
 }
 
 /// Builds the graph from `spans`; span cycles are recorded in `problems`.
-pub fn analyse(spans: &[Span], problems: &mut Vec<Problem>) -> Graph {
+/// Root CLIENT spans of a service in `clients` are a client's requests (see the module's rules).
+pub fn analyse(spans: &[Span], clients: &[String], problems: &mut Vec<Problem>) -> Graph {
     let mut graph = Graph::default();
     graph.coverage.spans = spans.len();
     let mut traces: IndexMap<&str, Vec<&Span>> = IndexMap::new();
@@ -158,13 +161,18 @@ pub fn analyse(spans: &[Span], problems: &mut Vec<Problem>) -> Graph {
     }
     graph.coverage.traces = traces.len();
     for (_, trace) in traces {
-        analyse_trace(&mut graph, trace, problems);
+        analyse_trace(&mut graph, trace, clients, problems);
     }
     graph.coverage.used = graph.coverage.spans - graph.coverage.unused.values().sum::<usize>();
     graph
 }
 
-fn analyse_trace(graph: &mut Graph, trace: Vec<&Span>, problems: &mut Vec<Problem>) {
+fn analyse_trace(
+    graph: &mut Graph,
+    trace: Vec<&Span>,
+    clients: &[String],
+    problems: &mut Vec<Problem>,
+) {
     let mut index: HashMap<&str, usize> = HashMap::new();
     let mut kept: Vec<&Span> = Vec::new();
     for s in trace {
@@ -242,7 +250,7 @@ fn analyse_trace(graph: &mut Graph, trace: Vec<&Span>, problems: &mut Vec<Proble
             continue;
         }
         match parent[i] {
-            None => root(graph, &tree, i, &mut started),
+            None => root(graph, &tree, i, clients, &mut started),
             Some(None) => {
                 let count = subtree(&tree, i);
                 *graph
@@ -292,7 +300,13 @@ fn starts_invocation(s: &Span, service: &str) -> bool {
 }
 
 /// The root span `i`; `started` holds the classes that already had an arrival in this trace.
-fn root(graph: &mut Graph, tree: &Tree, i: usize, started: &mut HashSet<String>) {
+fn root(
+    graph: &mut Graph,
+    tree: &Tree,
+    i: usize,
+    clients: &[String],
+    started: &mut HashSet<String>,
+) {
     let s = tree.spans[i];
     if let Some(why) = unusable(s) {
         drop_subtree(graph, tree, i, why);
@@ -304,6 +318,7 @@ fn root(graph: &mut Graph, tree: &Tree, i: usize, started: &mut HashSet<String>)
         .map(|&c| tree.spans[c])
         .find(|c| unusable(c).is_none() && starts_invocation(c, own));
     if s.kind.sends()
+        && clients.iter().any(|c| c == own)
         && let Some(entry) = entry
     {
         let entry = entry.service.clone().unwrap_or_default();
@@ -312,7 +327,7 @@ fn root(graph: &mut Graph, tree: &Tree, i: usize, started: &mut HashSet<String>)
         class.entry = entry;
         class.operation = s.name.clone();
         if started.insert(class_name.clone()) {
-            class.starts.push(s.start.unwrap_or(0));
+            arrival(class, s);
         }
         for &c in &tree.children[i] {
             let child = tree.spans[c];
@@ -330,6 +345,13 @@ fn root(graph: &mut Graph, tree: &Tree, i: usize, started: &mut HashSet<String>)
     let class = graph.classes.entry(class_name.clone()).or_default();
     class.entry = service.clone();
     class.operation = s.name.clone();
+    arrival(class, s);
+    invocation(graph, tree, i, &class_name, 0, 0);
+}
+
+/// Root span `s` is an arrival of `class`: its start, and the sampling rate it states (kept
+/// while every arrival of the class states the same one).
+fn arrival(class: &mut ClassStats, s: &Span) {
     class.starts.push(s.start.unwrap_or(0));
     if !class.sampled_mixed {
         match (class.starts.len(), class.sampled, s.sampled) {
@@ -341,7 +363,6 @@ fn root(graph: &mut Graph, tree: &Tree, i: usize, started: &mut HashSet<String>)
             }
         }
     }
-    invocation(graph, tree, i, &class_name, 0, 0);
 }
 
 /// Depth beyond which a chain of calls is cut (no real trace nests this deep; a hand-made one

@@ -31,11 +31,12 @@ pub struct TraceImport {
 
 /// Reads `files` (each in `format`, or the format its shape says) and builds the scenario;
 /// `samples` writes each service's own work as `{dist: empirical, samples: […]}` instead of
-/// quantiles.
+/// quantiles; the root CLIENT spans of the services in `clients` are a client's requests.
 pub fn import(
     files: &[PathBuf],
     format: Option<TraceFormat>,
     samples: bool,
+    clients: &[String],
 ) -> Result<TraceImport, ConfigError> {
     let mut diagnostics = Vec::new();
     let mut problems = Vec::new();
@@ -65,7 +66,7 @@ pub fn import(
             }
         }
     }
-    let graph = analyse::analyse(&spans, &mut problems);
+    let graph = analyse::analyse(&spans, clients, &mut problems);
     if graph.coverage.spans == 0 && problems.is_empty() && diagnostics.is_empty() {
         for (i, _) in files.iter().enumerate() {
             problems.push(read::Problem {

@@ -432,6 +432,23 @@ fn otlp_span(r: &mut Reader, sp: &Value, at: &str, service: Option<String>) {
         }
     };
     let attrs = attributes(sp);
+    let sampled = match sp.get("traceState") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(state)) => match sampling_probability(state) {
+            Ok(p) => p,
+            Err(why) => {
+                r.problem(&join(at, "traceState"), &why);
+                None
+            }
+        },
+        Some(_) => {
+            r.problem(
+                &join(at, "traceState"),
+                "is not a string (a W3C tracestate)",
+            );
+            None
+        }
+    };
     let (Some(trace), Some(id), Ok(start), Ok(end)) = (trace, span, start, end) else {
         return;
     };
@@ -448,9 +465,34 @@ fn otlp_span(r: &mut Reader, sp: &Value, at: &str, service: Option<String>) {
         end,
         error,
         peer: attrs.get("peer.service").cloned(),
-        sampled: None,
+        sampled,
         shared: false,
     });
+}
+
+/// The probability a span was sampled with, from its W3C `tracestate`: OpenTelemetry's
+/// `ot=th:T` entry ("TraceState: Probability Sampling" in the specification) — `T` one to 14
+/// hex digits, padded with zeros on the right to 14, a rejection threshold out of 2^56, so the
+/// probability is `1 - T / 2^56` (`th:0` is one). `None` when the state has no `th`.
+pub fn sampling_probability(state: &str) -> Result<Option<f64>, String> {
+    let Some(ot) = state
+        .split(',')
+        .map(str::trim)
+        .find_map(|entry| entry.strip_prefix("ot="))
+    else {
+        return Ok(None);
+    };
+    let Some(th) = ot.split(';').find_map(|sub| sub.strip_prefix("th:")) else {
+        return Ok(None);
+    };
+    if th.is_empty() || th.len() > 14 || !th.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "has `ot=th:{th}`, not a sampling threshold: expected 1 to 14 hex digits"
+        ));
+    }
+    let padded = format!("{th:0<14}");
+    let t = u64::from_str_radix(&padded, 16).map_err(|e| e.to_string())?;
+    Ok(Some(1.0 - t as f64 / (1u64 << 56) as f64))
 }
 
 /// A Jaeger tag list as key → value text.
@@ -760,4 +802,25 @@ pub fn merge_shared(spans: Vec<Span>) -> Vec<Span> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sampling_probability as p;
+
+    #[test]
+    fn tracestate_thresholds_read_as_the_specification_says() {
+        // "TraceState: Probability Sampling": th is 1 to 14 hex digits padded with zeros on the
+        // right, a rejection threshold out of 2^56.
+        assert_eq!(p("ot=th:0"), Ok(Some(1.0)));
+        assert_eq!(p("ot=th:8"), Ok(Some(0.5)));
+        assert_eq!(p("vendor=x, ot=rv:1a2b3c4d5e6f70;th:c"), Ok(Some(0.25)));
+        assert_eq!(p("ot=rv:1a2b3c4d5e6f70"), Ok(None));
+        assert_eq!(p("vendor=x"), Ok(None));
+        let one = p("ot=th:fd70a3d70a3d71").unwrap().unwrap();
+        assert!((one - 0.01).abs() < 1e-15, "{one}");
+        assert!(p("ot=th:").is_err());
+        assert!(p("ot=th:xyz").is_err());
+        assert!(p("ot=th:123456789abcdef").is_err(), "15 digits");
+    }
 }
