@@ -172,7 +172,11 @@ fn arrivals(
     let mut out = String::new();
     let scale = class.sampled.unwrap_or(1.0);
     let sampled_note = match class.sampled {
-        Some(p) => format!("; divided by the probabilistic sampling rate {p} the roots state"),
+        // To 12 decimals: a threshold's 56 bits read back 0.1 as 0.09999999999999998.
+        Some(p) => format!(
+            "; divided by the probabilistic sampling rate {} the roots state",
+            crate::report::number::trimmed(p, 12)
+        ),
         None => String::new(),
     };
     let window_ns = if n >= 2 { starts[n - 1] - starts[0] } else { 0 };
