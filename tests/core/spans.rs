@@ -393,7 +393,7 @@ fn spans_are_deterministic_sampled_as_a_subset_and_change_no_result() {
         );
         assert_eq!((t.len(), s.len()), (32, 16));
         assert!(t.chars().chain(s.chars()).all(|c| c.is_ascii_hexdigit()));
-        assert!(t.trim_start_matches('0') != "" && s.trim_start_matches('0') != "");
+        assert!(!t.trim_start_matches('0').is_empty() && !s.trim_start_matches('0').is_empty());
         assert!(seen.insert((t, s)), "span id {s} twice in trace {t}");
         ids.entry(t).or_default().insert(s);
     }

@@ -551,7 +551,7 @@ fn a_root_client_span_is_a_service_unless_its_service_is_named_a_client() {
     // named with `--client` it is the client: the class is productpage's operation, entered at
     // productpage, and the gateway is no service.
     let file = fixture("otlp_tempo_kiali_bookinfo_trace.json");
-    let (_, v) = imported(&[file.clone()], None);
+    let (_, v) = imported(std::slice::from_ref(&file), None);
     assert!(keys(at(&v, "services")).contains(&"istio-ingressgateway-istio-system".into()));
     let (_, v) = imported_with(&[file], None, &["istio-ingressgateway.istio-system".into()]);
     assert_eq!(
