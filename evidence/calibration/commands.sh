@@ -33,13 +33,10 @@ calibrate $E/pass1.yaml --observed $E/observed_peak.yaml --observed $E/observed_
   --write $E/calibrated.yaml --out $E/pass2 > /dev/null
 # 5. Truth, uncalibrated and calibrated under the same three database faults.
 python3 $E/compare.py $B
-# 6. Real captured traces (../shared/traces beside the repository, their sources and quirks in
-#    its README; the two small ones are also in tests/fixtures/traces with their licence): the
+# 6. Real captured traces (tests/fixtures/traces, their sources and licence in its README): the
 #    scenario each builds, what the import said, and a run of it.
-T=../shared/traces
-[ -d $T ] || T=tests/fixtures/traces
 mkdir -p $E/real
-for t in $T/*.json; do
+for t in tests/fixtures/traces/*.json; do
   n=$(basename "$t" .json)
   $B import traces "$t" --out $E/real/$n.yaml 2> $E/real/$n.import.txt
   $B run $E/real/$n.yaml --quiet > $E/real/$n.run.md
