@@ -15,7 +15,6 @@ python3 $E/dashboards.py $B
 $B run $E/truth.yaml --spans $W/truth.spans.jsonl --span-sample 0.1 --quiet > /dev/null
 # 3. The blind import: topology, stages, own work, classes and arrivals; every default marked.
 $B import traces $W/truth.spans.jsonl --out $E/imported.yaml 2> $E/imported.txt
-sed -i "s|^wrote .*|wrote $E/imported.yaml|" $E/imported.txt
 # 4. model.yaml (hand-written: imported.yaml + the team's configuration) calibrated in two
 #    passes. Exit 1 means a figure stays outside its tolerance: reported, not a failure here.
 calibrate() { "$B" calibrate "$@" --quiet || [ $? -eq 1 ]; }

@@ -107,6 +107,12 @@ struct Open {
     dequeued: SimTime,
 }
 
+/// Closes the span open in `slots` at `h`, returning it when it belongs to a traced request.
+fn take_traced(slots: &mut [Open], h: Handle) -> Option<Open> {
+    let open = std::mem::replace(slots.get_mut(h.index as usize)?, CLOSED);
+    (open.trace != NO_TRACE).then_some(open)
+}
+
 const CLOSED: Open = Open {
     trace: NO_TRACE,
     span: 0,
@@ -339,11 +345,7 @@ impl<'a> Tracer<'a> {
         outcome: &'static str,
         error: Option<&'static str>,
     ) {
-        let Some(open) = self.attempts.get_mut(attempt.index as usize) else {
-            return;
-        };
-        let open = std::mem::replace(open, CLOSED);
-        if open.trace != NO_TRACE {
+        if let Some(open) = take_traced(&mut self.attempts, attempt) {
             self.emit_attempt(&open, now, outcome, error, false);
         }
     }
@@ -472,11 +474,7 @@ impl<'a> Tracer<'a> {
         outcome: &'static str,
         error: Option<&'static str>,
     ) {
-        let Some(open) = self.jobs.get_mut(job.index as usize) else {
-            return;
-        };
-        let open = std::mem::replace(open, CLOSED);
-        if open.trace != NO_TRACE {
+        if let Some(open) = take_traced(&mut self.jobs, job) {
             self.emit_job(&open, now, outcome, error, false);
         }
     }

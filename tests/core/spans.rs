@@ -97,6 +97,20 @@ fn run_json(scenario: &Path, extra: &[&str]) -> Json {
     v
 }
 
+/// `loadsim import traces SPANS --out OUT`, which must succeed; returns its stderr.
+fn import_traces(spans: &Path, out: &Path) -> String {
+    let run = loadsim()
+        .args(["import", "traces"])
+        .arg(spans)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(run.status.success(), "{stderr}");
+    stderr
+}
+
 fn at<'v>(v: &'v Value, path: &str) -> &'v Value {
     let mut cur = v;
     for k in path.split('.') {
@@ -163,19 +177,7 @@ fn spans_import_back_to_the_same_topology_own_work_and_latency() {
     let spans_file = dir.path().join("shop.spans.jsonl");
     let original = run_json(&shop, &["--spans", spans_file.to_str().unwrap()]);
     let imported = dir.path().join("imported.yaml");
-    let out = loadsim()
-        .args(["import", "traces"])
-        .arg(&spans_file)
-        .arg("--out")
-        .arg(&imported)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = import_traces(&spans_file, &imported);
     assert!(stderr.contains("0 not used"), "{stderr}");
     let text = std::fs::read_to_string(&imported).unwrap();
     let v: Value = yaml_serde::from_str(&text).unwrap();
@@ -306,18 +308,7 @@ fn sampled_spans_state_their_rate_and_import_back_to_the_offered_arrival_rate() 
         assert_eq!(sp["traceState"].as_str(), Some("ot=th:c"), "{sp}");
     }
     let imported = dir.path().join("imported.yaml");
-    let out = loadsim()
-        .args(["import", "traces"])
-        .arg(&spans_file)
-        .arg("--out")
-        .arg(&imported)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    import_traces(&spans_file, &imported);
     let text = std::fs::read_to_string(&imported).unwrap();
     let v: Value = yaml_serde::from_str(&text).unwrap();
     for (class, rate) in [("browse", 150.0), ("buy", 100.0)] {

@@ -294,7 +294,7 @@ fn drop_subtree(graph: &mut Graph, tree: &Tree, i: usize, why: Unused) {
     *graph.coverage.unused.entry(why).or_default() += subtree(tree, i);
 }
 
-/// Whether span `c` starts an invocation under a span of `service`.
+/// Whether span `s` starts an invocation under a span of `service`.
 fn starts_invocation(s: &Span, service: &str) -> bool {
     s.service.as_deref() != Some(service) || s.kind.receives()
 }
