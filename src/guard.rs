@@ -422,6 +422,20 @@ pub fn bytes_per_cell(sc: &Scenario) -> u64 {
     2048 + 1024 * (sc.services.len() + sc.edges.len()) as u64
 }
 
+/// Bytes one validated scenario takes while a sweep keeps it from its check for its run: twice
+/// the inline size of the scenario and of its lists (classes, services, edges, faults), for the
+/// lists' spare capacity and the names and small lists each element owns. Traces are shared by
+/// every cell that reads them and counted once, with the sweep's shared files.
+pub fn bytes_per_scenario(sc: &Scenario) -> u64 {
+    use std::mem::size_of;
+    let inline = size_of::<Scenario>()
+        + sc.classes.len() * size_of::<crate::scenario::RequestClass>()
+        + sc.services.len() * size_of::<crate::scenario::Service>()
+        + sc.edges.len() * size_of::<crate::scenario::Edge>()
+        + sc.faults.len() * size_of::<crate::scenario::Fault>();
+    2 * inline as u64
+}
+
 /// Refuses work whose memory `estimate` (bytes) exceeds `limit` (`--max-memory`); `what` says
 /// what is held and `how` how to need less.
 pub fn check_memory(what: &str, estimate: u64, limit: u64, how: &str) -> Result<(), ConfigError> {

@@ -46,6 +46,16 @@ impl Runner {
     {
         self.pool.install(|| items.par_iter().map(f).collect())
     }
+
+    /// [`Runner::map`] over owned items, each moved into `f` (a prepared scenario is then
+    /// dropped as soon as its run ends); the results in the order of `items`.
+    pub fn map_owned<T, R>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R>
+    where
+        T: Send,
+        R: Send,
+    {
+        self.pool.install(|| items.into_par_iter().map(f).collect())
+    }
 }
 
 /// Finished runs counted on stderr.

@@ -52,22 +52,50 @@ pub struct SweepOptions {
 /// How many cells are validated at once: a large grid's scenarios are never all held together.
 const CHECK_CHUNK: usize = 4096;
 
+/// What the checks of the cells leave for the run.
+struct Checked {
+    /// The most memory one cell's record can take ([`guard::bytes_per_cell`]).
+    per_cell: u64,
+    /// By cell index: the scenario built by the check, kept for the cell's run (`None`: built
+    /// again where it runs — a cell this process does not run, or one past the budget).
+    kept: Vec<Option<Scenario>>,
+    /// The estimated memory of the kept scenarios ([`guard::bytes_per_scenario`]).
+    kept_bytes: u64,
+}
+
+impl Checked {
+    /// Drops every kept scenario: their cells build them again where they run.
+    fn release(&mut self) {
+        self.kept.iter_mut().for_each(|k| *k = None);
+        self.kept_bytes = 0;
+    }
+}
+
 /// Checks every cell as a scenario ([`prepare`]) and refuses, before anything runs, cells the
 /// resource model refuses under `limits` ([`guard::admit`]: event bound, memory estimate, no
-/// request; the first few named); a chunk of cells at a time. Returns the most memory one cell's record can take
-/// ([`guard::bytes_per_cell`]).
+/// request; the first few named); a chunk of cells at a time. The scenarios of the cells `keep`
+/// names are kept for their runs (each cell's scenario is then built and validated once) while
+/// their estimated memory stays within `budget`; the others are dropped chunk by chunk, so a
+/// large grid's scenarios are never all held together.
 fn check_cells(
     file: &Path,
     spec: &SweepSpec,
     sources: &Sources,
     cells: &[Cell],
     limits: RunOptions,
-) -> Result<u64, ConfigError> {
+    keep: impl Fn(&Cell) -> bool,
+    budget: u64,
+) -> Result<Checked, ConfigError> {
     const SHOWN: usize = 5;
     let mut invalid: Vec<Diagnostic> = Vec::new();
     let mut too_big = Vec::new();
     let mut over = 0usize;
-    let mut per_cell = 0;
+    let mut checked = Checked {
+        per_cell: 0,
+        kept: Vec::new(),
+        kept_bytes: 0,
+    };
+    checked.kept.resize_with(cells.len(), || None);
     let mut columns = ReportColumns::default();
     for chunk in cells.chunks(CHECK_CHUNK) {
         let scenarios = match prepare(spec, sources, chunk) {
@@ -81,15 +109,21 @@ fn check_cells(
                 continue;
             }
         };
-        for (cell, sc) in chunk.iter().zip(&scenarios) {
-            columns.add(sc);
-            per_cell = per_cell.max(guard::bytes_per_cell(sc));
+        for (cell, sc) in chunk.iter().zip(scenarios) {
+            columns.add(&sc);
+            checked.per_cell = checked.per_cell.max(guard::bytes_per_cell(&sc));
             let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
-            if let Err(e) = guard::admit(sc, &name, limits) {
+            if let Err(e) = guard::admit(&sc, &name, limits) {
                 over += 1;
                 if too_big.len() < SHOWN {
                     too_big.extend(e.diagnostics);
                 }
+                continue;
+            }
+            let bytes = guard::bytes_per_scenario(&sc);
+            if invalid.is_empty() && keep(cell) && checked.kept_bytes + bytes <= budget {
+                checked.kept_bytes += bytes;
+                checked.kept[cell.index] = Some(sc);
             }
         }
     }
@@ -111,7 +145,7 @@ fn check_cells(
         });
     }
     if too_big.is_empty() {
-        Ok(per_cell)
+        Ok(checked)
     } else {
         Err(ConfigError {
             diagnostics: too_big,
@@ -119,7 +153,7 @@ fn check_cells(
     }
 }
 
-/// The scenario of one checked cell, built again where it runs.
+/// The scenario of one checked cell, built again where it runs (when the check did not keep it).
 fn cell_scenario(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, Error> {
     let mut one = prepare(spec, sources, std::slice::from_ref(cell))?;
     Ok(one.pop().expect("one scenario per cell"))
@@ -161,7 +195,18 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     )?;
     let cells = expand(&spec);
     let sources = Sources::load(&spec)?;
-    let per_cell = check_cells(file, &spec, &sources, &cells, o.run)?;
+    // The checked scenarios of this shard's cells are kept for their runs, within a quarter of
+    // the memory budget (a dry run runs nothing and keeps none).
+    let mut checked = check_cells(
+        file,
+        &spec,
+        &sources,
+        &cells,
+        o.run,
+        |c| !o.dry_run && shard.contains(c),
+        max_memory / 4,
+    )?;
+    let per_cell = checked.per_cell;
     let mine: Vec<usize> = cells
         .iter()
         .filter(|c| shard.contains(c))
@@ -170,6 +215,14 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let out = o.out.clone().unwrap_or_else(|| default_out(&spec, o.shard));
     if !o.dry_run {
         let shared = sources.inputs.held_bytes();
+        let results = expansion
+            .saturating_add((mine.len() as u64).saturating_mul(per_cell))
+            .saturating_add(shared);
+        // The kept scenarios go as their cells run and the records come: both at once only
+        // while the budget allows, else every cell builds its scenario again where it runs.
+        if results.saturating_add(checked.kept_bytes) > max_memory {
+            checked.release();
+        }
         guard::check_memory(
             &format!(
                 "holding the results of {} cells{}",
@@ -180,9 +233,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
                     String::new()
                 }
             ),
-            expansion
-                .saturating_add((mine.len() as u64).saturating_mul(per_cell))
-                .saturating_add(shared),
+            results,
             max_memory,
             "split the sweep with --shard K/N (each shard holds its own cells)",
         )?;
@@ -271,8 +322,16 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         Some((&label, &hint)),
         o.quiet,
     );
-    let results: Vec<Result<CellRecord, Error>> = runner.map(to_run, |&i| {
-        let sc = cell_scenario(&spec, &sources, &cells[i])?;
+    let work: Vec<(usize, Option<Scenario>)> = to_run
+        .iter()
+        .map(|&i| (i, checked.kept[i].take()))
+        .collect();
+    drop(checked);
+    let results: Vec<Result<CellRecord, Error>> = runner.map_owned(work, |(i, kept)| {
+        let sc = match kept {
+            Some(sc) => sc,
+            None => cell_scenario(&spec, &sources, &cells[i])?,
+        };
         let summary = run_with(&sc, guard::limits_for(&sc, o.run))?;
         let record = CellRecord {
             index: i,
@@ -527,4 +586,79 @@ fn plan(spec: &SweepSpec, cells: &[Cell], shard: Option<Shard>, mine: usize, out
         "every cell is a valid scenario; nothing was run (--dry-run)"
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sweep of four cells of the article's protected scenario.
+    fn small() -> (SweepSpec, Sources, Vec<Cell>) {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps/t.yaml");
+        let text = "name: t\nscenarios:\n  - ../scenarios/protected.yaml\ngrid:\n  \
+                    duration: [2s]\n  faults.slow_b.from: [1s]\n  faults.slow_b.duration: [500ms]\n  \
+                    seed: [1, 2, 3, 4]\n";
+        let spec = SweepSpec::from_text(&file, text).expect("a valid sweep");
+        let sources = Sources::load(&spec).expect("its scenario loads");
+        let cells = expand(&spec);
+        (spec, sources, cells)
+    }
+
+    #[test]
+    fn the_check_keeps_the_scenarios_of_the_cells_to_run_as_their_runs_would_build_them() {
+        let (spec, sources, cells) = small();
+        let shard = Shard { k: 2, n: 2 };
+        let checked = check_cells(
+            Path::new("t.yaml"),
+            &spec,
+            &sources,
+            &cells,
+            RunOptions::default(),
+            |c| shard.contains(c),
+            u64::MAX,
+        )
+        .expect("every cell is valid");
+        let mut bytes = 0;
+        for c in &cells {
+            match &checked.kept[c.index] {
+                Some(sc) => {
+                    assert!(shard.contains(c), "cell {} is not this shard's", c.key);
+                    let built = cell_scenario(&spec, &sources, c).expect("valid");
+                    assert_eq!(format!("{sc:?}"), format!("{built:?}"), "cell {}", c.key);
+                    bytes += guard::bytes_per_scenario(sc);
+                }
+                None => assert!(!shard.contains(c), "cell {} was not kept", c.key),
+            }
+        }
+        assert_eq!(checked.kept_bytes, bytes);
+    }
+
+    #[test]
+    fn the_check_keeps_scenarios_only_within_its_budget() {
+        let (spec, sources, cells) = small();
+        let check = |budget| {
+            check_cells(
+                Path::new("t.yaml"),
+                &spec,
+                &sources,
+                &cells,
+                RunOptions::default(),
+                |_| true,
+                budget,
+            )
+            .expect("every cell is valid")
+        };
+        let one = guard::bytes_per_scenario(&cell_scenario(&spec, &sources, &cells[0]).unwrap());
+        let two = check(2 * one + one / 2);
+        let kept: Vec<bool> = two.kept.iter().map(Option::is_some).collect();
+        assert_eq!(kept, [true, true, false, false]);
+        assert_eq!(two.kept_bytes, 2 * one);
+        let mut none = check(0);
+        assert!(none.kept.iter().all(Option::is_none));
+        let mut all = check(u64::MAX);
+        assert!(all.kept.iter().all(Option::is_some));
+        all.release();
+        none.release();
+        assert!(all.kept.iter().all(Option::is_none) && all.kept_bytes == 0);
+    }
 }
