@@ -112,6 +112,15 @@ impl<E: Copy> Engine<E> {
         self.queue.latest_dropped()
     }
 
+    /// Back to a fresh engine (clock at zero, nothing pending or processed, no recording) for
+    /// another run, keeping the queue's allocations.
+    pub fn reset(&mut self) {
+        self.now = SimTime::ZERO;
+        self.queue.reset();
+        self.processed = 0;
+        self.ops = None;
+    }
+
     /// Moves the clock forward to `t` (used to close a run at its horizon).
     pub fn advance_to(&mut self, t: SimTime) {
         self.now = self.now.max(t);

@@ -224,6 +224,27 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
+    /// Empties the queue for another run, as [`EventQueue::new`] would make it, but keeping the
+    /// allocations an emptied bucket keeps (up to `KEEP_CAPACITY` events each) and `current`'s.
+    pub fn reset(&mut self) {
+        self.current.clear();
+        self.head = 0;
+        for bucket in self.buckets.iter_mut() {
+            if bucket.capacity() <= KEEP_CAPACITY {
+                bucket.clear();
+            } else {
+                *bucket = Vec::new();
+            }
+        }
+        self.levels = 0;
+        self.slots = [0; LEVELS];
+        self.last = 0;
+        self.len = 0;
+        self.peak = 0;
+        self.dropped = 0;
+        self.dropped_latest = 0;
+    }
+
     /// Number of pending events.
     pub fn len(&self) -> usize {
         self.len

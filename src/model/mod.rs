@@ -442,6 +442,37 @@ pub struct Simulation<'a> {
     spans: Option<Box<spans::Tracer<'a>>>,
 }
 
+/// The storage a run grows as it goes (the event queue, the slabs of users, jobs and attempts,
+/// and their side tables), left by a finished run for the next run on the same thread: a grid
+/// of short runs then allocates only when a run needs more than every run before it. A run in
+/// recycled buffers behaves exactly as in fresh ones: each is emptied first, keeping only its
+/// allocations (records get the same indices and handles).
+#[derive(Debug, Default)]
+pub struct Buffers {
+    engine: Engine<Event>,
+    users: Slab<User>,
+    jobs: GenSlab<Job>,
+    attempts: GenSlab<Attempt>,
+    useful: Vec<u32>,
+    call_states: Vec<CallState>,
+    job_permits: Vec<Permit>,
+    attempt_permits: Vec<Permit>,
+}
+
+impl Buffers {
+    /// Empties every buffer for the next run, keeping the allocations.
+    fn clear(&mut self) {
+        self.engine.reset();
+        self.users.clear();
+        self.jobs.clear();
+        self.attempts.clear();
+        self.useful.clear();
+        self.call_states.clear();
+        self.job_permits.clear();
+        self.attempt_permits.clear();
+    }
+}
+
 /// Where the clock stood at the last resource check that saw it move, and the events processed
 /// then.
 struct Progress {
@@ -461,6 +492,12 @@ pub struct RunOutput {
 impl<'a> Simulation<'a> {
     /// Prepares a run of `sc`.
     pub fn new(sc: &'a Scenario, options: RunOptions) -> Self {
+        Simulation::new_in(sc, options, Buffers::default())
+    }
+
+    /// Prepares a run of `sc` in `buffers` (left by an earlier run: see [`Buffers`]).
+    pub fn new_in(sc: &'a Scenario, options: RunOptions, mut buffers: Buffers) -> Self {
+        buffers.clear();
         let seed = sc.seed;
         let (units, replica_base) = fleet::units(sc);
         let mut fault_lists = faults::per_unit(sc, &units);
@@ -554,7 +591,7 @@ impl<'a> Simulation<'a> {
         let seconds = sc.duration.0.div_ceil(crate::time::NANOS_PER_SEC) as usize;
         Simulation {
             sc,
-            engine: Engine::new(),
+            engine: buffers.engine,
             replica_rec: (0..services.len())
                 .map(|_| ReplicaCounters::default())
                 .collect(),
@@ -565,11 +602,11 @@ impl<'a> Simulation<'a> {
             lane_of: lane_of.clone(),
             has_latency: sc.has_latency(),
             edges,
-            users: Slab::default(),
-            jobs: GenSlab::default(),
-            attempts: GenSlab::default(),
-            useful: Vec::new(),
-            call_states: Vec::new(),
+            users: buffers.users,
+            jobs: buffers.jobs,
+            attempts: buffers.attempts,
+            useful: buffers.useful,
+            call_states: buffers.call_states,
             max_calls: sc
                 .services
                 .iter()
@@ -588,8 +625,8 @@ impl<'a> Simulation<'a> {
             next_check: options.max_events.saturating_add(1).min(CHECK_EVERY),
             next_watch: WATCH_EVERY,
             next_sample: SimTime::NEVER,
-            job_permits: Vec::new(),
-            attempt_permits: Vec::new(),
+            job_permits: buffers.job_permits,
+            attempt_permits: buffers.attempt_permits,
             scalers: autoscale::scalers(sc),
             autoscaling: sc.services.iter().any(|s| s.autoscale.is_some()),
             spans: None,
@@ -665,6 +702,27 @@ impl<'a> Simulation<'a> {
 
     /// Runs to the end and returns the summary and the time series (if asked for).
     pub fn run_output(mut self) -> Result<RunOutput, RunError> {
+        self.run_to_end()
+    }
+
+    /// [`Simulation::run_output`], then leaves the run's storage in `spare` for the next run
+    /// ([`Simulation::new_in`]).
+    pub fn run_output_into(mut self, spare: &mut Buffers) -> Result<RunOutput, RunError> {
+        let out = self.run_to_end();
+        *spare = Buffers {
+            engine: self.engine,
+            users: self.users,
+            jobs: self.jobs,
+            attempts: self.attempts,
+            useful: self.useful,
+            call_states: self.call_states,
+            job_permits: self.job_permits,
+            attempt_permits: self.attempt_permits,
+        };
+        out
+    }
+
+    fn run_to_end(&mut self) -> Result<RunOutput, RunError> {
         let started = Instant::now();
         for f in &self.sc.faults {
             if let Some(service) = f.kind.wakes_at_end() {
@@ -992,6 +1050,18 @@ pub fn run(sc: &Scenario) -> Result<RunSummary, RunError> {
 /// Runs `sc` once with `options`.
 pub fn run_with(sc: &Scenario, options: RunOptions) -> Result<RunSummary, RunError> {
     Simulation::new(sc, options).run()
+}
+
+/// [`run_with`] in `buffers`, the storage of the thread's previous run, leaving this run's
+/// there for the next (a grid's cells: see [`Buffers`]).
+pub fn run_with_buffers(
+    sc: &Scenario,
+    options: RunOptions,
+    buffers: &mut Buffers,
+) -> Result<RunSummary, RunError> {
+    Simulation::new_in(sc, options, std::mem::take(buffers))
+        .run_output_into(buffers)
+        .map(|o| o.summary)
 }
 
 /// Runs `sc` once with `options`, recording time series in bins of `resolution`.

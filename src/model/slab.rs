@@ -24,6 +24,15 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    /// Empties the slab as [`Slab::default`] would make it, keeping its allocations: the next
+    /// records get the indices a fresh slab would give them.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.free.clear();
+        self.live = 0;
+        self.peak = 0;
+    }
+
     /// Stores `value` and returns its index.
     #[inline]
     pub fn insert(&mut self, value: T) -> u32 {
@@ -153,6 +162,15 @@ impl<T> Default for GenSlab<T> {
 }
 
 impl<T: Copy> GenSlab<T> {
+    /// Empties the slab as [`GenSlab::default`] would make it, keeping its allocations: the
+    /// next records get the handles (indices and generations) a fresh slab would give them.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.free.clear();
+        self.live = 0;
+        self.peak = 0;
+    }
+
     /// Stores `value` and returns a fresh handle.
     #[inline]
     pub fn insert(&mut self, value: T) -> Handle {

@@ -48,13 +48,21 @@ impl Runner {
     }
 
     /// [`Runner::map`] over owned items, each moved into `f` (a prepared scenario is then
-    /// dropped as soon as its run ends); the results in the order of `items`.
-    pub fn map_owned<T, R>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R>
+    /// dropped as soon as its run ends), with a scratch value `init` makes for each batch of
+    /// items a thread takes (the storage one run leaves for the next); the results in the order
+    /// of `items`. `f` must not let the scratch's contents change its result.
+    pub fn map_owned_with<T, S, R>(
+        &self,
+        items: Vec<T>,
+        init: impl Fn() -> S + Sync + Send,
+        f: impl Fn(&mut S, T) -> R + Sync + Send,
+    ) -> Vec<R>
     where
         T: Send,
         R: Send,
     {
-        self.pool.install(|| items.into_par_iter().map(f).collect())
+        self.pool
+            .install(|| items.into_par_iter().map_init(init, f).collect())
     }
 }
 
@@ -229,6 +237,35 @@ mod tests {
         let four = Runner::new(Some(4)).unwrap().map(&items, slow_first);
         assert_eq!(one, items.iter().map(|i| i * 3).collect::<Vec<_>>());
         assert_eq!(one, four);
+    }
+
+    #[test]
+    fn map_owned_with_keeps_the_order_of_its_items_and_reuses_its_scratch() {
+        let items: Vec<u64> = (0..200).collect();
+        let run = |threads| {
+            let inits = std::sync::atomic::AtomicUsize::new(0);
+            let out = Runner::new(Some(threads)).unwrap().map_owned_with(
+                items.clone(),
+                || {
+                    inits.fetch_add(1, Ordering::Relaxed);
+                    Vec::<u64>::new()
+                },
+                |scratch, i| {
+                    std::thread::sleep(std::time::Duration::from_micros(200 - i));
+                    scratch.push(i);
+                    i * 3
+                },
+            );
+            (out, inits.into_inner())
+        };
+        let (one, inits_one) = run(1);
+        let (four, _) = run(4);
+        assert_eq!(one, items.iter().map(|i| i * 3).collect::<Vec<_>>());
+        assert_eq!(one, four);
+        assert!(
+            inits_one < items.len(),
+            "one scratch per batch, not per item: {inits_one}"
+        );
     }
 
     fn scenario() -> Scenario {

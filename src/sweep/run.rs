@@ -17,7 +17,7 @@ use crate::Error;
 use crate::commands::Output;
 use crate::config::{ConfigError, Diagnostic, source::read_text};
 use crate::guard;
-use crate::model::{RunOptions, run_with};
+use crate::model::{Buffers, RunOptions, run_with_buffers};
 use crate::plot::PlotError;
 use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
 use crate::scenario::Scenario;
@@ -327,23 +327,24 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         .map(|&i| (i, checked.kept[i].take()))
         .collect();
     drop(checked);
-    let results: Vec<Result<CellRecord, Error>> = runner.map_owned(work, |(i, kept)| {
-        let sc = match kept {
-            Some(sc) => sc,
-            None => cell_scenario(&spec, &sources, &cells[i])?,
-        };
-        let summary = run_with(&sc, guard::limits_for(&sc, o.run))?;
-        let record = CellRecord {
-            index: i,
-            key: cells[i].key.clone(),
-            summary,
-        };
-        let record = journal
-            .append(&record)
-            .map_err(|e| output_error(journal.path(), e))?;
-        progress.inc();
-        Ok(record)
-    });
+    let results: Vec<Result<CellRecord, Error>> =
+        runner.map_owned_with(work, Buffers::default, |buffers, (i, kept)| {
+            let sc = match kept {
+                Some(sc) => sc,
+                None => cell_scenario(&spec, &sources, &cells[i])?,
+            };
+            let summary = run_with_buffers(&sc, guard::limits_for(&sc, o.run), buffers)?;
+            let record = CellRecord {
+                index: i,
+                key: cells[i].key.clone(),
+                summary,
+            };
+            let record = journal
+                .append(&record)
+                .map_err(|e| output_error(journal.path(), e))?;
+            progress.inc();
+            Ok(record)
+        });
     drop(progress);
     let mut records = done;
     for r in results {

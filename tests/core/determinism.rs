@@ -1,7 +1,7 @@
 //! A run is a pure function of its scenario: same seed, same output; a policy change never moves
 //! the arrival sequence.
 
-use super::common::{POLICIES, SEEDS, run};
+use super::common::{POLICIES, SEEDS, load, run};
 
 fn without_wall_clock(mut r: loadsim::RunSummary) -> String {
     r.engine.wall_s = 0.0;
@@ -15,6 +15,38 @@ fn same_scenario_and_seed_give_identical_json() {
         let a = without_wall_clock(run(name, &[], 11));
         let b = without_wall_clock(run(name, &[], 11));
         assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
+fn a_run_in_an_earlier_runs_buffers_equals_a_fresh_run() {
+    // The buffers of a longer, bigger run (a fleet of three replicas with a concurrency limit and
+    // retries), then of a run that ends with events pending, then a run of another topology in
+    // them: each must match the same run in fresh buffers, whatever the buffers held before.
+    let earlier = [
+        load("naive", &["duration=40s"], 7),
+        load("protected", &["drain=10ms"], 11),
+        load("fleet/slow_replica_least_request_all", &[], 7),
+    ];
+    let later = [
+        load("protected", &[], 7),
+        load("fleet/slow_replica_least_request", &[], 11),
+    ];
+    let options = loadsim::model::RunOptions::default();
+    for sc in &later {
+        let fresh = without_wall_clock(loadsim::model::run_with(sc, options).unwrap());
+        let mut buffers = loadsim::model::Buffers::default();
+        for before in &earlier {
+            loadsim::model::run_with_buffers(before, options, &mut buffers).unwrap();
+            let reused = loadsim::model::run_with_buffers(sc, options, &mut buffers).unwrap();
+            assert_eq!(
+                without_wall_clock(reused),
+                fresh,
+                "{} after {}",
+                sc.name,
+                before.name
+            );
+        }
     }
 }
 
