@@ -8,6 +8,11 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
+/// 64-bit draws in the generator's buffer (ChaCha8Rng refills four 16-word blocks at a time):
+/// the run [`Stream::fill_words`] copies at once and the distance beyond which
+/// [`Stream::skip`] seeks instead of drawing.
+const FILL_RUN: usize = 32;
+
 /// One stream of random numbers for one purpose.
 #[derive(Clone, Debug)]
 pub struct Stream(ChaCha8Rng);
@@ -46,9 +51,51 @@ impl Stream {
         if upper == 0 {
             return 0;
         }
-        // Lemire's multiply-shift; the bias is below 2^-64 * upper, far under anything we measure.
-        let span = upper as u128 + 1;
-        ((self.0.next_u64() as u128 * span) >> 64) as u64
+        Stream::scale(self.0.next_u64(), upper)
+    }
+
+    /// What [`Stream::up_to`]`(upper)` gives for the 64-bit word it draws, for `upper` ≥ 1:
+    /// Lemire's multiply-shift; the bias is below 2^-64 * upper, far under anything we measure.
+    #[inline]
+    pub fn scale(word: u64, upper: u64) -> u64 {
+        ((word as u128 * (upper as u128 + 1)) >> 64) as u64
+    }
+
+    /// Fills `words` with the next 64-bit words of the stream: those `words.len()` calls of
+    /// [`Stream::up_to`] would draw, and the stream ends where they leave it. Copied out of the
+    /// generator's buffer a run at a time, for a caller that needs many draws at once.
+    #[inline]
+    pub fn fill_words(&mut self, words: &mut [u64]) {
+        // A draw is two 32-bit words, the first the low half (rand_core's `next_u64`), which is
+        // how the generator's little-endian bytes read back as `u64`s.
+        let mut bytes = [0u8; 8 * FILL_RUN];
+        for run in words.chunks_mut(FILL_RUN) {
+            let bytes = &mut bytes[..8 * run.len()];
+            self.0.fill_bytes(bytes);
+            for (w, b) in run.iter_mut().zip(bytes.chunks_exact(8)) {
+                *w = u64::from_le_bytes(b.try_into().expect("eight bytes"));
+            }
+        }
+    }
+
+    /// Moves the stream past `draws` 64-bit draws, as if they had been made. A seek refills the
+    /// generator's buffer (four ChaCha blocks, 32 draws) whatever the distance, so up to a
+    /// buffer's worth are drawn and dropped and more are sought past.
+    #[inline]
+    pub fn skip(&mut self, draws: u64) {
+        if draws <= FILL_RUN as u64 {
+            for _ in 0..draws {
+                self.0.next_u64();
+            }
+        } else {
+            self.0.set_word_pos(self.word_pos() + 2 * u128::from(draws));
+        }
+    }
+
+    /// How far the stream has got, in 32-bit words (a 64-bit draw takes two).
+    #[inline]
+    pub fn word_pos(&self) -> u128 {
+        self.0.get_word_pos()
     }
 
     /// Access to the raw generator, for `rand_distr` distributions.
@@ -118,6 +165,41 @@ mod tests {
         assert!(draws.iter().all(|&d| d <= 3));
         assert!(draws.contains(&0) && draws.contains(&3));
         assert_eq!(s.up_to(0), 0);
+    }
+
+    #[test]
+    fn fill_words_and_skip_leave_the_stream_where_drawing_one_at_a_time_does() {
+        // From every start within the generator's buffer and across it, for lengths around a
+        // run and a buffer: the same words, and the next draw agrees.
+        for start in 0..70u64 {
+            for len in [0, 1, 2, 31, 32, 33, 63, 64, 65, 100] {
+                let mut one = Stream::new(9, "lb/x");
+                for _ in 0..start {
+                    one.up_to(u64::MAX);
+                }
+                let (mut filled, mut skipped) = (one.clone(), one.clone());
+                let drawn: Vec<u64> = (0..len).map(|_| one.up_to(u64::MAX)).collect();
+                let mut words = vec![0; len];
+                filled.fill_words(&mut words);
+                skipped.skip(len as u64);
+                assert_eq!(words, drawn, "start {start}, len {len}");
+                assert_eq!(filled.word_pos(), one.word_pos());
+                assert_eq!(skipped.word_pos(), one.word_pos());
+                let next = one.up_to(u64::MAX);
+                assert_eq!(filled.up_to(u64::MAX), next);
+                assert_eq!(skipped.up_to(u64::MAX), next);
+            }
+        }
+    }
+
+    #[test]
+    fn scale_is_what_up_to_draws() {
+        let (mut a, mut b) = (Stream::new(4, "s"), Stream::new(4, "s"));
+        for upper in 1..2_000u64 {
+            let mut w = [0];
+            b.fill_words(&mut w);
+            assert_eq!(a.up_to(upper), Stream::scale(w[0], upper));
+        }
     }
 
     #[test]

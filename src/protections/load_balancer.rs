@@ -290,24 +290,90 @@ impl Balancer {
                 }
                 best
             }
-            LoadBalancer::LeastRequestAll => {
-                let mut best = 0;
-                let mut ties = 1usize;
-                for i in 1..n {
-                    let (o, b) = (load(self, i), load(self, best));
-                    if o < b {
-                        best = i;
-                        ties = 1;
-                    } else if o == b {
-                        ties += 1;
-                        if self.uniform(ties) == 0 {
-                            best = i;
-                        }
-                    }
+            LoadBalancer::LeastRequestAll => self.full_scan(n, &replica),
+        }
+    }
+
+    /// Envoy's full scan over `n` candidates (`unweightedHostPickFullScan`): the fewest
+    /// outstanding requests, ties broken by reservoir sampling. Scanning in order, each
+    /// candidate that ties the fewest seen so far makes a draw, `up_to(k)` for the `k`-th such
+    /// tie after the first, and replaces the choice when it draws 0; a candidate with fewer
+    /// starts over. Over a few candidates that scan is what runs; over more,
+    /// [`Balancer::scan_then_draw`] gives the same choice for fewer instructions.
+    #[inline]
+    fn full_scan(&mut self, n: usize, replica: impl Fn(usize) -> usize) -> usize {
+        /// Candidates up to which the drawing scan runs: below about this many, the second pass
+        /// over the counts costs more than it saves on the draws (evidence/perf.md).
+        const DRAWING_SCAN_UP_TO: usize = 16;
+        if n > DRAWING_SCAN_UP_TO {
+            return self.scan_then_draw(n, replica);
+        }
+        let load = |s: &Self, i: usize| s.outstanding[replica(i)];
+        let (mut best, mut ties) = (0, 1u64);
+        for i in 1..n {
+            let (o, b) = (load(self, i), load(self, best));
+            if o < b {
+                (best, ties) = (i, 1);
+            } else if o == b {
+                ties += 1;
+                if self.stream.up_to(ties - 1) == 0 {
+                    best = i;
                 }
-                best
             }
         }
+        best
+    }
+
+    /// The full scan with its draws made apart from the scan of the counts: the choice and the
+    /// stream's position afterwards are the drawing scan's (the tests compare them). The draws
+    /// at counts above the final least can not change the choice (a later, lower count replaces
+    /// it), so the stream only moves past them; the draws at the least are copied out of the
+    /// generator a run at a time instead of one call each, and the choice is the last tie that
+    /// drew 0. Kept out of line so that the few-candidate scan keeps a small frame.
+    #[inline(never)]
+    fn scan_then_draw(&mut self, n: usize, replica: impl Fn(usize) -> usize) -> usize {
+        /// Draws copied out of the generator at once.
+        const RUN: usize = 32;
+        let outstanding = &self.outstanding;
+        let load = |i: usize| outstanding[replica(i)];
+        // The least count, its first candidate, the ties after it, and every draw the scan
+        // makes (one per tie with the least count so far).
+        let (mut least, mut first, mut last, mut draws) = (load(0), 0, 0u64, 0u64);
+        for i in 1..n {
+            let o = load(i);
+            if o < least {
+                (least, first, last) = (o, i, 0);
+            } else if o == least {
+                last += 1;
+                draws += 1;
+            }
+        }
+        self.stream.skip(draws - last);
+        // Tie k (1-based after the first) draws `up_to(k)`, in order.
+        let mut chosen = 0;
+        let mut words = [0u64; RUN];
+        let mut k = 1;
+        while k <= last {
+            let run = &mut words[..(last - k + 1).min(RUN as u64) as usize];
+            self.stream.fill_words(run);
+            for &w in run.iter() {
+                if Stream::scale(w, k) == 0 {
+                    chosen = k;
+                }
+                k += 1;
+            }
+        }
+        // The candidate of tie number `chosen` at the least count.
+        let mut tie = 0;
+        (first..n)
+            .find(|&i| {
+                if load(i) != least {
+                    return false;
+                }
+                tie += 1;
+                tie > chosen
+            })
+            .expect("the chosen tie is among the ties")
     }
 }
 
@@ -411,6 +477,225 @@ mod tests {
         b.outstanding = vec![3, 1, 0, 1];
         assert_eq!(b.pick_at(SimTime::ZERO, None), 2);
         assert_eq!(b.outstanding(2), 1);
+    }
+
+    /// The full scan as Envoy writes it (`unweightedHostPickFullScan`), drawing at every tie:
+    /// what [`Balancer::full_scan`] must pick, leaving the stream where this leaves it.
+    fn reference_full_scan(b: &mut Balancer, candidates: &[u32]) -> u32 {
+        let load = |b: &Balancer, i: usize| b.outstanding[candidates[i] as usize];
+        let mut best = 0;
+        let mut ties = 1u64;
+        for i in 1..candidates.len() {
+            let (o, c) = (load(b, i), load(b, best));
+            if o < c {
+                best = i;
+                ties = 1;
+            } else if o == c {
+                ties += 1;
+                if b.stream.up_to(ties - 1) == 0 {
+                    best = i;
+                }
+            }
+        }
+        candidates[best]
+    }
+
+    /// One step of a balancer's life in the property test.
+    #[derive(Clone, Debug)]
+    enum Step {
+        /// A pick among the serving replicas (`None`: all; else those whose bit is set, or
+        /// replica 0 if none is).
+        Pick(Option<u64>),
+        /// The `i`-th outstanding attempt (modulo their number) settles.
+        Settle(usize),
+        /// An attempt to replica `r` (modulo the replicas) fails: the detector ejects it.
+        Fail(u32),
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        prop_oneof![
+            6 => proptest::option::weighted(0.7, any::<u64>()).prop_map(Step::Pick),
+            4 => any::<usize>().prop_map(Step::Settle),
+            1 => any::<u32>().prop_map(Step::Fail),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Over random picks, settles and ejections, with and without serving subsets, the full
+        /// scan that skips draws picks exactly the replica of the scan that draws at every tie,
+        /// and leaves its stream at the same place (the next draws agree).
+        #[test]
+        fn the_full_scan_picks_what_the_drawing_scan_picks_and_draws_as_much(
+            replicas in 1u32..160,
+            seed in 0u64..1_000,
+            steps in proptest::collection::vec(step(), 1..300),
+        ) {
+            use crate::protections::outlier::OutlierDetection;
+            use crate::time::SimDuration;
+            let od = OutlierDetection {
+                consecutive_failures: 1,
+                interval: SimDuration::from_secs(10),
+                base_ejection_time: SimDuration::from_secs(30),
+                max_ejection_percent: 50,
+                max_ejection_time: SimDuration::from_secs(300),
+            };
+            let mut b = Balancer::new(LoadBalancer::LeastRequestAll, replicas, Stream::new(seed, "lb/p"))
+                .with_outlier(Detector::new(od, replicas));
+            let t = SimTime::ZERO;
+            let mut sent: Vec<u32> = Vec::new();
+            for s in steps {
+                match s {
+                    Step::Pick(mask) => {
+                        let serving: Option<Vec<u32>> = mask.map(|m| {
+                            let v: Vec<u32> = (0..replicas).filter(|&r| m >> (r % 64) & 1 == 1).collect();
+                            if v.is_empty() { vec![0] } else { v }
+                        });
+                        // What the drawing scan picks from a copy, with the same candidates.
+                        let mut reference = b.clone();
+                        if let (Some(d), Some(h)) = (&mut reference.outlier, &serving) {
+                            d.set_present(h.len() as u32);
+                        }
+                        let ejected = reference.outlier.as_ref().unwrap().ejected().to_vec();
+                        let all: Vec<u32> = serving.clone().unwrap_or_else(|| (0..replicas).collect());
+                        let healthy: Vec<u32> = all.iter().copied().filter(|&r| !ejected[r as usize]).collect();
+                        let want = reference_full_scan(&mut reference, if healthy.is_empty() { &all } else { &healthy });
+                        let got = b.pick_at(t, serving.as_deref());
+                        proptest::prop_assert_eq!(got, want);
+                        proptest::prop_assert_eq!(b.stream.word_pos(), reference.stream.word_pos());
+                        proptest::prop_assert_eq!(b.stream.up_to(u64::MAX), reference.stream.up_to(u64::MAX));
+                        sent.push(got);
+                    }
+                    Step::Settle(i) if !sent.is_empty() => {
+                        let r = sent.swap_remove(i % sent.len());
+                        b.settled(r);
+                    }
+                    Step::Settle(_) => {}
+                    Step::Fail(r) => b.on_result(t, r % replicas, false),
+                }
+            }
+        }
+    }
+
+    /// Counts for a full scan whose drawing scan makes `above` draws at counts above the least
+    /// (ties of higher counts, before the first candidate at the least) and then `last` draws at
+    /// the least, with candidates at higher counts mixed in after the first at the least (they
+    /// make no draw). `noise` chooses the levels and where the higher counts go.
+    fn counts_with_draws(above: usize, last: usize, noise: &mut Stream) -> Vec<u32> {
+        let least = 1 + noise.up_to(2) as u32;
+        // Above the least: levels going down; a step down starts over (no draw), every repeat
+        // of the lowest level so far is one draw. Starting this high leaves room for every step.
+        let mut level = least + 1 + above as u32;
+        let mut counts = vec![level];
+        for _ in 0..above {
+            if level > least + 1 && noise.up_to(2) == 0 {
+                level -= 1;
+                counts.push(level);
+            }
+            counts.push(level);
+        }
+        counts.push(least);
+        for _ in 0..last {
+            while noise.up_to(3) == 0 {
+                counts.push(least + 1 + noise.up_to(5) as u32);
+            }
+            counts.push(least);
+        }
+        if noise.up_to(1) == 0 {
+            counts.push(least + 1);
+        }
+        counts
+    }
+
+    /// Checks that a pick by `b` among `serving` (a full scan, by whichever path its number of
+    /// candidates takes) and [`Balancer::scan_then_draw`] over the same candidates, whatever
+    /// their number, both pick what the drawing scan picks and leave their streams where it
+    /// leaves its own (the next draw agrees).
+    fn assert_scans_agree(b: &Balancer, serving: Option<&[u32]>, case: &str) {
+        let all: Vec<u32> = serving.map_or_else(
+            || (0..b.outstanding.len() as u32).collect(),
+            <[u32]>::to_vec,
+        );
+        let mut reference = b.clone();
+        let want = reference_full_scan(&mut reference, &all);
+        let next = reference.stream.clone().up_to(u64::MAX);
+        let mut picked = b.clone();
+        let mut apart = b.clone();
+        let got = [
+            picked.pick_at(SimTime::ZERO, serving),
+            all[apart.scan_then_draw(all.len(), |i| all[i] as usize)],
+        ];
+        for (got, after) in got.into_iter().zip([picked, apart]) {
+            assert_eq!(got, want, "{case}");
+            assert_eq!(
+                after.stream.word_pos(),
+                reference.stream.word_pos(),
+                "{case}"
+            );
+            assert_eq!(after.stream.clone().up_to(u64::MAX), next, "{case}");
+        }
+    }
+
+    #[test]
+    fn the_full_scan_agrees_with_the_drawing_scan_around_the_run_boundaries() {
+        // Ties at the least after the first: none, one, two, and around one and two runs of
+        // draws copied at once (32); draws above the least: none, a few, and around a buffer's
+        // worth (32: drawn and dropped up to there, sought past beyond). The stream starts
+        // anywhere in the generator's 32-draw buffer.
+        let mut noise = Stream::new(3, "lb/noise");
+        for last in [0, 1, 2, 31, 32, 33, 63, 64, 65, 97] {
+            for above in [0, 1, 2, 31, 32, 33, 70] {
+                for seed in 0..40u64 {
+                    let counts = counts_with_draws(above, last, &mut noise);
+                    let n = counts.len() as u32;
+                    let mut b =
+                        Balancer::new(LoadBalancer::LeastRequestAll, n, Stream::new(seed, "lb/t"));
+                    for _ in 0..seed % 37 {
+                        b.stream.up_to(u64::MAX);
+                    }
+                    b.outstanding = counts.clone();
+                    let case = format!("last {last}, above {above}, seed {seed}: {counts:?}");
+                    // The case makes the draws it is meant to make.
+                    let mut reference = b.clone();
+                    let start = reference.stream.word_pos();
+                    reference_full_scan(&mut reference, &(0..n).collect::<Vec<_>>());
+                    let made = reference.stream.word_pos() - start;
+                    assert_eq!(made, 2 * (above + last) as u128, "{case}");
+                    assert_scans_agree(&b, None, &case);
+                    // The same counts on serving replicas among others that carry none, which
+                    // would be the least if the scan looked at them.
+                    let mut wide = Balancer::new(
+                        LoadBalancer::LeastRequestAll,
+                        2 * n + 1,
+                        Stream::new(seed, "lb/t"),
+                    );
+                    wide.stream = b.stream.clone();
+                    let serving: Vec<u32> = (0..n).map(|i| 2 * i + 1).collect();
+                    for (&r, &c) in serving.iter().zip(&counts) {
+                        wide.outstanding[r as usize] = c;
+                    }
+                    assert_scans_agree(&wide, Some(&serving), &case);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_full_scan_agrees_with_the_drawing_scan_on_random_counts() {
+        // Few distinct counts make long runs of ties at every level, on up to 200 replicas.
+        let mut noise = Stream::new(5, "lb/noise");
+        for case in 0..20_000 {
+            let n = 1 + noise.up_to(199) as u32;
+            let levels = 1 + noise.up_to(4);
+            let mut b = Balancer::new(LoadBalancer::LeastRequestAll, n, Stream::new(case, "lb/r"));
+            for _ in 0..noise.up_to(40) {
+                b.stream.up_to(u64::MAX);
+            }
+            for o in &mut b.outstanding {
+                *o = noise.up_to(levels - 1) as u32;
+            }
+            assert_scans_agree(&b, None, &format!("case {case}: {:?}", b.outstanding));
+        }
     }
 
     #[test]
