@@ -18,25 +18,45 @@ fn same_scenario_and_seed_give_identical_json() {
     }
 }
 
-#[test]
-fn a_run_in_an_earlier_runs_buffers_equals_a_fresh_run() {
-    // The buffers of a longer, bigger run (a fleet of three replicas with a concurrency limit and
-    // retries), then of a run that ends with events pending, then a run of another topology in
-    // them: each must match the same run in fresh buffers, whatever the buffers held before.
-    let earlier = [
+/// The shop example: two request classes, an api of 3 replicas fanning out to a catalog of 2.
+fn shop(sets: &[&str], seed: u64) -> loadsim::Scenario {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/shop/shop.yaml");
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    loadsim::Scenario::load(&path, &sets, Some(seed)).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs the buffers have held before a later run: a longer, bigger run (a fleet of three
+/// replicas with a concurrency limit and retries), a run that ends with events pending, a full
+/// scan over three replicas and over more than get a series each, and two classes over
+/// replicated services.
+fn earlier_runs() -> Vec<loadsim::Scenario> {
+    vec![
         load("naive", &["duration=40s"], 7),
         load("protected", &["drain=10ms"], 11),
         load("fleet/slow_replica_least_request_all", &[], 7),
-    ];
+        load(
+            "fleet/slow_replica_least_request_all",
+            &["services.backend.replicas=20"],
+            7,
+        ),
+        shop(&["duration=16s"], 11),
+    ]
+}
+
+#[test]
+fn a_run_in_an_earlier_runs_buffers_equals_a_fresh_run() {
+    // Each later run, of another topology than some earlier ones, must match the same run in
+    // fresh buffers, whatever the buffers held before.
     let later = [
         load("protected", &[], 7),
         load("fleet/slow_replica_least_request", &[], 11),
+        shop(&[], 7),
     ];
     let options = loadsim::model::RunOptions::default();
     for sc in &later {
         let fresh = without_wall_clock(loadsim::model::run_with(sc, options).unwrap());
         let mut buffers = loadsim::model::Buffers::default();
-        for before in &earlier {
+        for before in &earlier_runs() {
             loadsim::model::run_with_buffers(before, options, &mut buffers).unwrap();
             let reused = loadsim::model::run_with_buffers(sc, options, &mut buffers).unwrap();
             assert_eq!(
@@ -48,6 +68,88 @@ fn a_run_in_an_earlier_runs_buffers_equals_a_fresh_run() {
             );
         }
     }
+}
+
+/// Every span a run hands over, as text.
+#[derive(Default)]
+struct Spans(Vec<String>);
+
+impl loadsim::model::spans::SpanSink for Spans {
+    fn span(&mut self, s: &loadsim::model::spans::SpanRecord) {
+        self.0.push(format!("{s:?}"));
+    }
+}
+
+/// Runs `sc` with its time series (per class and per replica among them) and every request's
+/// spans, in `buffers` when given (leaving its own there) or in fresh ones.
+fn traced(
+    sc: &loadsim::Scenario,
+    buffers: Option<&mut loadsim::model::Buffers>,
+) -> (
+    String,
+    loadsim::metrics::timeseries::TimeSeries,
+    Vec<String>,
+) {
+    use loadsim::model::{Buffers, RunOptions, Simulation};
+    let resolution = loadsim::time::SimDuration::from_millis(250);
+    let mut spans = Spans::default();
+    let out = match buffers {
+        Some(buffers) => Simulation::new_in(sc, RunOptions::default(), std::mem::take(buffers))
+            .with_series(resolution)
+            .with_spans(1.0, &mut spans)
+            .run_output_into(buffers),
+        None => Simulation::new_in(sc, RunOptions::default(), Buffers::default())
+            .with_series(resolution)
+            .with_spans(1.0, &mut spans)
+            .run_output(),
+    }
+    .unwrap();
+    let series = out.series.expect("series were asked for");
+    (without_wall_clock(out.summary), series, spans.0)
+}
+
+#[test]
+fn a_traced_run_with_class_and_replica_series_in_reused_buffers_equals_a_fresh_one() {
+    // The span tracer and the class and replica series (per replica up to 16, min/mean/max
+    // beyond) are the run's own, not the buffers': in buffers earlier runs left, traced or
+    // not, the summary, every series and every span are those of a fresh run.
+    let later = [
+        shop(&["duration=15s"], 7),
+        load(
+            "fleet/slow_replica_least_request_all",
+            &["services.backend.replicas=20", "duration=40s"],
+            11,
+        ),
+    ];
+    for sc in &later {
+        let fresh = traced(sc, None);
+        assert!(
+            fresh.1.names().any(|n| n.contains(".replica.")),
+            "{}",
+            sc.name
+        );
+        assert!(!fresh.2.is_empty(), "{}", sc.name);
+        let mut buffers = loadsim::model::Buffers::default();
+        for (i, before) in earlier_runs().iter().enumerate() {
+            if i % 2 == 0 {
+                traced(before, Some(&mut buffers));
+            } else {
+                let options = loadsim::model::RunOptions::default();
+                loadsim::model::run_with_buffers(before, options, &mut buffers).unwrap();
+            }
+            let reused = traced(sc, Some(&mut buffers));
+            let case = format!("{} after {}", sc.name, before.name);
+            assert_eq!(reused.0, fresh.0, "summary: {case}");
+            assert!(reused.1 == fresh.1, "series: {case}");
+            assert_eq!(reused.2.len(), fresh.2.len(), "spans: {case}");
+            if let Some(k) = (0..fresh.2.len()).find(|&k| reused.2[k] != fresh.2[k]) {
+                panic!("span {k}: {case}\n{}\n{}", reused.2[k], fresh.2[k]);
+            }
+        }
+    }
+    // The shop's series include its classes.
+    let shop_series = traced(&later[0], None).1;
+    assert!(shop_series.names().any(|n| n.starts_with("classes.")));
 }
 
 #[test]
