@@ -223,8 +223,8 @@ pub const DEFAULT_MAX_SPANS_SIZE: u64 = 4 << 30;
 /// least [`crate::report::otlp::BYTES_PER_SPAN_FLOOR`] bytes. A floor, not a bound: calls,
 /// retries and hedges add spans, and the writer itself stops at the limit.
 pub fn check_spans_size(sc: &Scenario, sample: f64, limit: u64) -> Result<(), Error> {
-    let floor =
-        guard::expected_requests(sc) * sample * crate::report::otlp::BYTES_PER_SPAN_FLOOR as f64;
+    let requests = guard::expected_requests(sc);
+    let floor = requests * sample * crate::report::otlp::BYTES_PER_SPAN_FLOOR as f64;
     if floor <= limit as f64 {
         return Ok(());
     }
@@ -235,8 +235,8 @@ pub fn check_spans_size(sc: &Scenario, sample: f64, limit: u64) -> Result<(), Er
              span at the least), above the limit of {}; trace a share of the requests with \
              --span-sample, shorten the run, or raise --max-spans-size if the disk has the room",
             sc.name,
-            guard::show_bytes(floor.min(u64::MAX as f64) as u64),
-            crate::report::number::trimmed(guard::expected_requests(sc), 0),
+            guard::show_bytes(floor as u64),
+            crate::report::number::trimmed(requests, 0),
             crate::report::number::trimmed(sample, 4),
             crate::report::otlp::BYTES_PER_SPAN_FLOOR,
             guard::show_bytes(limit)

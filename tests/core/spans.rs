@@ -498,11 +498,15 @@ fn spans_past_max_spans_size_are_refused_and_leave_no_file() {
     let s = shop.to_str().unwrap();
     let out = dir.path().join("out.jsonl");
     let o = out.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        loadsim()
+            .args(["run", s, "--spans", o])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
     // The full run, for its size and span count.
-    let full = loadsim()
-        .args(["run", s, "--spans", o, "--quiet"])
-        .output()
-        .unwrap();
+    let full = run(&["--quiet"]);
     assert_eq!(full.status.code(), Some(0));
     let size = std::fs::metadata(&out).unwrap().len();
     let traced = spans(&out).len() as u64;
@@ -517,10 +521,7 @@ fn spans_past_max_spans_size_are_refused_and_leave_no_file() {
     // Below requests × the floor: refused up front, naming the flag.
     let floor = requests * loadsim::report::otlp::BYTES_PER_SPAN_FLOOR;
     let below = (floor / 2).to_string();
-    let r = loadsim()
-        .args(["run", s, "--spans", o, "--max-spans-size", &below])
-        .output()
-        .unwrap();
+    let r = run(&["--max-spans-size", &below]);
     assert_eq!(r.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(
@@ -531,18 +532,7 @@ fn spans_past_max_spans_size_are_refused_and_leave_no_file() {
 
     // Above the floor, below the real size: the writing stops, exit 2, nothing left behind.
     let between = (size / 2).max(floor + 1).to_string();
-    let r = loadsim()
-        .args([
-            "run",
-            s,
-            "--spans",
-            o,
-            "--max-spans-size",
-            &between,
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
+    let r = run(&["--max-spans-size", &between, "--quiet"]);
     assert_eq!(r.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&r.stderr);
     assert!(
@@ -556,20 +546,13 @@ fn spans_past_max_spans_size_are_refused_and_leave_no_file() {
     );
 
     // A tenth of the requests fits the same limit.
-    let r = loadsim()
-        .args([
-            "run",
-            s,
-            "--spans",
-            o,
-            "--max-spans-size",
-            &between,
-            "--span-sample",
-            "0.1",
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
+    let r = run(&[
+        "--max-spans-size",
+        &between,
+        "--span-sample",
+        "0.1",
+        "--quiet",
+    ]);
     assert_eq!(
         r.status.code(),
         Some(0),

@@ -168,6 +168,18 @@ use Registration::{Gate, NotAGate};
 #[cfg_attr(not(test), allow(dead_code, reason = "read by the registration test"))]
 const CALL_MACHINE: &str = "the call state machine the gates judge (model::calls), not a check";
 
+/// The admission gates both sides register ([`admission`]).
+#[cfg_attr(not(test), allow(dead_code, reason = "read by the registration test"))]
+const RATE_LIMIT: Registration = Gate {
+    guards: &["rate_limit"],
+    example: "rate_limit: {max_tokens: 5, fill_interval: 1s}",
+};
+#[cfg_attr(not(test), allow(dead_code, reason = "read by the registration test"))]
+const CONCURRENCY_LIMIT: Registration = Gate {
+    guards: &["concurrency_limit"],
+    example: "concurrency_limit: {algorithm: fixed, limit: 4}",
+};
+
 /// Every key of a call edge (`CallRaw`): its gate, or why it is none. A test fails on a key of
 /// the schema missing here.
 #[cfg_attr(not(test), allow(dead_code, reason = "read by the registration test"))]
@@ -258,20 +270,8 @@ pub(crate) const EDGE_KEYS: &[(&str, Registration)] = &[
             example: "adaptive_throttle: {k: 2}",
         },
     ),
-    (
-        "rate_limit",
-        Gate {
-            guards: &["rate_limit"],
-            example: "rate_limit: {max_tokens: 5, fill_interval: 1s}",
-        },
-    ),
-    (
-        "concurrency_limit",
-        Gate {
-            guards: &["concurrency_limit"],
-            example: "concurrency_limit: {algorithm: fixed, limit: 4}",
-        },
-    ),
+    ("rate_limit", RATE_LIMIT),
+    ("concurrency_limit", CONCURRENCY_LIMIT),
 ];
 
 /// Every key of a service (`ServiceRaw`): its gate, or why it is none. A test fails on a key of
@@ -323,20 +323,8 @@ pub(crate) const SERVICE_KEYS: &[(&str, Registration)] = &[
         "contention",
         NotAGate("stretches the work (model::service)"),
     ),
-    (
-        "rate_limit",
-        Gate {
-            guards: &["rate_limit"],
-            example: "rate_limit: {max_tokens: 5, fill_interval: 1s}",
-        },
-    ),
-    (
-        "concurrency_limit",
-        Gate {
-            guards: &["concurrency_limit"],
-            example: "concurrency_limit: {algorithm: fixed, limit: 4}",
-        },
-    ),
+    ("rate_limit", RATE_LIMIT),
+    ("concurrency_limit", CONCURRENCY_LIMIT),
     (
         "drop_expired",
         Gate {
