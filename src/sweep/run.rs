@@ -51,6 +51,10 @@ pub struct SweepOptions {
 
 /// How many cells are validated at once: a large grid's scenarios are never all held together.
 const CHECK_CHUNK: usize = 4096;
+/// How many cells one thread of the pool builds and admits at a time within a chunk: small
+/// enough that two threads share a chunk's work evenly, large enough that handing out the
+/// parts costs nothing next to building a scenario.
+const CHECK_PART: usize = 64;
 
 /// What the checks of the cells leave for the run.
 struct Checked {
@@ -76,8 +80,15 @@ impl Checked {
 /// request; the first few named); a chunk of cells at a time. The scenarios of the cells `keep`
 /// names are kept for their runs (each cell's scenario is then built and validated once) while
 /// their estimated memory stays within `budget`; the others are dropped chunk by chunk, so a
-/// large grid's scenarios are never all held together.
+/// large grid's scenarios are never all held together. The cells of a chunk are built and
+/// admitted on `runner`'s threads, [`CHECK_PART`] at a time; what they give is gathered in cell
+/// order, so the result and every message are the same at any thread count.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the sweep's parts and the check's three rules"
+)]
 fn check_cells(
+    runner: &Runner,
     file: &Path,
     spec: &SweepSpec,
     sources: &Sources,
@@ -97,33 +108,48 @@ fn check_cells(
     };
     checked.kept.resize_with(cells.len(), || None);
     let mut columns = ReportColumns::default();
+    let admitted = |part: &&[Cell]| -> Result<Vec<_>, ConfigError> {
+        let scenarios = prepare(spec, sources, part)?;
+        Ok(part
+            .iter()
+            .zip(scenarios)
+            .map(|(cell, sc)| {
+                let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
+                let verdict = guard::admit(&sc, &name, limits);
+                (cell.index, sc, verdict)
+            })
+            .collect())
+    };
     for chunk in cells.chunks(CHECK_CHUNK) {
-        let scenarios = match prepare(spec, sources, chunk) {
-            Ok(s) => s,
-            Err(e) => {
-                for d in e.diagnostics {
-                    if !invalid.contains(&d) {
-                        invalid.push(d);
+        let parts: Vec<&[Cell]> = chunk.chunks(CHECK_PART).collect();
+        for part in runner.map(&parts, admitted) {
+            let part = match part {
+                Ok(p) => p,
+                Err(e) => {
+                    for d in e.diagnostics {
+                        if !invalid.contains(&d) {
+                            invalid.push(d);
+                        }
                     }
+                    continue;
                 }
-                continue;
-            }
-        };
-        for (cell, sc) in chunk.iter().zip(scenarios) {
-            columns.add(&sc);
-            checked.per_cell = checked.per_cell.max(guard::bytes_per_cell(&sc));
-            let name = PathBuf::from(format!("{} (cell {})", file.display(), cell.key));
-            if let Err(e) = guard::admit(&sc, &name, limits) {
-                over += 1;
-                if too_big.len() < SHOWN {
-                    too_big.extend(e.diagnostics);
+            };
+            for (index, sc, verdict) in part {
+                columns.add(&sc);
+                checked.per_cell = checked.per_cell.max(guard::bytes_per_cell(&sc));
+                if let Err(e) = verdict {
+                    over += 1;
+                    if too_big.len() < SHOWN {
+                        too_big.extend(e.diagnostics);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            let bytes = guard::bytes_per_scenario(&sc);
-            if invalid.is_empty() && keep(cell) && checked.kept_bytes + bytes <= budget {
-                checked.kept_bytes += bytes;
-                checked.kept[cell.index] = Some(sc);
+                let bytes = guard::bytes_per_scenario(&sc);
+                if invalid.is_empty() && keep(&cells[index]) && checked.kept_bytes + bytes <= budget
+                {
+                    checked.kept_bytes += bytes;
+                    checked.kept[index] = Some(sc);
+                }
             }
         }
     }
@@ -197,7 +223,9 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     let sources = Sources::load(&spec)?;
     // The checked scenarios of this shard's cells are kept for their runs, within a quarter of
     // the memory budget (a dry run runs nothing and keeps none).
+    let runner = Runner::new(o.jobs)?;
     let mut checked = check_cells(
+        &runner,
         file,
         &spec,
         &sources,
@@ -306,7 +334,6 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         .collect();
     let to_run = &pending[..o.max_cells.unwrap_or(usize::MAX).min(pending.len())];
 
-    let runner = Runner::new(o.jobs)?;
     let label = match o.shard {
         Some(sh) => format!("sweep {} (shard {sh})", spec.name),
         None => format!("sweep {}", spec.name),
@@ -610,6 +637,7 @@ mod tests {
         let (spec, sources, cells) = small();
         let shard = Shard { k: 2, n: 2 };
         let checked = check_cells(
+            &Runner::new(Some(2)).unwrap(),
             Path::new("t.yaml"),
             &spec,
             &sources,
@@ -634,11 +662,58 @@ mod tests {
         assert_eq!(checked.kept_bytes, bytes);
     }
 
+    /// The check runs on the pool, a part of the cells per thread: its verdict, its messages
+    /// and what it keeps are the same at one thread and at two, over several parts (300 cells,
+    /// half of them invalid) and over valid ones.
+    #[test]
+    fn the_check_is_the_same_at_any_thread_count() {
+        let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("sweeps/t.yaml");
+        let seeds: Vec<String> = (1..=150).map(|s| s.to_string()).collect();
+        let sweep = |rates: &str| {
+            let text = format!(
+                "name: t\nscenarios:\n  - ../scenarios/protected.yaml\ngrid:\n  \
+                 duration: [2s]\n  faults.slow_b.from: [1s]\n  faults.slow_b.duration: [500ms]\n  \
+                 arrivals.rate: [{rates}]\n  seed: [{}]\n",
+                seeds.join(", ")
+            );
+            let spec = SweepSpec::from_text(&file, &text).expect("a valid sweep");
+            let sources = Sources::load(&spec).expect("its scenario loads");
+            let cells = expand(&spec);
+            (spec, sources, cells)
+        };
+        let check = |(spec, sources, cells): &(SweepSpec, Sources, Vec<Cell>), jobs| {
+            check_cells(
+                &Runner::new(Some(jobs)).unwrap(),
+                Path::new("t.yaml"),
+                spec,
+                sources,
+                cells,
+                RunOptions::default(),
+                |c| c.index % 3 == 0,
+                u64::MAX,
+            )
+            .map(|c| {
+                let kept: Vec<bool> = c.kept.iter().map(Option::is_some).collect();
+                (c.per_cell, kept, c.kept_bytes)
+            })
+            .map_err(|e| e.to_string())
+        };
+        let bad = sweep("100, -1");
+        let one = check(&bad, 1).expect_err("a negative rate is refused");
+        assert_eq!(check(&bad, 2).expect_err("refused"), one);
+        assert!(one.contains("arrivals.rate"), "{one}");
+        let good = sweep("100, 200");
+        let one = check(&good, 1).expect("valid");
+        assert_eq!(one.1.iter().filter(|&&k| k).count(), 100);
+        assert_eq!(check(&good, 2).expect("valid"), one);
+    }
+
     #[test]
     fn the_check_keeps_scenarios_only_within_its_budget() {
         let (spec, sources, cells) = small();
         let check = |budget| {
             check_cells(
+                &Runner::new(Some(2)).unwrap(),
                 Path::new("t.yaml"),
                 &spec,
                 &sources,
