@@ -23,7 +23,7 @@
 //! call's wait for a token (one per held send: it reserves its token) takes the place of the
 //! hedge timer (such a call cannot hedge). The number of user requests is the arrival rate
 //! integrated over the arrival period, surges included where they are in force
-//! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
+//! ([`crate::scenario::rate::RatePlan::expected_arrivals`]). A scenario that passes this check
 //! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
 //! Poisson fluctuation of the number of user requests.
 
@@ -32,7 +32,7 @@ use std::path::Path;
 use crate::config::ConfigError;
 use crate::model::{DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunOptions};
 use crate::scenario::dist::Shape;
-use crate::scenario::faults::RatePlan;
+use crate::scenario::rate::RatePlan;
 use crate::scenario::{ArrivalProcess, Dist, Scenario};
 use crate::time::SimDuration;
 
@@ -85,7 +85,7 @@ pub fn check_requests(sc: &Scenario, file: &Path) -> Result<(), ConfigError> {
     } else {
         format!(
             "it expects {} user requests over `duration` ({}), fewer than one",
-            crate::report::number::trimmed(expected, 3),
+            crate::util::number::trimmed(expected, 3),
             sc.duration
         )
     };
@@ -465,7 +465,7 @@ pub fn show_bytes(n: u64) -> String {
     if u == 0 {
         format!("{n} B")
     } else {
-        format!("{} {}", crate::report::number::trimmed(v, 1), UNITS[u])
+        format!("{} {}", crate::util::number::trimmed(v, 1), UNITS[u])
     }
 }
 

@@ -16,7 +16,7 @@ use super::{Event, Simulation};
 use std::sync::Arc;
 
 use crate::rng::Stream;
-use crate::scenario::profile::RateCurve;
+use crate::scenario::rate::RateCurve;
 use crate::scenario::{ArrivalProcess, Fault, RequestClass};
 use crate::time::SimTime;
 

@@ -15,7 +15,7 @@ use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, propagated_deadline};
 use crate::rng::Stream;
-use crate::scenario::faults::RatePlan;
+use crate::scenario::rate::RatePlan;
 use crate::scenario::{DEFAULT_CLASS, RequestClass, Scenario};
 use crate::time::{SimDuration, SimTime};
 
