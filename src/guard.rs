@@ -6,9 +6,10 @@
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
 //! without `--yes` ([`check_cell_limit`]; for a shard, its own cells count), a boundary search too
 //! long to start without `--yes` ([`check_run_limit`]), and work whose results would not fit the
-//! memory budget ([`check_memory`], raised by `--max-memory`, default [`DEFAULT_MAX_MEMORY`]):
-//! time series (bins × series × scenarios × [`BYTES_PER_SERIES_VALUE`]), boundary probes
-//! (runs × [`BYTES_PER_PROBE`]) and sweep cells (cells × [`bytes_per_cell`]). (Output paths are
+//! memory budget ([`check_memory`], raised by `--max-memory`, default
+//! [`crate::model::DEFAULT_MAX_MEMORY`]): time series (bins × series × scenarios ×
+//! [`BYTES_PER_SERIES_VALUE`]), boundary probes (runs × [`BYTES_PER_PROBE`]) and sweep cells
+//! (cells × [`bytes_per_cell`]). (Output paths are
 //! checked before anything runs by [`crate::runner::OutputPlan`].) Each refusal is a
 //! [`ConfigError`] (exit code 2) that says what to change.
 //!
@@ -401,10 +402,6 @@ pub fn check_run_limit(runs: u64, yes: bool) -> Result<(), ConfigError> {
         ),
     ))
 }
-
-/// The default memory budget (`--max-memory`): what a command may hold at once for its results,
-/// estimated before anything runs.
-pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
 
 /// Bytes one time-series value costs until it is written: the bin's row (8), the finished column
 /// (16) and its line of the long CSV (about 40).

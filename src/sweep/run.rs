@@ -182,7 +182,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         guard::check_cell_limit(shard_cells, o.yes)?;
     }
     let max_memory = if o.max_memory == 0 {
-        guard::DEFAULT_MAX_MEMORY
+        crate::model::DEFAULT_MAX_MEMORY
     } else {
         o.max_memory
     };

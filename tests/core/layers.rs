@@ -33,29 +33,13 @@ const LAYERS: &[&[&str]] = &[
     &["commands"],
 ];
 
-/// Upward imports left on purpose, as (file, top module imported), until the code they are in
-/// changes hands: `src/model/` is rewritten on the gate branch (issue 28), which moves the
-/// default memory budget beside the other run limits. A listed import that is gone fails the
-/// test, so the list only shrinks.
-const KNOWN_UPWARD: &[(&str, &str)] = &[("src/model/mod.rs", "guard")];
-
-/// File cycles left on purpose, as the files of the cycle, for the same reason.
-const KNOWN_CYCLES: &[&[&str]] = &[&[
-    "src/model/arrivals.rs",
-    "src/model/autoscale.rs",
-    "src/model/client.rs",
-    "src/model/faults.rs",
-    "src/model/fleet.rs",
-    "src/model/mod.rs",
-]];
-
 /// Files of the binary, not the library.
 const BINARY: &[&str] = &["src/main.rs", "src/cli.rs"];
 
 #[test]
 fn imports_point_down_and_files_form_no_cycle() {
     let crate_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let problems = check(&crate_src, KNOWN_UPWARD, KNOWN_CYCLES);
+    let problems = check(&crate_src);
     assert!(
         problems.is_empty(),
         "layer violations in src/ (see docs/architecture.md, \"Layers\"):\n{}",
@@ -92,7 +76,7 @@ fn a_planted_upward_import_and_a_planted_cycle_are_found() {
         "model/mod.rs",
         "use crate::config::a::A;\npub struct Sim;\n",
     );
-    let problems = check(&src, &[], &[]).join("\n");
+    let problems = check(&src).join("\n");
     assert!(
         problems.contains("src/config/mod.rs:6: `crate::Sim` is in `model`"),
         "{problems}"
@@ -111,7 +95,7 @@ fn a_planted_upward_import_and_a_planted_cycle_are_found() {
 
 /// Layer violations and cycles under `src` (the check reads `LAYERS` for the tree at `src`; a
 /// module in no layer is a problem too).
-fn check(src: &Path, known_upward: &[(&str, &str)], known_cycles: &[&[&str]]) -> Vec<String> {
+fn check(src: &Path) -> Vec<String> {
     let root = src.parent().unwrap();
     let files = library_files(src);
     let layer_of = |top: &str| LAYERS.iter().position(|l| l.contains(&top));
@@ -125,7 +109,6 @@ fn check(src: &Path, known_upward: &[(&str, &str)], known_cycles: &[&[&str]]) ->
         .collect();
     let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
     let mut problems = Vec::new();
-    let mut known_seen = BTreeSet::new();
     let mut edges: BTreeMap<PathBuf, BTreeMap<PathBuf, usize>> = BTreeMap::new();
     let is_test_only = |p: &Path| files.iter().any(|f| f.path == p && f.test_only);
     // `lib.rs` is the crate's face: its `pub use`s of every layer are no import of a layer.
@@ -154,22 +137,14 @@ fn check(src: &Path, known_upward: &[(&str, &str)], known_cycles: &[&[&str]]) ->
                 continue; // reported at the target's own file
             };
             if target_layer > my_layer {
-                let key = (rel(&f.path), target_top.clone());
-                if known_upward
-                    .iter()
-                    .any(|(file, m)| *file == key.0 && *m == key.1)
-                {
-                    known_seen.insert(key);
-                } else {
-                    problems.push(format!(
-                        "{}:{}: `{}` is in `{target_top}` (layer {}), above `{top}` (layer {})",
-                        rel(&f.path),
-                        r.line,
-                        r.text,
-                        target_layer + 1,
-                        my_layer + 1
-                    ));
-                }
+                problems.push(format!(
+                    "{}:{}: `{}` is in `{target_top}` (layer {}), above `{top}` (layer {})",
+                    rel(&f.path),
+                    r.line,
+                    r.text,
+                    target_layer + 1,
+                    my_layer + 1
+                ));
             } else if target_layer == my_layer && target != f.path && !r.reexport {
                 edges
                     .entry(f.path.clone())
@@ -179,21 +154,8 @@ fn check(src: &Path, known_upward: &[(&str, &str)], known_cycles: &[&[&str]]) ->
             }
         }
     }
-    for (file, m) in known_upward {
-        if root.join(file).exists() && !known_seen.contains(&(file.to_string(), m.to_string())) {
-            problems.push(format!(
-                "{file} no longer imports `{m}`: remove it from KNOWN_UPWARD"
-            ));
-        }
-    }
     for (cycle, component) in cycles(&edges) {
         let names: BTreeSet<String> = component.iter().map(|a| rel(a)).collect();
-        let known = known_cycles
-            .iter()
-            .any(|k| k.len() == names.len() && k.iter().all(|f| names.contains(*f)));
-        if known {
-            continue;
-        }
         let steps: Vec<String> = cycle
             .iter()
             .map(|(a, line, b)| format!("{}:{line} → {}", rel(a), rel(b)))
@@ -217,20 +179,6 @@ fn check(src: &Path, known_upward: &[(&str, &str)], known_cycles: &[&[&str]]) ->
             );
         }
         problems.push(text);
-    }
-    for k in known_cycles {
-        if k.iter().all(|f| root.join(f).exists()) {
-            let set: BTreeSet<PathBuf> = k.iter().map(|f| root.join(f)).collect();
-            let still = cycles(&edges)
-                .iter()
-                .any(|(_, c)| c.iter().cloned().collect::<BTreeSet<_>>() == set);
-            if !still {
-                problems.push(format!(
-                    "{} no longer form a cycle: remove them from KNOWN_CYCLES",
-                    k.join(", ")
-                ));
-            }
-        }
     }
     problems
 }
