@@ -87,3 +87,20 @@ impl Error {
         }
     }
 }
+
+/// With `--format json`, a refused input becomes [`Error::Reported`]: the JSON on stdout, the
+/// diagnostics on stderr as usual, exit 2. Other errors pass unchanged.
+pub fn json_on_refusal<T>(
+    format: crate::report::diagnostics::ReportFormat,
+    r: Result<T, Error>,
+) -> Result<T, Error> {
+    match (format, r) {
+        (crate::report::diagnostics::ReportFormat::Json, Err(Error::Config(c))) => {
+            Err(Error::Reported {
+                report: crate::report::diagnostics::refused(&c),
+                error: c,
+            })
+        }
+        (_, r) => r,
+    }
+}

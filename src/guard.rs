@@ -6,9 +6,10 @@
 //! take hours ([`check_event_budget`], raised by `--max-events`), a sweep grid too large to start
 //! without `--yes` ([`check_cell_limit`]; for a shard, its own cells count), a boundary search too
 //! long to start without `--yes` ([`check_run_limit`]), and work whose results would not fit the
-//! memory budget ([`check_memory`], raised by `--max-memory`, default [`DEFAULT_MAX_MEMORY`]):
-//! time series (bins × series × scenarios × [`BYTES_PER_SERIES_VALUE`]), boundary probes
-//! (runs × [`BYTES_PER_PROBE`]) and sweep cells (cells × [`bytes_per_cell`]). (Output paths are
+//! memory budget ([`check_memory`], raised by `--max-memory`, default
+//! [`crate::model::DEFAULT_MAX_MEMORY`]): time series (bins × series × scenarios ×
+//! [`BYTES_PER_SERIES_VALUE`]), boundary probes (runs × [`BYTES_PER_PROBE`]) and sweep cells
+//! (cells × [`bytes_per_cell`]). (Output paths are
 //! checked before anything runs by [`crate::runner::OutputPlan`].) Each refusal is a
 //! [`ConfigError`] (exit code 2) that says what to change.
 //!
@@ -23,7 +24,7 @@
 //! call's wait for a token (one per held send: it reserves its token) takes the place of the
 //! hedge timer (such a call cannot hedge). The number of user requests is the arrival rate
 //! integrated over the arrival period, surges included where they are in force
-//! ([`crate::scenario::faults::RatePlan::expected_arrivals`]). A scenario that passes this check
+//! ([`crate::scenario::rate::RatePlan::expected_arrivals`]). A scenario that passes this check
 //! cannot hit the run-time ceiling of [`crate::model::RunOptions::max_events`] except through
 //! Poisson fluctuation of the number of user requests.
 
@@ -32,7 +33,7 @@ use std::path::Path;
 use crate::config::ConfigError;
 use crate::model::{DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunOptions};
 use crate::scenario::dist::Shape;
-use crate::scenario::faults::RatePlan;
+use crate::scenario::rate::RatePlan;
 use crate::scenario::{ArrivalProcess, Dist, Scenario};
 use crate::time::SimDuration;
 
@@ -85,7 +86,7 @@ pub fn check_requests(sc: &Scenario, file: &Path) -> Result<(), ConfigError> {
     } else {
         format!(
             "it expects {} user requests over `duration` ({}), fewer than one",
-            crate::report::number::trimmed(expected, 3),
+            crate::util::number::trimmed(expected, 3),
             sc.duration
         )
     };
@@ -402,10 +403,6 @@ pub fn check_run_limit(runs: u64, yes: bool) -> Result<(), ConfigError> {
     ))
 }
 
-/// The default memory budget (`--max-memory`): what a command may hold at once for its results,
-/// estimated before anything runs.
-pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
-
 /// Bytes one time-series value costs until it is written: the bin's row (8), the finished column
 /// (16) and its line of the long CSV (about 40).
 pub const BYTES_PER_SERIES_VALUE: u64 = 64;
@@ -465,7 +462,7 @@ pub fn show_bytes(n: u64) -> String {
     if u == 0 {
         format!("{n} B")
     } else {
-        format!("{} {}", crate::report::number::trimmed(v, 1), UNITS[u])
+        format!("{} {}", crate::util::number::trimmed(v, 1), UNITS[u])
     }
 }
 

@@ -68,6 +68,7 @@ pub mod schema;
 pub mod stats;
 pub mod sweep;
 pub mod time;
+pub mod util;
 
 /// The version of the model's results. Bump it in the commit that changes the results of any
 /// scenario on purpose (a model fix, a new default, a different estimator), and say why there:

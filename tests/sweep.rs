@@ -1009,7 +1009,7 @@ fn folders_of_an_older_schema_are_refused_with_what_to_do() {
                 m.remove("recovered");
             }
             let body = serde_json::to_string(&v).unwrap();
-            let hash = loadsim::sweep::sha256([body.as_bytes()]);
+            let hash = loadsim::util::sha256([body.as_bytes()]);
             format!(
                 "{},\"sha256\":\"{hash}\"}}\n",
                 body.strip_suffix('}').unwrap()

@@ -146,7 +146,7 @@ impl SearchAxis {
         match self.kind {
             Kind::Duration => crate::analysis::lint::show_secs(v),
             Kind::Integer => format!("{}", v as i64),
-            Kind::Real => crate::report::number::trimmed(v, 4),
+            Kind::Real => crate::util::number::trimmed(v, 4),
         }
     }
 

@@ -18,8 +18,8 @@ use crate::config::duration::DurationText;
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document};
 use crate::metrics::RunSummary;
-use crate::metrics::definition::quantile_name;
 use crate::scenario::Scenario;
+use crate::scenario::metrics::quantile_name;
 
 /// The tolerance of a figure that states none, and of a file that states no `tolerance`.
 pub const DEFAULT_TOLERANCE: f64 = 0.10;
@@ -225,7 +225,7 @@ pub struct Observed {
 impl Observed {
     /// Reads and checks `file`: its shape, every key, every value (all problems at once).
     pub fn load(file: &Path) -> Result<Observed, ConfigError> {
-        let doc = Document::load(file)?;
+        let doc = crate::import::load(file)?;
         Observed::from_document(file, doc)
     }
 

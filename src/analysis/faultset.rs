@@ -40,7 +40,7 @@ impl FaultSet {
     /// Reads `file`: a mapping with `faults` (a mapping of names to mappings) and optionally
     /// `description`.
     pub fn load(file: &Path) -> Result<FaultSet, ConfigError> {
-        FaultSet::from_document(file, Document::load(file)?)
+        FaultSet::from_document(file, crate::import::load(file)?)
     }
 
     /// A fault set from a document already read (the built-in standard set).
@@ -338,7 +338,7 @@ mod tests {
             "faults:\n  slow: {kind: slow, slowdown: 10, from: 10s, duration: 60s}\n",
         );
         let set = FaultSet::load(&fs).unwrap();
-        let base = Document::load(&sc).unwrap();
+        let base = crate::import::load(&sc).unwrap();
         let doc = set.apply(0, &base, "a").unwrap();
         let s = Scenario::from_document(&doc).unwrap();
         assert_eq!(s.duration.as_secs_f64(), 90.0, "10 s + 60 s + 20 s");
@@ -352,7 +352,7 @@ mod tests {
     fn bad_fault_sets_name_the_file_and_key() {
         let dir = tempfile::tempdir().unwrap();
         let sc = write(dir.path(), "s.yaml", SCENARIO);
-        let base = Document::load(&sc).unwrap();
+        let base = crate::import::load(&sc).unwrap();
         let fs = write(
             dir.path(),
             "f.yaml",

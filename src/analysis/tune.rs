@@ -121,7 +121,7 @@ impl Requirement {
 
     /// As typed: `metrics.recovery_s <= 5`, `outage_10s: metrics.recovery_s <= 5`.
     pub fn describe(&self) -> String {
-        let b = |x: f64| crate::report::number::trimmed(x, 6);
+        let b = |x: f64| crate::util::number::trimmed(x, 6);
         let rhs = match self.comparison {
             Relation::Le(x) => format!("<= {}", b(x)),
             Relation::Lt(x) => format!("< {}", b(x)),

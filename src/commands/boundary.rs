@@ -379,7 +379,7 @@ fn load_searched(req: &BoundaryRequest, axes: &[SearchAxis]) -> Result<Vec<Searc
 /// A recovery time in seconds, or `never`.
 fn show_outcome(o: ProbeValue) -> String {
     match o {
-        Some(s) => crate::report::number::trimmed(s, 2),
+        Some(s) => crate::util::number::trimmed(s, 2),
         None => "never".to_owned(),
     }
 }

@@ -18,7 +18,8 @@ use serde::Serialize;
 use yaml_serde::Value;
 
 use super::Output;
-use super::tune::{candidate_scenario, set_args};
+use super::tune::candidate_scenario;
+use super::tune::plan::set_args;
 use crate::Error;
 use crate::analysis::boundary::SearchAxis;
 use crate::analysis::calibrate::{Figure, Observed, indistinguishable, loss, seed_means};
@@ -28,12 +29,12 @@ use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
 use crate::report::markdown::MarkdownTable;
-use crate::report::number::trimmed;
 use crate::runner::{
     FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
 };
 use crate::scenario::Scenario;
 use crate::sweep::journal::{self, CellRecord, Header, SearchJournal};
+use crate::util::number::trimmed;
 
 /// The report's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -438,7 +439,7 @@ fn prepare(req: &CalibrateRequest) -> Result<Plan, Error> {
     // After every corner is validated: the files the scenario reads (imports, traces, sample
     // files) are recorded, so a changed one is another calibration (as in tune and sweep).
     let scenario_identity = subject.doc.identity();
-    let inputs_sha256 = crate::sweep::sha256(
+    let inputs_sha256 = crate::util::sha256(
         scenario_identity
             .iter()
             .map(Vec::as_slice)

@@ -33,7 +33,7 @@ pub fn check_as(
     deny_warnings: bool,
     format: ReportFormat,
 ) -> Result<Output, Error> {
-    diagnostics::json_on_refusal(format, check_inner(files, sets, deny_warnings, format))
+    crate::error::json_on_refusal(format, check_inner(files, sets, deny_warnings, format))
 }
 
 fn check_inner(

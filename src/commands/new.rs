@@ -147,7 +147,7 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
     let schema_text = schema::to_text(&schema::scenario());
     let write_schema = req.schema
         && existing.is_none()
-        && crate::config::source::read_regular(&schema_path, crate::config::source::MAX_FILE_BYTES)
+        && crate::config::read::read_regular(&schema_path, crate::config::read::MAX_FILE_BYTES)
             .ok()
             .as_deref()
             != Some(schema_text.as_str());

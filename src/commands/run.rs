@@ -3,6 +3,8 @@
 //! figures (`--plot`) and the HTML report (`--html`), and the spans of the simulated requests as
 //! OTLP JSON (`--spans`, one scenario).
 
+mod page;
+
 use std::path::PathBuf;
 
 use super::Output;
@@ -13,11 +15,12 @@ use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
 use crate::model::{RunError, RunOptions, Simulation, Watch, run_watched, run_watched_with_series};
 use crate::report::Format;
 use crate::runner::{
-    AtomicFile, OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios,
-    output_error, write_output,
+    OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios, output_error,
+    write_output,
 };
 use crate::scenario::Scenario;
 use crate::time::SimDuration;
+use crate::util::fs::AtomicFile;
 
 /// Arguments of `loadsim run`, independent of clap.
 #[derive(Clone, Debug)]
@@ -67,7 +70,7 @@ impl Default for RunOutputs {
             timeseries: None,
             plot_dir: None,
             resolution: SimDuration::from_secs(1),
-            max_memory: guard::DEFAULT_MAX_MEMORY,
+            max_memory: crate::model::DEFAULT_MAX_MEMORY,
             html: None,
             command: String::new(),
             quiet: false,
@@ -236,8 +239,8 @@ pub fn check_spans_size(sc: &Scenario, sample: f64, limit: u64) -> Result<(), Er
              --span-sample, shorten the run, or raise --max-spans-size if the disk has the room",
             sc.name,
             guard::show_bytes(floor as u64),
-            crate::report::number::trimmed(requests, 0),
-            crate::report::number::trimmed(sample, 4),
+            crate::util::number::trimmed(requests, 0),
+            crate::util::number::trimmed(sample, 4),
             crate::report::otlp::BYTES_PER_SPAN_FLOOR,
             guard::show_bytes(limit)
         ),
@@ -357,8 +360,8 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
             let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
             let docs: Vec<_> = loaded.iter().map(|(s, _, _)| s.doc.clone()).collect();
             let findings: Vec<_> = loaded.iter().map(|(_, sc, _)| check_findings(sc)).collect();
-            crate::report::html::run_page(&pairs, &findings, &docs, &outputs.command)?
-                .write(path)?;
+            let page = page::run_page(&pairs, &findings, &docs, &outputs.command)?;
+            write_output(path, page.render().as_bytes())?;
             written.push(path.clone());
         }
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));

@@ -14,7 +14,7 @@ use indexmap::IndexMap;
 use rayon::prelude::*;
 
 use crate::Error;
-use crate::config::source::{Document, read_text};
+use crate::config::read::read_text;
 use crate::expect::report::{CaseKind, CaseReport, FileReport, MeanReport, SeedValue, TestReport};
 use crate::expect::snapshot::{self, Snapshot};
 use crate::expect::{self, Expectations};
@@ -232,13 +232,13 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), ConfigError> {
 /// Loads a file to test; `Ok(None)` for a file found in a folder that turns out to have nothing
 /// to test.
 fn load(path: &Path, named: bool, req: &TestRequest) -> Result<Option<TestFile>, ConfigError> {
-    let doc = Document::load_all(path)?;
+    let doc = crate::import::load_all(path)?;
     let scenario = Scenario::from_document(&doc)?;
     guard::admit(&scenario, path, req.options)?;
     let limits = req.options;
     let baselines = std::cell::RefCell::new(Vec::new());
     let load_baseline = |p: &Path| -> Result<Scenario, ConfigError> {
-        let base = Document::load(p)?;
+        let base = crate::import::load(p)?;
         let sc = Scenario::from_document(&base)?;
         baselines.borrow_mut().extend(base.input_paths());
         guard::admit(&sc, p, limits)?;
@@ -479,7 +479,7 @@ fn compare_snapshot(
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
-        crate::runner::write_atomically(path, snap.to_text().as_bytes()).map_err(io)
+        crate::util::fs::write_atomically(path, snap.to_text().as_bytes()).map_err(io)
     };
     let remove_stale = || {
         let _ = std::fs::remove_file(&new_path);

@@ -25,15 +25,17 @@ use crate::expect::needed_seeds;
 use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
+use crate::report::flat::metric_columns;
 use crate::report::flat::{EngineColumns, flatten};
 use crate::runner::{
     FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
 };
 use crate::scenario::Scenario;
-use crate::sweep::expand::metric_columns;
 use crate::sweep::journal::{self, CellRecord, Header, SearchJournal};
+use plan::{Plan, Variant, set_args};
 use render::{Report, candidates_csv, write_pareto_svg};
 
+pub(crate) mod plan;
 mod render;
 
 /// The fault set used without `--faults` (the file `faults/standard.yaml`, built in).
@@ -114,34 +116,6 @@ fn first_fault_service(doc: &Document) -> Option<String> {
         .values()
         .find_map(|f| f.get("service").and_then(Value::as_str))
         .map(str::to_owned)
-}
-
-/// One scenario a candidate runs in: healthy load or one fault of the set.
-struct Variant {
-    /// `healthy`, or the fault's name.
-    name: String,
-    doc: Document,
-    /// The `--set` arguments that turn the scenario file into this variant.
-    reproduce: Vec<String>,
-}
-
-/// Everything checked before anything runs.
-struct Plan {
-    subject: Subject,
-    scenario: String,
-    axes: Vec<TuneAxis>,
-    faults_name: String,
-    target: String,
-    /// `variants[0]` is healthy load; then one per fault, in the fault set's order.
-    variants: Vec<Variant>,
-    requirements: Vec<Requirement>,
-    /// The metric minimised (its mean over the seeds).
-    objective: String,
-    /// The variant the objective is measured in (0: healthy load).
-    objective_variant: usize,
-    search: Search,
-    seeds: Vec<u64>,
-    inputs_sha256: String,
 }
 
 /// Runs the search and renders the report; no feasible setting is [`Error::Infeasible`] (exit
@@ -278,13 +252,6 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
 
 /// The files `--out` receives besides the journal.
 const OUT_FILES: [&str; 4] = ["tune.md", "tune.json", "candidates.csv", "pareto.svg"];
-
-pub(crate) fn set_args(axes: &[TuneAxis], values: &[f64]) -> Vec<String> {
-    axes.iter()
-        .zip(values)
-        .map(|(a, &v)| a.axis.set_arg(v))
-        .collect()
-}
 
 fn cell_key(sets: &[String], variant: &str, seed: u64) -> String {
     format!("{} | {variant} | seed {seed}", sets.join(" "))
@@ -582,7 +549,7 @@ fn prepare(req: &TuneRequest) -> Result<Plan, Error> {
     );
     // After every corner is validated: the files the scenario reads (a trace) are recorded.
     let scenario_identity = subject.doc.identity();
-    let inputs_sha256 = crate::sweep::sha256(
+    let inputs_sha256 = crate::util::sha256(
         scenario_identity
             .iter()
             .map(Vec::as_slice)

@@ -108,7 +108,7 @@ impl Inputs {
     /// (parsed two ways) must have the same bytes both times.
     fn read_text(&self, kind: Kind, path: &Path) -> Result<String, String> {
         let bytes = read_bounded(kind, path)?;
-        let sha256 = sha256_hex(&bytes);
+        let sha256 = crate::util::sha256_hex(&bytes);
         {
             let mut state = self.state();
             match state.files.iter().find(|f| f.path == path) {
@@ -163,7 +163,7 @@ fn read_bounded(kind: Kind, path: &Path) -> Result<Vec<u8>, String> {
     let what = kind.what;
     let cannot = |e: std::io::Error| format!("cannot read the {what} {shown}: {e}");
     let refuse = |meta: &std::fs::Metadata| -> Result<(), String> {
-        match super::source::special_kind(path, &meta.file_type()) {
+        match super::read::special_kind(path, &meta.file_type()) {
             None => Ok(()),
             Some(special) => Err(format!(
                 "the {what} {shown} is {special}, not a regular file; loadsim reads a {what} from \
@@ -193,14 +193,6 @@ fn read_bounded(kind: Kind, path: &Path) -> Result<Vec<u8>, String> {
         return Err(too_big(format!("more than {}", kind.max_bytes)));
     }
     Ok(bytes)
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }
 
 #[cfg(test)]
@@ -236,7 +228,7 @@ mod tests {
         let files = copy.files();
         assert_eq!(files.len(), 1);
         assert_eq!(files[0].path, path);
-        assert_eq!(files[0].sha256, sha256_hex(b"1\n2\n"));
+        assert_eq!(files[0].sha256, crate::util::sha256_hex(b"1\n2\n"));
         // Parsed another way after the change: the bytes differ from the first read.
         let e = inputs
             .read(KIND, &path, "y".into(), lines, size)

@@ -10,6 +10,7 @@ pub mod check;
 pub mod duration;
 pub mod error;
 pub mod inputs;
+pub mod read;
 pub mod source;
 pub mod suggest;
 pub mod yaml;

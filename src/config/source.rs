@@ -6,19 +6,48 @@
 //! deserialized by [`super::deserialize`](fn@super::deserialize).
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use yaml_serde::{Mapping, Value};
 
 use super::error::{ConfigError, Diagnostic, Origin};
 use super::inputs::Inputs;
+use super::read::read_text;
 pub use super::yaml::Pos;
 
-/// Largest scenario or sweep file loadsim reads (a guard against feeding it a disk image).
-pub const MAX_FILE_BYTES: u64 = 4 << 20;
 /// Deepest `extends` chain followed.
 const MAX_EXTENDS_DEPTH: usize = 16;
+
+/// What reading the `calls.<callee>.import` keys of one file gives ([`Resolve`]): the notes of unsupported
+/// fields not acknowledged, the files read (with their text), where each imported value is
+/// written in its source file, and the problems found — kept, so that they are reported with the
+/// problems of the rest of the scenario in one pass.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    pub notes: Vec<String>,
+    pub read: Vec<(PathBuf, String)>,
+    /// Each imported file, its `keys` being the scenario keys its values became, with the index
+    /// of the file that imports it (in [`Document::files`]).
+    pub sources: Vec<(usize, SourceFile)>,
+    pub problems: Vec<Diagnostic>,
+    /// The edges (`services.<s>.calls.<c>`) whose import failed: their keys are incomplete.
+    pub failed: Vec<String>,
+}
+
+impl Resolved {
+    fn extend(&mut self, other: Resolved) {
+        self.notes.extend(other.notes);
+        self.read.extend(other.read);
+        self.sources.extend(other.sources);
+        self.problems.extend(other.problems);
+        self.failed.extend(other.failed);
+    }
+}
+
+/// Replaces the `calls.<callee>.import` keys of one file's own document by what they import
+/// (`crate::import::resolve_imports`, which this layer does not know): given the file's path, its
+/// index in [`Document::files`], its value, where its keys are written and its text.
+pub type Resolve = fn(&Path, usize, &mut Value, &HashMap<String, Pos>, &str) -> Resolved;
 
 /// One file that contributed to a document.
 #[derive(Debug, Clone)]
@@ -67,7 +96,7 @@ pub struct Document {
     /// there, so that a problem with an imported value names the source's line.
     pub import_sources: Vec<(usize, SourceFile)>,
     /// Problems found while importing (a file that cannot be read or is invalid), kept so that
-    /// validation reports them with every other problem of the document ([`Document::load_all`]).
+    /// validation reports them with every other problem of the document ([`Document::load_all_with`]).
     pub deferred: Vec<Diagnostic>,
     /// The edges (`services.<s>.calls.<c>`) whose import failed, so lack the imported keys.
     pub incomplete: Vec<String>,
@@ -77,10 +106,10 @@ pub struct Document {
 }
 
 impl Document {
-    /// Reads `path` and every file it extends, and merges them; a problem with a file it
-    /// imports is an error.
-    pub fn load(path: &Path) -> Result<Document, ConfigError> {
-        let doc = Self::load_all(path)?;
+    /// Reads `path` and every file it extends, and merges them, each file's imports replaced by
+    /// `resolve`; a problem with a file it imports is an error.
+    pub fn load_with(path: &Path, resolve: Resolve) -> Result<Document, ConfigError> {
+        let doc = Self::load_all_with(path, resolve)?;
         if doc.deferred.is_empty() {
             Ok(doc)
         } else {
@@ -88,14 +117,20 @@ impl Document {
         }
     }
 
-    /// Like [`Document::load`], but the problems of the files it imports are kept in
+    /// Like [`Document::load_with`], but the problems of the files it imports are kept in
     /// [`Document::deferred`], for validation to report with the rest in one pass.
-    pub fn load_all(path: &Path) -> Result<Document, ConfigError> {
+    pub fn load_all_with(path: &Path, resolve: Resolve) -> Result<Document, ConfigError> {
         let mut files = Vec::new();
         let mut chain: Vec<PathBuf> = Vec::new();
         let mut removals = Vec::new();
-        let mut imports = crate::import::Resolved::default();
-        let value = load_with_extends(path, &mut files, &mut chain, &mut removals, &mut imports)?;
+        let mut imports = Resolved::default();
+        let value = load_with_extends(
+            path,
+            &mut files,
+            &mut chain,
+            &mut removals,
+            (resolve, &mut imports),
+        )?;
         Ok(Document {
             value,
             files,
@@ -341,120 +376,6 @@ fn parent_path(key: &str) -> Option<String> {
     Some(key[..cut].to_owned())
 }
 
-/// Reads a file as UTF-8 text, safely: only a regular file (a named pipe would block forever, a
-/// device like `/dev/zero` never ends, a folder is not text), at most [`MAX_FILE_BYTES`] bytes
-/// read whatever the file claims, and a leading byte-order mark dropped.
-pub fn read_text(path: &Path) -> Result<String, ConfigError> {
-    read_text_up_to(path, MAX_FILE_BYTES)
-}
-
-/// [`read_text`] with another size limit, for inputs that are data rather than configuration
-/// (trace files of many megabytes).
-pub fn read_text_up_to(path: &Path, max_bytes: u64) -> Result<String, ConfigError> {
-    let cannot = |e: std::io::Error| ConfigError::file(path, format!("cannot read the file: {e}"));
-    let meta = std::fs::metadata(path).map_err(cannot)?;
-    refuse_special(path, &meta)?;
-    if meta.len() > max_bytes {
-        return Err(ConfigError::file(
-            path,
-            format!(
-                "is {} bytes; loadsim reads files up to {max_bytes} bytes",
-                meta.len()
-            ),
-        ));
-    }
-    let file = std::fs::File::open(path).map_err(cannot)?;
-    // The path may have been replaced between the look and the open: look at what was opened.
-    refuse_special(path, &file.metadata().map_err(cannot)?)?;
-    let mut bytes = Vec::new();
-    file.take(max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(cannot)?;
-    if bytes.len() as u64 > max_bytes {
-        return Err(ConfigError::file(
-            path,
-            format!("is longer than {max_bytes} bytes, the most loadsim reads"),
-        ));
-    }
-    let text =
-        String::from_utf8(bytes).map_err(|_| ConfigError::file(path, "is not UTF-8 text"))?;
-    Ok(match text.strip_prefix('\u{feff}') {
-        Some(rest) => rest.to_owned(),
-        None => text,
-    })
-}
-
-/// Reads a small file loadsim wrote itself or looks at beside its outputs (a manifest, a lock, an
-/// earlier report) as [`std::fs::read_to_string`] does, but refuses what [`special_kind`] names
-/// (a named pipe there would block the command) and a file over `max` bytes, as an
-/// [`std::io::ErrorKind::InvalidInput`] error saying which.
-pub fn read_regular(path: &Path, max: u64) -> std::io::Result<String> {
-    let invalid = |m: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, m);
-    let meta = std::fs::metadata(path)?;
-    if let Some(what) = special_kind(path, &meta.file_type()) {
-        return Err(invalid(format!("it is {what}, not a regular file")));
-    }
-    let file = std::fs::File::open(path)?;
-    let mut bytes = Vec::new();
-    file.take(max.saturating_add(1)).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(invalid(format!("it is longer than {max} bytes")));
-    }
-    String::from_utf8(bytes).map_err(|_| invalid("it is not UTF-8 text".into()))
-}
-
-/// Refuses anything but a regular file (after following symbolic links).
-fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), ConfigError> {
-    match special_kind(path, &meta.file_type()) {
-        None => Ok(()),
-        Some("a directory") => Err(ConfigError::file(path, "is a directory, not a YAML file")),
-        Some(what) => Err(ConfigError::file(
-            path,
-            format!("is {what}, not a regular file; loadsim reads YAML from regular files only"),
-        )),
-    }
-}
-
-/// What `path` (of file type `t`, symbolic links followed) is when it is not a file loadsim may
-/// read — `a named pipe` (opening it blocks until a writer comes), `a device` (`/dev/zero` never
-/// ends), `a socket`, `a directory`, or a file in the system's `/dev`, `/proc` or `/sys` (like
-/// `/dev/stdin` when the input is redirected from a file: not a file of the user's project) —
-/// and `None` for a regular file.
-pub(crate) fn special_kind(path: &Path, t: &std::fs::FileType) -> Option<&'static str> {
-    if t.is_dir() {
-        return Some("a directory");
-    }
-    if !t.is_file() {
-        return Some(special_type(t));
-    }
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let system = std::fs::canonicalize(folder)
-        .is_ok_and(|f| cfg!(unix) && ["/dev", "/proc", "/sys"].iter().any(|s| f.starts_with(s)));
-    system.then_some("a file of the system (under /dev, /proc or /sys)")
-}
-
-#[cfg(unix)]
-fn special_type(t: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if t.is_fifo() {
-        "a named pipe"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else if t.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
-
-#[cfg(not(unix))]
-fn special_type(_: &std::fs::FileType) -> &'static str {
-    "a special file"
-}
-
 /// Reads the YAML text of `path`: its value (a mapping) and where its keys are. Every problem of
 /// the text is reported together, each at its line.
 fn parse_file(path: &Path, text: &str) -> Result<(Value, SourceFile), ConfigError> {
@@ -507,7 +428,7 @@ fn load_with_extends(
     files: &mut Vec<SourceFile>,
     chain: &mut Vec<PathBuf>,
     removals: &mut Vec<Removal>,
-    imports: &mut crate::import::Resolved,
+    (resolve, imports): (Resolve, &mut Resolved),
 ) -> Result<Value, ConfigError> {
     let canonical = path
         .canonicalize()
@@ -532,13 +453,7 @@ fn load_with_extends(
     chain.push(canonical);
     let text = read_text(path)?;
     let (mut value, file) = parse_file(path, &text)?;
-    imports.extend(crate::import::resolve_imports(
-        path,
-        files.len(),
-        &mut value,
-        &file.keys,
-        &text,
-    ));
+    imports.extend(resolve(path, files.len(), &mut value, &file.keys, &text));
     files.push(file);
     let index = files.len() - 1;
 
@@ -549,18 +464,24 @@ fn load_with_extends(
         None => value,
         Some(Value::String(base)) => {
             let base_path = path.parent().unwrap_or(Path::new(".")).join(&base);
-            let mut base_value = load_with_extends(&base_path, files, chain, removals, imports)
-                .map_err(|mut e| {
-                    for d in &mut e.diagnostics {
-                        if d.key.is_empty()
-                            && matches!(&d.origin, Origin::File { path: p, .. } if p == &base_path)
-                        {
-                            d.message =
-                                format!("{} (named by `extends` in {})", d.message, path.display());
-                        }
+            let mut base_value = load_with_extends(
+                &base_path,
+                files,
+                chain,
+                removals,
+                (resolve, imports),
+            )
+            .map_err(|mut e| {
+                for d in &mut e.diagnostics {
+                    if d.key.is_empty()
+                        && matches!(&d.origin, Origin::File { path: p, .. } if p == &base_path)
+                    {
+                        d.message =
+                            format!("{} (named by `extends` in {})", d.message, path.display());
                     }
-                    e
-                })?;
+                }
+                e
+            })?;
             deep_merge(&mut base_value, value, &mut Vec::new(), removals);
             base_value
         }

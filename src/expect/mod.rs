@@ -8,7 +8,6 @@
 //! through `extends` (a variant that extends a tested scenario is not tested twice by accident).
 
 pub mod junit;
-pub mod raw;
 pub mod report;
 pub mod snapshot;
 
@@ -17,10 +16,10 @@ use std::path::{Path, PathBuf};
 
 use crate::config::source::Document;
 use crate::config::suggest::did_you_mean;
+use crate::report::flat::metric_columns;
+use crate::scenario::raw::expect::{AssertionRaw, IsRaw, SeedsRaw, SnapshotRaw, TestKeysRaw};
 use crate::scenario::{ConfigError, Diagnostic, Scenario};
 use crate::stats::{MAX_SEEDS, MeanCi, mean_ci95};
-use crate::sweep::expand::metric_columns;
-use raw::{AssertionRaw, IsRaw, SeedsRaw, SnapshotRaw, TestKeysRaw};
 
 /// The metric `is: never` is for.
 pub const RECOVERY: &str = "metrics.recovery_s";
@@ -290,7 +289,7 @@ pub fn mentions_test_keys(text: &str) -> bool {
 /// Checks the `expect:` and `snapshot:` keys of the scenario file `path` (its validated
 /// `scenario` given), without running anything: what `loadsim check` adds for them.
 pub fn check_file(path: &Path, scenario: &Scenario) -> Result<(), ConfigError> {
-    let doc = Document::load_all(path)?;
+    let doc = crate::import::load_all(path)?;
     read(&doc, scenario, &|p| Scenario::load(p, &[], None)).map(|_| ())
 }
 

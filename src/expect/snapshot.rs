@@ -387,7 +387,7 @@ fn split_line(line: &str) -> Option<(&str, &str)> {
 
 /// The digest of a snapshot body.
 fn digest(body: &str) -> String {
-    crate::sweep::sha256([body.as_bytes()])
+    crate::util::sha256([body.as_bytes()])
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use std::path::Path;
 
 use yaml_serde::{Mapping, Value};
 
-use super::{
+use super::imported::{
     Imported, Source, duration_at, duration_value, join, map_of, retry_on_kinds, retry_on_value,
     uint_at,
 };
@@ -1048,7 +1048,7 @@ fn read_cluster(src: &mut Source, out: &mut Imported, at: &str, cluster: &Value)
         Some((percent, min, field)) => out.push(
             "retry_budget",
             map_of(vec![
-                ("budget_percent", super::number_value(percent)),
+                ("budget_percent", super::imported::number_value(percent)),
                 ("min_retry_concurrency", Value::Number(min.into())),
             ]),
             field,

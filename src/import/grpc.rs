@@ -19,7 +19,7 @@ use std::path::Path;
 
 use yaml_serde::Value;
 
-use super::{
+use super::imported::{
     Imported, Source, duration_at, duration_value, float_at, join, map_of, number_at, number_value,
     retry_on_kinds, retry_on_value, uint_at,
 };

@@ -6,11 +6,10 @@
 //! never to the number of requests); `levels` owns the time integrals of busy slots and queue
 //! length; `summary` owns the finished run's numbers under docs/model.md §3's names, and how each is
 //! estimated; `timeseries` owns the optional per-bin series (`--timeseries`, `--plot`) sampled from
-//! the recorder and the levels; `definition` owns the scenario's `metrics:` section (the recovery
-//! rule, the reported quantiles, named measurement windows).
+//! the recorder and the levels. What the scenario's `metrics:` section defines (the recovery rule,
+//! the reported quantiles, named measurement windows) is [`crate::scenario::metrics`].
 
 pub mod counters;
-pub mod definition;
 pub mod histogram;
 pub mod levels;
 pub mod recorder;

@@ -7,8 +7,8 @@
 use super::counters::{EdgeCounters, ServiceCounters};
 use hdrhistogram::Histogram;
 
-use super::definition::Window;
 use super::histogram::MicrosHistogram;
+use crate::scenario::metrics::Window;
 use crate::time::{SimDuration, SimTime};
 
 /// Which part of the run a user request arrived in.

@@ -22,10 +22,10 @@ use serde::{Deserialize, Serialize};
 
 pub use super::counters::CallMetrics;
 use super::counters::{ReplicaCounts, ServiceCounts};
-use super::definition::{RecoveryRule, quantile_name};
 use super::levels::LevelAreas;
 use super::recorder::{ArrivalWindow, Recorder, UserCounters};
 use crate::scenario::Scenario;
+use crate::scenario::metrics::{RecoveryRule, quantile_name};
 use crate::time::{NANOS_PER_SEC, SimTime};
 
 /// State at the end of a run that the recorder does not hold.

@@ -481,7 +481,7 @@ impl SeriesRecorder {
             + self.services.len() * SERVICE_LEVELS.len()
             + self.throttled.iter().filter(|&&t| t).count();
         for &q in &self.quantiles {
-            let name = crate::metrics::definition::quantile_name(q);
+            let name = crate::scenario::metrics::quantile_name(q);
             let values = (0..bins)
                 .map(|b| {
                     latency

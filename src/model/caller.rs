@@ -10,28 +10,6 @@ use super::slab::Handle;
 use super::{Attempt, CLIENT_EDGE, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
 use crate::protections::retry_on::Failure;
 
-impl Outcome {
-    /// The failure kind of a failed outcome, as `retry_on` names it.
-    #[inline]
-    pub(super) fn failure(self) -> Failure {
-        match self {
-            Outcome::Reject => Failure::Reject,
-            Outcome::Fatal => Failure::Fatal,
-            Outcome::Error | Outcome::Success => Failure::Error,
-        }
-    }
-
-    /// The outcome as a span says it: in words, and the reason of its error status.
-    pub(super) fn in_words(self) -> (&'static str, Option<&'static str>) {
-        match self {
-            Outcome::Success => ("success", None),
-            Outcome::Error => ("error", Some("error")),
-            Outcome::Fatal => ("error", Some("non_retryable")),
-            Outcome::Reject => ("rejected", Some("rejected")),
-        }
-    }
-}
-
 impl Simulation<'_> {
     /// An attempt's timer fired. If the attempt is still open, it failed by timeout.
     pub(super) fn on_attempt_timeout(&mut self, attempt: Handle) {

@@ -3,7 +3,7 @@
 //! which service-time sampler is in force, whether an arrival is rejected by an outage or failed by
 //! an error fault, and how many slots a service has now. What each kind means, and how
 //! overlapping faults compose, is [`crate::scenario::faults`]'s; this module only lays it out for
-//! fast lookup (the arrival rate over time is [`crate::scenario::faults::RatePlan`]).
+//! fast lookup (the arrival rate over time is [`crate::scenario::rate::RatePlan`]).
 
 use super::dist::Sampler;
 use crate::rng::Stream;

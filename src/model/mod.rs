@@ -23,6 +23,7 @@ pub mod dist;
 pub(crate) mod faults;
 mod fleet;
 pub(crate) mod gate;
+mod outcome;
 mod queue;
 mod service;
 pub mod slab;
@@ -49,6 +50,8 @@ use gate::{CallMemo, EdgeGate, ServiceGate};
 use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
+pub(crate) use outcome::Outcome;
+
 /// Limits on one run, set by [`crate::guard::admit`] from the command's flags and the scenario.
 #[derive(Clone, Copy, Debug)]
 pub struct RunOptions {
@@ -66,11 +69,16 @@ pub struct RunOptions {
 /// ([`crate::guard::events_per_instant_bound`]).
 pub const DEFAULT_MAX_EVENTS_PER_INSTANT: u64 = 1 << 22;
 
+/// The default memory budget (`--max-memory`): what a command may hold at once for its results,
+/// estimated before anything runs ([`crate::guard::check_memory`]), and what one run's live
+/// records may take while it runs ([`RunOptions::max_memory`]).
+pub const DEFAULT_MAX_MEMORY: u64 = 2 << 30;
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
             max_events: 2_000_000_000,
-            max_memory: crate::guard::DEFAULT_MAX_MEMORY,
+            max_memory: DEFAULT_MAX_MEMORY,
             max_events_per_instant: DEFAULT_MAX_EVENTS_PER_INSTANT,
         }
     }
@@ -225,18 +233,6 @@ pub(crate) enum Event {
 
 /// "Do not retry" in a reply's pushback field.
 pub(crate) const PUSHBACK_NO_RETRY: u32 = pushback::NO_RETRY_US;
-
-/// How an attempt ended, from the caller's side.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Success,
-    /// The callee failed the request (dropped it, a call of its own failed, an error fault).
-    Error,
-    /// The callee refused it (queue full, outage).
-    Reject,
-    /// The callee failed the request and marked the error non-retryable (`retryable_fraction`).
-    Fatal,
-}
 
 /// Who waits for an attempt's reply.
 #[derive(Clone, Copy, Debug)]
@@ -843,7 +839,9 @@ impl<'a> Simulation<'a> {
         self.next_sample = series.sample_until(
             now,
             &self.rec,
-            &mut |s, at, each| fleet::sample_service(services, replica_base, s, at, each),
+            &mut |s, at, each| {
+                fleet::sample_service(|u| services[u].station.sample(at), replica_base, s, each)
+            },
             &|e| tokens[e],
             &mut limit,
         );

@@ -162,7 +162,7 @@ pub(crate) fn render(
 /// Writes an SVG document to `path` atomically (a full disk leaves the old file or none, never a
 /// truncated figure), creating nothing but the file.
 pub(crate) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
-    crate::runner::write_atomically(path, svg.as_bytes()).map_err(|source| PlotError::Write {
+    crate::util::fs::write_atomically(path, svg.as_bytes()).map_err(|source| PlotError::Write {
         path: path.to_owned(),
         source,
     })
@@ -425,7 +425,7 @@ pub fn short_number(v: f64) -> String {
         };
     }
     let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
-    crate::report::number::trimmed(v, digits)
+    crate::util::number::trimmed(v, digits)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
 //! The generated reference of a sweep's `results.csv` columns (docs/results-columns.md). Owns
-//! turning the run report's JSON Schema ([`crate::schema::report`], itself generated from the
+//! turning the run report's JSON Schema ([`super::schema::run_report`], itself generated from the
 //! summary types and their doc comments) into one Markdown table per scope, so the page cannot
 //! drift from the code: a test compares the committed file with [`markdown`].
 
@@ -14,7 +14,7 @@ pub const FILE: &str = "docs/results-columns.md";
 
 /// The page, as committed.
 pub fn markdown() -> String {
-    let schema = crate::schema::report();
+    let schema = super::schema::run_report();
     let defs = &schema["definitions"];
     let mut out = String::new();
     out.push_str(
@@ -229,7 +229,7 @@ pub fn is_integer(column: &str) -> bool {
     } else {
         return false;
     };
-    let schema = crate::schema::report();
+    let schema = super::schema::run_report();
     properties(&schema["definitions"][def])
         .iter()
         .find(|(k, _)| k == name)

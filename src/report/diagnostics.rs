@@ -10,7 +10,6 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use crate::Error;
 use crate::config::{ConfigError, Origin};
 
 /// `--format` of `check` and `sweep --dry-run`.
@@ -88,18 +87,6 @@ pub fn refused(e: &ConfigError) -> String {
         "errors": annotations.len(),
         "annotations": annotations,
     }))
-}
-
-/// With `--format json`, a refused input becomes [`Error::Reported`]: the JSON on stdout, the
-/// diagnostics on stderr as usual, exit 2. Other errors pass unchanged.
-pub fn json_on_refusal<T>(format: ReportFormat, r: Result<T, Error>) -> Result<T, Error> {
-    match (format, r) {
-        (ReportFormat::Json, Err(Error::Config(c))) => Err(Error::Reported {
-            report: refused(&c),
-            error: c,
-        }),
-        (_, r) => r,
-    }
 }
 
 /// A path as the documents show it.

@@ -151,3 +151,15 @@ pub fn cells(run: &RunSummary, engine: EngineColumns) -> Vec<FlatMetric> {
     }
     out
 }
+
+/// The metric columns of results.csv that a scenario's runs have, in order.
+pub fn metric_columns(sc: &crate::scenario::Scenario) -> Vec<String> {
+    let mut rec =
+        crate::metrics::Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0);
+    let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
+    let empty = crate::metrics::summary::summarize(sc, &mut rec, &fin);
+    flatten(&empty, EngineColumns::Exclude)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect()
+}

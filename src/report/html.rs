@@ -15,9 +15,6 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Document;
 
-/// The file name of a sweep's HTML report, beside results.md.
-pub const REPORT_HTML: &str = "report.html";
-
 const CSS: &str = "\
 body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0;color:#1b1b1b;background:#fff;line-height:1.45}
 main{max-width:60rem;margin:0 auto;padding:1.5rem}
@@ -177,117 +174,6 @@ impl Page {
         );
         h
     }
-
-    /// Writes the page to `path`.
-    pub fn write(&self, path: &Path) -> Result<(), crate::Error> {
-        crate::runner::write_output(path, self.render().as_bytes())
-    }
-}
-
-/// The page of `loadsim run --html`: the verdict (with `findings`, the linter's on each run's
-/// scenario, in the order of `runs`), the table, the run figures (then one per request class and
-/// one per service of more than one replica), the scenario sources.
-pub fn run_page(
-    runs: &[crate::plot::run::RunData<'_>],
-    findings: &[Vec<crate::report::verdict::Finding>],
-    docs: &[Document],
-    command: &str,
-) -> Result<Page, crate::plot::PlotError> {
-    let names: Vec<String> = runs
-        .iter()
-        .map(|(s, _)| format!("`{}`", s.scenario))
-        .collect();
-    let summaries: Vec<crate::metrics::RunSummary> =
-        runs.iter().map(|(s, _)| (*s).clone()).collect();
-    let mut page = Page::new(
-        format!(
-            "loadsim run: {}",
-            runs.iter()
-                .map(|(s, _)| s.scenario.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        command,
-        env!("CARGO_PKG_VERSION"),
-    );
-    let judged: Vec<crate::report::verdict::Judged<'_>> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, (s, _))| crate::report::verdict::Judged {
-            label: format!("`{}`", s.scenario),
-            runs: vec![*s],
-            findings: findings.get(i).map(Vec::as_slice),
-        })
-        .collect();
-    page.markdown(
-        &format!(
-            "# Run: {}
-
-{}
-## Results
-
-{}
-",
-            names.join(", "),
-            crate::report::verdict::markdown("scenario", &judged),
-            crate::report::table::Table::build(&summaries)
-        ),
-        None,
-    );
-    page.heading("Figures");
-    page.figure(
-        "Share of user requests that succeeded, by arrival second",
-        &crate::plot::success_rate_svg(runs)?,
-    );
-    page.figure(
-        "Queue length per service",
-        &crate::plot::queue_length_svg(runs)?,
-    );
-    page.figure(
-        "Attempts per user request, by service (amplification)",
-        &crate::plot::amplification_svg(runs)?,
-    );
-    for class in crate::plot::run::classes(runs) {
-        page.figure(
-            &format!("Share of class `{class}`'s requests that succeeded, by arrival time"),
-            &crate::plot::class_success_rate_svg(runs, &class)?,
-        );
-    }
-    for service in crate::plot::run::replicated_services(runs) {
-        page.figure(
-            &format!("Requests in flight and queued at each replica of `{service}`"),
-            &crate::plot::replica_levels_svg(runs, &service)?,
-        );
-    }
-    page.scenario_sources(docs);
-    Ok(page)
-}
-
-/// The page of a sweep (`report.html` in its folder `out`): results.md with its figures inlined
-/// from `out`, the sweep file, and the scenario sources (read again from the files the sweep
-/// names; a note replaces them when they cannot be read here, as for a merge on another machine).
-pub fn sweep_page(
-    out: &Path,
-    spec: &crate::sweep::SweepSpec,
-    markdown: &str,
-    manifest: &crate::sweep::manifest::Manifest,
-) -> Page {
-    let mut page = Page::new(
-        format!("loadsim sweep: {}", spec.name),
-        &format!("loadsim sweep {}", manifest.sweep_file),
-        &manifest.loadsim_version,
-    );
-    page.markdown(markdown, Some(out));
-    page.heading("Sweep file");
-    page.source(&manifest.sweep_file, &manifest.sweep_text);
-    match crate::sweep::expand::Sources::load(spec) {
-        Ok(sources) => page.scenario_sources(&sources.docs),
-        Err(_) => {
-            page.heading("Scenario sources");
-            page.note("The scenario files were not readable where this report was written.");
-        }
-    }
-    page
 }
 
 fn figure(h: &mut String, caption: &str, svg: &str) {

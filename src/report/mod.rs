@@ -12,16 +12,18 @@ pub mod csv;
 pub mod csv_long;
 pub mod diagnostics;
 pub mod flat;
+pub mod format;
 pub mod html;
 pub mod json;
 pub mod markdown;
-pub mod number;
 pub mod otlp;
+pub mod schema;
 pub mod table;
 pub mod timeseries;
 pub mod verdict;
 
 use crate::metrics::RunSummary;
+pub use format::Format;
 
 /// The version of loadsim's machine-read outputs: the run JSON and NDJSON objects, a sweep's
 /// `manifest.json` and its journal carry it as `schema_version`. It goes up when a field changes
@@ -34,32 +36,4 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub trait Render {
     /// Renders `runs` as text (ending with a newline).
     fn render(&self, runs: &[RunSummary]) -> String;
-}
-
-/// The formats `loadsim run` offers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Metrics as rows, one column per scenario.
-    Table,
-    /// One JSON document: an array with one object per scenario.
-    Json,
-    /// One CSV row per scenario, dotted column names.
-    Csv,
-    /// One CSV row per scenario × metric: scenario,seed,metric,scope,entity,name,value.
-    CsvLong,
-    /// One compact JSON object per scenario per line (the `json` format's objects).
-    Ndjson,
-}
-
-impl Format {
-    /// The renderer for this format.
-    pub fn renderer(self) -> Box<dyn Render> {
-        match self {
-            Format::Table => Box::new(table::Table),
-            Format::Json => Box::new(json::Json),
-            Format::Csv => Box::new(csv::Csv),
-            Format::CsvLong => Box::new(csv_long::CsvLong),
-            Format::Ndjson => Box::new(json::Ndjson),
-        }
-    }
 }

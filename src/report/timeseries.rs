@@ -54,7 +54,7 @@ pub fn value(v: f64) -> String {
     if v == v.trunc() && v.abs() < 9.0e15 {
         return format!("{}", v as i64);
     }
-    super::number::trimmed(v, 6)
+    crate::util::number::trimmed(v, 6)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ impl Subject {
     /// it imports are kept in the document and reported when it is validated
     /// ([`Subject::scenario`]), with every other problem.
     pub fn load(file: &Path, sets: &[String]) -> Result<Subject, ConfigError> {
-        let mut doc = Document::load_all(file)?;
+        let mut doc = crate::import::load_all(file)?;
         for s in sets {
             doc.apply_set(s)?;
         }

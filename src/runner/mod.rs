@@ -20,6 +20,4 @@ pub mod output;
 
 pub use load::{Subject, collect_all, load_scenarios, load_subjects};
 pub use map::{Progress, RunProgress, Runner};
-pub use output::{
-    AtomicFile, FolderLock, OutputPlan, output_error, write_atomically, write_output,
-};
+pub use output::{FolderLock, OutputPlan, output_error, write_output};

@@ -21,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 use crate::scenario::{ConfigError, Diagnostic, Origin};
+use crate::util::fs::write_atomically;
 
 /// A write that failed, as the error the binary prints (exit 1).
 pub fn output_error(path: &Path, source: std::io::Error) -> Error {
@@ -28,84 +29,6 @@ pub fn output_error(path: &Path, source: std::io::Error) -> Error {
         what: path.display().to_string(),
         source,
     }
-}
-
-/// A file written in pieces and put in place at once: the pieces go to a temporary file in the
-/// same folder, [`AtomicFile::commit`] syncs it and renames it over the target; dropped without a
-/// commit (a failed run), it is removed and the target is untouched.
-pub struct AtomicFile {
-    path: PathBuf,
-    tmp: PathBuf,
-    file: Option<std::io::BufWriter<std::fs::File>>,
-}
-
-impl AtomicFile {
-    /// Starts writing `path`.
-    pub fn create(path: &Path) -> std::io::Result<AtomicFile> {
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-        let file = std::fs::File::create(&tmp)?;
-        Ok(AtomicFile {
-            path: path.to_owned(),
-            tmp,
-            file: Some(std::io::BufWriter::new(file)),
-        })
-    }
-
-    /// Syncs what was written and renames it over the target.
-    pub fn commit(mut self) -> std::io::Result<()> {
-        let Some(buffered) = self.file.take() else {
-            return Ok(());
-        };
-        let result = (|| {
-            let file = buffered.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            std::fs::rename(&self.tmp, &self.path)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-        result
-    }
-}
-
-impl Write for AtomicFile {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match &mut self.file {
-            Some(f) => f.write(buf),
-            None => Err(std::io::Error::other("the file was committed")),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match &mut self.file {
-            Some(f) => f.flush(),
-            None => Ok(()),
-        }
-    }
-}
-
-impl Drop for AtomicFile {
-    fn drop(&mut self) {
-        if self.file.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
-    }
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so readers
-/// see the old file or the new one, never a part.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut f = AtomicFile::create(path)?;
-    f.write_all(bytes)?;
-    f.commit()
 }
 
 /// [`write_atomically`], failing with [`output_error`].
@@ -425,7 +348,7 @@ enum Holder {
 
 /// Who holds the lock file at `path`.
 fn holder(path: &Path) -> Holder {
-    let text = crate::config::source::read_regular(path, 64).unwrap_or_default();
+    let text = crate::config::read::read_regular(path, 64).unwrap_or_default();
     match text.trim().parse::<u32>() {
         Ok(pid) if pid != std::process::id() && process_running(pid) => Holder::Running(pid),
         Ok(_) => Holder::Gone,

@@ -20,8 +20,8 @@
 #[cfg(test)]
 use super::Scenario;
 use super::raw::FaultKindRaw;
-use super::{Arrivals, Dist, ServiceId};
-use crate::time::{SimDuration, SimTime};
+use super::{Dist, ServiceId};
+use crate::time::SimTime;
 
 /// A fault in force during `[from, to)`.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,93 +173,6 @@ pub fn capacity_slots(slots: u32, reduced: u32) -> u32 {
     slots.min(reduced)
 }
 
-/// One window of a piecewise-constant quantity.
-#[derive(Clone, Debug)]
-struct Step {
-    from: SimTime,
-    to: SimTime,
-    factor: f64,
-}
-
-/// The user arrival rate as a step function of time: the scenario's rate times the factors of the
-/// surges in force at each instant.
-#[derive(Clone, Debug)]
-pub struct RatePlan {
-    base: f64,
-    surges: Vec<Step>,
-    /// Instants where the rate changes, sorted.
-    breaks: Vec<SimTime>,
-    /// The profile times the surges, for a profiled scenario.
-    curve: Option<super::profile::RateCurve>,
-    /// The rows of a replayed trace.
-    replayed: Option<usize>,
-}
-
-impl RatePlan {
-    /// The plan of one request class's `arrivals` under the scenario's `faults`.
-    pub fn new(arrivals: &Arrivals, faults: &[Fault]) -> Self {
-        let surges: Vec<Step> = faults
-            .iter()
-            .filter(|f| matches!(f.kind, FaultKind::Surge { .. }))
-            .map(|f| Step {
-                from: f.from,
-                to: f.to,
-                factor: f.kind.rate_factor(),
-            })
-            .collect();
-        let mut breaks: Vec<SimTime> = surges.iter().flat_map(|w| [w.from, w.to]).collect();
-        breaks.sort_unstable();
-        breaks.dedup();
-        RatePlan {
-            base: arrivals.rate,
-            surges,
-            breaks,
-            curve: super::profile::RateCurve::new(arrivals, faults),
-            replayed: arrivals.trace.as_ref().map(|t| t.len()),
-        }
-    }
-
-    /// Requests per second at `t`.
-    #[inline]
-    pub fn rate_at(&self, t: SimTime) -> f64 {
-        self.surges
-            .iter()
-            .filter(|w| w.from <= t && t < w.to)
-            .fold(self.base, |r, w| r * w.factor)
-    }
-
-    /// The first instant after `t` where the rate changes.
-    #[inline]
-    pub fn next_break(&self, t: SimTime) -> SimTime {
-        self.breaks
-            .iter()
-            .copied()
-            .find(|&b| b > t)
-            .unwrap_or(SimTime::NEVER)
-    }
-
-    /// The expected number of user requests in `[0, end)`: the rate integrated over time, each
-    /// stretch between two rate changes at the rate in force there (so the factors of surges
-    /// multiply only where their windows overlap).
-    pub fn expected_arrivals(&self, end: SimDuration) -> f64 {
-        let end = SimTime(end.0);
-        if let Some(rows) = self.replayed {
-            return rows as f64;
-        }
-        if let Some(curve) = &self.curve {
-            return curve.integral(SimTime::ZERO, end);
-        }
-        let mut total = 0.0;
-        let mut t = SimTime::ZERO;
-        while t < end {
-            let next = self.next_break(t).min(end);
-            total += self.rate_at(t) * SimDuration(next.0 - t.0).as_secs_f64();
-            t = next;
-        }
-        total
-    }
-}
-
 /// Faults for tests.
 #[cfg(test)]
 pub(crate) mod test_support {
@@ -282,6 +195,7 @@ pub(crate) mod test_support {
 mod tests {
     use super::*;
     use crate::scenario::Document;
+    use crate::scenario::rate::RatePlan;
     use std::path::Path;
 
     fn scenario(faults: &str) -> Scenario {

@@ -7,13 +7,13 @@
 pub mod contention;
 pub mod dist;
 pub mod faults;
+pub mod metrics;
 pub mod profile;
+pub mod rate;
 pub mod raw;
 pub mod stages;
 pub mod trace;
 mod validate;
-
-use std::path::Path;
 
 pub use crate::config::{ConfigError, Diagnostic, Document, Origin, Paint};
 pub use dist::{Dist, Shape};
@@ -63,8 +63,14 @@ pub struct Scenario {
     pub edges: Vec<Edge>,
     pub faults: Vec<Fault>,
     /// The `metrics:` section: recovery rule, reported quantiles, measurement windows.
-    pub metrics: crate::metrics::definition::MetricDefinitions,
+    pub metrics: metrics::MetricDefinitions,
 }
+
+/// Most closed-loop users accepted.
+pub const MAX_USERS: u32 = 10_000_000;
+
+/// Default drain horizon after arrivals stop.
+pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
 
 /// The name of the one class of a scenario written with the shorthand `arrivals` + `client`.
 pub const DEFAULT_CLASS: &str = "default";
@@ -101,7 +107,7 @@ pub struct Arrivals {
 impl Arrivals {
     /// These arrivals with `k` times the load (`arrivals.scale`): the rate and every profile
     /// segment × k; closed-loop users × k, rounded, at least 1 (at most
-    /// [`validate::MAX_USERS`]); a trace thinned or repeated so that its j-th arrival (from 1) is
+    /// [`MAX_USERS`]); a trace thinned or repeated so that its j-th arrival (from 1) is
     /// at the time of recorded arrival ⌈j/k⌉, ⌊k·n⌋ arrivals from n.
     pub fn scaled(&self, k: f64) -> Arrivals {
         let mut a = self.clone();
@@ -114,7 +120,7 @@ impl Arrivals {
             }
         }
         if let Some(c) = &mut a.closed {
-            let users = ((c.users as f64 * k).round() as u32).clamp(1, validate::MAX_USERS);
+            let users = ((c.users as f64 * k).round() as u32).clamp(1, MAX_USERS);
             a.rate = self.rate * users as f64 / c.users as f64;
             c.users = users;
         }
@@ -311,24 +317,6 @@ impl Edge {
 }
 
 impl Scenario {
-    /// Loads a scenario file, applies `--set` overrides in order, then `seed` if given.
-    pub fn load(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Scenario, ConfigError> {
-        let mut doc = Document::load_all(path)?;
-        for s in sets {
-            doc.apply_set(s)?;
-        }
-        let mut scenario = Self::from_document(&doc)?;
-        if let Some(seed) = seed {
-            scenario.seed = seed;
-        }
-        Ok(scenario)
-    }
-
-    /// Validates a merged document.
-    pub fn from_document(doc: &Document) -> Result<Scenario, ConfigError> {
-        validate::validate(doc)
-    }
-
     /// The union of all fault windows, `[first start, last end)`; `None` without faults.
     pub fn fault_window(&self) -> Option<(SimTime, SimTime)> {
         let from = self.faults.iter().map(|f| f.from).min()?;

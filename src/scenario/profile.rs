@@ -17,13 +17,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::Arrivals;
 #[cfg(test)]
 use super::Scenario;
-use super::faults::{Fault, FaultKind};
 use crate::config::duration::DurationText;
 use crate::protections::Problems;
-use crate::time::{NANOS_PER_SEC, SimDuration, SimTime};
+use crate::time::{SimDuration, SimTime};
 
 /// Largest rate a segment may name (requests per second), as for `arrivals.rate`.
 pub const MAX_SEGMENT_RATE: f64 = 10_000_000.0;
@@ -243,130 +241,12 @@ pub(crate) fn validate(
     Some(Profile { pieces })
 }
 
-/// A linear piece of the rate in force: `rate + slope · (t − from)` requests per second.
-#[derive(Clone, Copy, Debug)]
-struct Linear {
-    from: SimTime,
-    to: SimTime,
-    /// Requests per second at `from`.
-    rate: f64,
-    /// Change of the rate per second.
-    slope: f64,
-}
-
-impl Linear {
-    fn secs(a: SimTime, b: SimTime) -> f64 {
-        (b.0 - a.0) as f64 / NANOS_PER_SEC as f64
-    }
-
-    fn rate_at(&self, t: SimTime) -> f64 {
-        self.rate + self.slope * Self::secs(self.from, t)
-    }
-}
-
-/// The arrival rate of a profiled scenario over `[0, duration)`: the profile times the factors of
-/// the surges in force, piecewise linear. Integrates and inverts it exactly (up to float rounding).
-#[derive(Clone, Debug)]
-pub struct RateCurve {
-    pieces: Vec<Linear>,
-}
-
-impl RateCurve {
-    /// The curve of one class's `arrivals` under `faults`, or `None` without a profile.
-    pub fn new(arrivals: &Arrivals, faults: &[Fault]) -> Option<RateCurve> {
-        let profile = arrivals.profile.as_ref()?;
-        let surges: Vec<(SimTime, SimTime, f64)> = faults
-            .iter()
-            .filter(|f| matches!(f.kind, FaultKind::Surge { .. }))
-            .map(|f| (f.from, f.to, f.kind.rate_factor()))
-            .collect();
-        let mut pieces = Vec::new();
-        for p in &profile.pieces {
-            let mut cuts: Vec<SimTime> = surges
-                .iter()
-                .flat_map(|&(a, b, _)| [a, b])
-                .filter(|&c| p.from < c && c < p.to)
-                .collect();
-            cuts.push(p.from);
-            cuts.push(p.to);
-            cuts.sort_unstable();
-            cuts.dedup();
-            let slope = if p.to > p.from {
-                (p.to_rate - p.rate) / Linear::secs(p.from, p.to)
-            } else {
-                0.0
-            };
-            for w in cuts.windows(2) {
-                let (a, b) = (w[0], w[1]);
-                let factor = surges
-                    .iter()
-                    .filter(|&&(f, t, _)| f <= a && a < t)
-                    .fold(1.0, |x, &(_, _, k)| x * k);
-                pieces.push(Linear {
-                    from: a,
-                    to: b,
-                    rate: (p.rate + slope * Linear::secs(p.from, a)).max(0.0) * factor,
-                    slope: slope * factor,
-                });
-            }
-        }
-        Some(RateCurve { pieces })
-    }
-
-    /// Requests per second at `t` (0 outside the arrival period).
-    pub fn rate_at(&self, t: SimTime) -> f64 {
-        self.pieces
-            .iter()
-            .find(|p| p.from <= t && t < p.to)
-            .map_or(0.0, |p| p.rate_at(t).max(0.0))
-    }
-
-    /// The expected number of arrivals in `[a, b)`: the rate integrated over time.
-    pub fn integral(&self, a: SimTime, b: SimTime) -> f64 {
-        let mut total = 0.0;
-        for p in &self.pieces {
-            let (s, e) = (a.max(p.from), b.min(p.to));
-            if s >= e {
-                continue;
-            }
-            let (r, d) = (p.rate_at(s), Linear::secs(s, e));
-            total += r * d + p.slope * d * d / 2.0;
-        }
-        total
-    }
-
-    /// The first instant `t' ≥ t` with `Λ(t') − Λ(t) = mass` (for `mass` 0: the first instant
-    /// from `t` on where the rate is positive), or `None` when the curve ends first.
-    pub fn advance(&self, t: SimTime, mut mass: f64) -> Option<SimTime> {
-        let start = self.pieces.partition_point(|p| p.to <= t);
-        for p in &self.pieces[start..] {
-            let s = t.max(p.from);
-            let (a, d) = (p.rate_at(s), Linear::secs(s, p.to));
-            if mass <= 0.0 {
-                if a > 0.0 || (p.slope > 0.0 && d > 0.0) {
-                    return Some(s);
-                }
-                continue;
-            }
-            let m = a * d + p.slope * d * d / 2.0;
-            if m >= mass {
-                // Solves slope/2 · x² + a · x = mass for the smallest x ≥ 0, in the form that
-                // stays exact as the slope goes to zero.
-                let disc = (a * a + 2.0 * p.slope * mass).max(0.0);
-                let x = 2.0 * mass / (a + disc.sqrt());
-                let ns = (x * NANOS_PER_SEC as f64) as u64;
-                return Some(SimTime(s.0.saturating_add(ns)).min(p.to));
-            }
-            mass -= m;
-        }
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::scenario::Document;
+    use crate::scenario::rate::RateCurve;
+    use crate::time::NANOS_PER_SEC;
     use std::path::Path;
 
     fn scenario(arrivals: &str, faults: &str) -> Result<Scenario, String> {
@@ -402,7 +282,7 @@ mod tests {
             "a profile opens no fault window"
         );
         // The guard's expected arrivals come from the profile.
-        let plan = crate::scenario::faults::RatePlan::new(&sc.classes[0].arrivals, &sc.faults);
+        let plan = crate::scenario::rate::RatePlan::new(&sc.classes[0].arrivals, &sc.faults);
         assert!((plan.expected_arrivals(sc.duration) - want).abs() < 1e-6);
     }
 

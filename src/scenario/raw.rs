@@ -7,10 +7,13 @@
 //! `///` comments on types and fields become the descriptions an editor shows on hover, so they
 //! state the unit and the default. Every new type here needs `JsonSchema` in its derive list.
 
+pub mod expect;
+
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
+use super::DEFAULT_DRAIN;
 use crate::config::duration::DurationText;
 use crate::protections::adaptive::AdaptiveThrottleRaw;
 use crate::protections::admission::DEFAULT_REJECT_DELAY;
@@ -30,7 +33,6 @@ use crate::protections::rate_limit::RateLimitRaw;
 use crate::protections::retry::{BackoffRaw, DEFAULT_RETRIES, DEFAULT_RETRY_INTERVAL};
 use crate::protections::retry_on::{DEFAULT_RETRYABLE_FRACTION, FailureRaw};
 use crate::protections::throttle::ThrottleRaw;
-use crate::scenario::validate::DEFAULT_DRAIN;
 
 /// A loadsim scenario: the load, the client, the services with their call policies, and the
 /// faults. Durations are strings with a unit (`500us`, `20ms`, `1s`, `1m 30s`).
@@ -67,13 +69,45 @@ pub struct ScenarioRaw {
     pub faults: IndexMap<String, FaultRaw>,
     /// Assertions on this scenario's metrics that `loadsim test` checks, like
     /// `[{metric: metrics.recovery_s, le: 5}]`; `run` ignores them. Not inherited by `extends`.
-    pub expect: Option<Vec<crate::expect::raw::AssertionRaw>>,
+    pub expect: Option<Vec<expect::AssertionRaw>>,
     /// `true` (or `{digits: N}`): `loadsim test` compares this scenario's metrics with
     /// `snapshots/<stem>.snap` beside the file; `run` ignores it. Not inherited by `extends`.
-    pub snapshot: Option<crate::expect::raw::SnapshotRaw>,
+    pub snapshot: Option<expect::SnapshotRaw>,
     /// Metric definitions: the recovery rule, the latency quantiles reported, named measurement
     /// windows (default: today's rules, nothing added).
-    pub metrics: Option<crate::metrics::definition::MetricsRaw>,
+    pub metrics: Option<super::metrics::MetricsRaw>,
+}
+
+impl ScenarioRaw {
+    /// Each class's `arrivals` with its key path, in class order.
+    pub(crate) fn arrivals_by_class(&self) -> Vec<(String, &ArrivalsRaw)> {
+        match &self.clients {
+            Some(classes) => classes
+                .iter()
+                .map(|(name, c)| (format!("clients.{name}.arrivals"), &c.arrivals))
+                .collect(),
+            None => self
+                .arrivals
+                .iter()
+                .map(|a| ("arrivals".to_owned(), a))
+                .collect(),
+        }
+    }
+
+    /// Each class's client keys with their key path (`client`, or `clients.<name>`), in class order.
+    pub(crate) fn clients_by_class(&self) -> Vec<(String, ClientRaw)> {
+        match &self.clients {
+            Some(classes) => classes
+                .iter()
+                .map(|(name, c)| (format!("clients.{name}"), c.client()))
+                .collect(),
+            None => self
+                .client
+                .iter()
+                .map(|c| ("client".to_owned(), c.clone()))
+                .collect(),
+        }
+    }
 }
 
 /// User request arrivals.

@@ -11,8 +11,8 @@ use crate::config::inputs::Inputs;
 use crate::config::source::set_path;
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document};
-use crate::metrics::Recorder;
-use crate::report::flat::{EngineColumns, flatten};
+
+use crate::report::flat::metric_columns;
 use crate::scenario::Scenario;
 
 /// One point of the sweep: a scenario and one value of every axis.
@@ -125,7 +125,7 @@ pub struct Sources {
     /// The other files the cells read (traces), shared by every scenario's document: a file
     /// that several cells or scenarios name is read once and held once.
     pub inputs: Inputs,
-    /// The problems of the files they import (see [`Document::load_all`]), reported by
+    /// The problems of the files they import (see [`crate::import::load_all`]), reported by
     /// [`prepare`] with the problems of every cell.
     pub problems: Vec<Diagnostic>,
 }
@@ -143,7 +143,7 @@ impl Sources {
             d
         };
         for s in &spec.scenarios {
-            match Document::load_all(&s.path) {
+            match crate::import::load_all(&s.path) {
                 Ok(mut d) => {
                     let deferred = std::mem::take(&mut d.deferred);
                     imports.extend(d.sorted(deferred).diagnostics.into_iter().map(named));
@@ -347,15 +347,4 @@ fn build(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Scenario, C
         }),
         other => other,
     }
-}
-
-/// The metric columns of results.csv that a scenario's runs have, in order.
-pub fn metric_columns(sc: &Scenario) -> Vec<String> {
-    let mut rec = Recorder::new(sc.classes.len(), sc.services.len(), sc.edges.len(), 0);
-    let fin = crate::metrics::summary::FinalState::empty(sc.services.len());
-    let empty = crate::metrics::summary::summarize(sc, &mut rec, &fin);
-    flatten(&empty, EngineColumns::Exclude)
-        .into_iter()
-        .map(|(k, _)| k)
-        .collect()
 }

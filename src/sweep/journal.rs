@@ -73,7 +73,7 @@ impl Journal {
         for r in records {
             text.push_str(&line(r));
         }
-        crate::runner::write_atomically(path, text.as_bytes())?;
+        crate::util::fs::write_atomically(path, text.as_bytes())?;
         let file = OpenOptions::new().append(true).open(path)?;
         Ok(Journal {
             file: Mutex::new(file),
@@ -106,7 +106,7 @@ fn line<T: Serialize>(value: &T) -> String {
 /// [`line`], and the JSON it checksums (what [`verified`] gives back for that line).
 fn line_and_body<T: Serialize>(value: &T) -> (String, String) {
     let body = serde_json::to_string(value).expect("journal lines serialize");
-    let hash = super::sha256([body.as_bytes()]);
+    let hash = crate::util::sha256([body.as_bytes()]);
     let open = body
         .strip_suffix('}')
         .expect("journal lines are JSON objects");
@@ -119,7 +119,7 @@ fn verified(line: &str) -> Option<String> {
     let at = line.rfind(CHECKSUM)?;
     let hash = line[at + CHECKSUM.len()..].strip_suffix("\"}")?;
     let body = format!("{}}}", &line[..at]);
-    (super::sha256([body.as_bytes()]) == hash).then_some(body)
+    (crate::util::sha256([body.as_bytes()]) == hash).then_some(body)
 }
 
 /// What an existing journal holds.

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::config::ConfigError;
-use crate::config::source::{MAX_FILE_BYTES, read_regular};
+use crate::config::read::{MAX_FILE_BYTES, read_regular};
 
 /// Largest manifest read: it holds the sweep file's text (at most [`MAX_FILE_BYTES`]) and a few
 /// hashes and counts.
@@ -55,7 +55,7 @@ impl Manifest {
 
     /// Reads the manifest of an output folder.
     pub fn read(dir: &Path) -> Result<Manifest, ConfigError> {
-        let path = dir.join(super::MANIFEST);
+        let path = dir.join(super::files::MANIFEST);
         let text = read_regular(&path, MAX_MANIFEST_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ConfigError::file(
@@ -85,7 +85,7 @@ impl Manifest {
     /// The `sweep` named by the manifest of `dir`, whatever loadsim wrote it; `None` when there
     /// is no readable manifest.
     pub fn sweep_of(dir: &Path) -> Option<String> {
-        let text = read_regular(&dir.join(super::MANIFEST), MAX_MANIFEST_BYTES).ok()?;
+        let text = read_regular(&dir.join(super::files::MANIFEST), MAX_MANIFEST_BYTES).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         v.get("sweep")?.as_str().map(str::to_owned)
     }

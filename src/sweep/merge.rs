@@ -13,9 +13,9 @@ use super::manifest::{Manifest, Timing};
 use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
-use crate::commands::Output;
 use crate::config::ConfigError;
 use crate::runner::{FolderLock, OutputPlan, output_error};
+use crate::util::Output;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
 pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result<Output, Error> {
@@ -40,7 +40,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
     for (m, d) in manifests.iter().zip(dirs).skip(1) {
         if m.inputs_sha256 != first.inputs_sha256 || m.sweep != first.sweep {
             return Err(ConfigError::file(
-                d.join(super::MANIFEST),
+                d.join(super::files::MANIFEST),
                 format!(
                     "comes from sweep `{}` with inputs {}, but {} comes from sweep `{}` with inputs {}; merge only shards of one sweep file run on the same scenario files",
                     m.sweep,
@@ -124,9 +124,13 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
 
     let inputs: Vec<PathBuf> = dirs
         .iter()
-        .flat_map(|d| [d.join(super::MANIFEST), d.join(journal::FILE)])
+        .flat_map(|d| [d.join(super::files::MANIFEST), d.join(journal::FILE)])
         .collect();
-    OutputPlan::new(inputs.iter().map(PathBuf::as_path)).folder("--out", out, super::writes)?;
+    OutputPlan::new(inputs.iter().map(PathBuf::as_path)).folder(
+        "--out",
+        out,
+        super::files::writes,
+    )?;
     let _lock = FolderLock::acquire(out, "--out")?;
     super::check_folder_sweep(out, &spec.name)?;
     let header = Header::new(&spec.name, &first.inputs_sha256, "1/1");

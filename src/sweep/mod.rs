@@ -8,9 +8,11 @@
 
 pub mod aggregate;
 pub mod expand;
+pub mod files;
 pub mod journal;
 pub mod manifest;
 pub mod merge;
+pub mod page;
 pub mod run;
 pub mod spec;
 
@@ -21,33 +23,6 @@ pub use spec::SweepSpec;
 use std::path::Path;
 
 use crate::scenario::ConfigError;
-
-/// Names of the files a sweep writes in its output folder.
-pub const RESULTS_CSV: &str = "results.csv";
-pub const RESULTS_MD: &str = "results.md";
-pub const MANIFEST: &str = "manifest.json";
-/// The machine-dependent record of a run (command, threads, wall time), not committed.
-pub const TIMING: &str = "timing.json";
-
-/// The files of fixed names a sweep (or a merge) writes in its output folder.
-const FIXED: [&str; 6] = [
-    RESULTS_CSV,
-    RESULTS_MD,
-    MANIFEST,
-    journal::FILE,
-    crate::report::html::REPORT_HTML,
-    TIMING,
-];
-
-/// Whether a sweep (or a merge) writes a file of this name in its output folder: the results,
-/// the manifest, the journal, the report page, the timing, the figures, the lock and the
-/// temporary files of atomic writes.
-pub fn writes(name: &str) -> bool {
-    FIXED.contains(&name)
-        || name == crate::runner::output::LOCK_FILE
-        || (name.starts_with("figure_") && name.ends_with(".svg"))
-        || (name.starts_with('.') && name.contains(".tmp-"))
-}
 
 /// Refuses an output folder that holds another sweep's results or journal: one folder, one
 /// sweep (its figures and tables would otherwise mix). A folder that is no sweep's (no manifest
@@ -71,7 +46,7 @@ pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
         Some(_) => Ok(()),
         // A journal of an older loadsim: a sweep's folder all the same.
         None if journal::written_by_loadsim(&dir.join(journal::FILE)) => Ok(()),
-        None => match FIXED.iter().find(|n| dir.join(n).exists()) {
+        None => match files::FIXED.iter().find(|n| dir.join(n).exists()) {
             Some(name) => Err(ConfigError::flag(
                 "--out",
                 format!(
@@ -82,15 +57,4 @@ pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
             None => Ok(()),
         },
     }
-}
-
-/// Lower-case hex SHA-256 of `parts`, each prefixed by its length so that boundaries count.
-pub fn sha256<'a>(parts: impl IntoIterator<Item = &'a [u8]>) -> String {
-    use sha2::Digest;
-    let mut h = sha2::Sha256::new();
-    for p in parts {
-        h.update((p.len() as u64).to_le_bytes());
-        h.update(p);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -14,13 +14,13 @@ use super::journal::{self, CellRecord, Header, Journal};
 use super::manifest::{Manifest, Timing};
 use super::spec::SweepSpec;
 use crate::Error;
-use crate::commands::Output;
-use crate::config::{ConfigError, Diagnostic, source::read_text};
+use crate::config::{ConfigError, Diagnostic, read::read_text};
 use crate::guard;
 use crate::model::{Buffers, RunOptions, run_with_buffers};
 use crate::plot::PlotError;
 use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
 use crate::scenario::Scenario;
+use crate::util::Output;
 
 /// Everything `loadsim sweep` takes besides the file.
 #[derive(Clone, Debug, Default)]
@@ -188,7 +188,7 @@ fn cell_scenario(spec: &SweepSpec, sources: &Sources, cell: &Cell) -> Result<Sce
 /// Runs the sweep in `file`; returns what goes to stdout (the plan for `--dry-run`, else nothing).
 pub fn sweep(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
     if o.dry_run {
-        return crate::report::diagnostics::json_on_refusal(o.format, sweep_inner(file, o));
+        return crate::error::json_on_refusal(o.format, sweep_inner(file, o));
     }
     sweep_inner(file, o)
 }
@@ -208,7 +208,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         guard::check_cell_limit(shard_cells, o.yes)?;
     }
     let max_memory = if o.max_memory == 0 {
-        guard::DEFAULT_MAX_MEMORY
+        crate::model::DEFAULT_MAX_MEMORY
     } else {
         o.max_memory
     };
@@ -283,12 +283,13 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
 
     let mut plan = OutputPlan::new([file]);
     plan.add_inputs(sources.paths());
-    plan.folder("--out", &out, super::writes)?;
+    plan.folder("--out", &out, super::files::writes)?;
     let _lock = FolderLock::acquire(&out, "--out")?;
     super::check_folder_sweep(&out, &spec.name)?;
     let identity = sources.identity();
-    let inputs_sha256 =
-        super::sha256(std::iter::once(text.as_bytes()).chain(identity.iter().map(Vec::as_slice)));
+    let inputs_sha256 = crate::util::sha256(
+        std::iter::once(text.as_bytes()).chain(identity.iter().map(Vec::as_slice)),
+    );
     let header = Header::new(&spec.name, &inputs_sha256, &shard.to_string());
     let journal_path = out.join(journal::FILE);
     let mut done: Vec<CellRecord> = Vec::new();
@@ -393,7 +394,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         loadsim_version: env!("CARGO_PKG_VERSION").into(),
         sweep: spec.name.clone(),
         sweep_file: file.display().to_string(),
-        sweep_sha256: super::sha256([text.as_bytes()]),
+        sweep_sha256: crate::util::sha256([text.as_bytes()]),
         inputs_sha256,
         cells_total: cells.len(),
         cells: records.len(),
@@ -434,16 +435,19 @@ pub fn write_outputs(
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
-    let earlier = crate::config::source::read_regular(&out.join(super::RESULTS_MD), 64 << 20)
+    let earlier = crate::config::read::read_regular(&out.join(super::files::RESULTS_MD), 64 << 20)
         .unwrap_or_default();
     // The tables first: a figure never costs the results.
     for (name, text) in [
-        (super::RESULTS_CSV, results.csv()),
-        (super::RESULTS_MD, markdown.clone()),
+        (super::files::RESULTS_CSV, results.csv()),
+        (super::files::RESULTS_MD, markdown.clone()),
     ] {
         write_output(&out.join(name), text.as_bytes())?;
     }
-    write_output(&out.join(super::MANIFEST), manifest.to_text().as_bytes())?;
+    write_output(
+        &out.join(super::files::MANIFEST),
+        manifest.to_text().as_bytes(),
+    )?;
     for figure in &figures {
         match figure.draw(out) {
             Ok(()) => {}
@@ -455,10 +459,13 @@ pub fn write_outputs(
         }
     }
     remove_stale_figures(out, &figures, &earlier);
-    crate::report::html::sweep_page(out, spec, &markdown, manifest)
-        .write(&out.join(crate::report::html::REPORT_HTML))?;
+    let page = super::page::sweep_page(out, spec, &markdown, manifest);
+    write_output(
+        &out.join(super::files::REPORT_HTML),
+        page.render().as_bytes(),
+    )?;
     timing.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    write_output(&out.join(super::TIMING), timing.to_text().as_bytes())
+    write_output(&out.join(super::files::TIMING), timing.to_text().as_bytes())
 }
 
 /// Removes the figures an earlier report of this sweep drew that this one does not (a report

@@ -240,7 +240,7 @@ pub struct Sensitivity {
 impl SweepSpec {
     /// Reads and checks a sweep file.
     pub fn load(path: &Path) -> Result<SweepSpec, ConfigError> {
-        let text = crate::config::source::read_text(path)?;
+        let text = crate::config::read::read_text(path)?;
         Self::from_text(path, &text)
     }
 

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use loadsim::scenario::{ConfigError, Document, Origin, Scenario};
+use loadsim::scenario::{ConfigError, Origin, Scenario};
 
 use super::common::scenario_path;
 
@@ -655,7 +655,7 @@ fn null_at(path: &str) -> String {
 #[test]
 fn a_null_must_name_a_key_the_base_can_have() {
     let dir = tempfile::tempdir().unwrap();
-    let base = Document::load(&scenario_path("base")).unwrap();
+    let base = loadsim::import::load(&scenario_path("base")).unwrap();
     let mut paths: Vec<&String> = base.files[0]
         .keys
         .keys()
@@ -1110,7 +1110,7 @@ fn a_fault_set_window_too_late_points_at_the_fault_set() {
          outage\n    from: 1s\n    to: 40days\n",
     );
     let set = FaultSet::load(&set).unwrap();
-    let base = Document::load(&scenario_path("naive")).unwrap();
+    let base = loadsim::import::load(&scenario_path("naive")).unwrap();
     set.apply(0, &base, "svc_b")
         .unwrap_or_else(|e| panic!("{e}"));
     let e = set.apply(1, &base, "svc_b").expect_err("a 40-day window");

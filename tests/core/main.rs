@@ -16,6 +16,7 @@ mod docs;
 mod files;
 mod fleet;
 mod import;
+mod layers;
 mod mechanics;
 mod production;
 mod protections;

@@ -104,7 +104,7 @@ fn the_committed_schemas_are_the_generated_ones() {
     for (kind, schema) in [
         ("scenario", loadsim::schema::scenario()),
         ("sweep", loadsim::schema::sweep()),
-        ("report", loadsim::schema::report()),
+        ("report", loadsim::report::schema::run_report()),
     ] {
         let generated = loadsim::schema::to_text(&schema);
         let rel = format!("schema/{kind}.schema.json");
@@ -314,7 +314,7 @@ fn schema_command_prints_each_schema() {
     for (kind, schema) in [
         ("scenario", loadsim::schema::scenario()),
         ("sweep", loadsim::schema::sweep()),
-        ("report", loadsim::schema::report()),
+        ("report", loadsim::report::schema::run_report()),
     ] {
         let out = loadsim().args(["schema", kind]).assert().success();
         let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();

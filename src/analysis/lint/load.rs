@@ -37,12 +37,6 @@ pub fn longest_hold(sc: &Scenario, s: ServiceId, u: &ServesUnder) -> Option<f64>
     Some(super::regime::own_mean(sc, s, Regime::Normal) + calls)
 }
 
-/// Requests per second a service completes at most: `slots` / mean service time (`None` when the
-/// service does no work at all).
-pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
-    (mean_service_s > 0.0).then(|| slots as f64 / mean_service_s)
-}
-
 /// Attempts per user request at each service when every call on an edge multiplies by
 /// `edge_factor` and a class's client by `client_factor`: the sum over call paths of the
 /// products (a call with `probability` p counts p times: a mean), with several request classes

@@ -29,6 +29,7 @@
 mod autoscale;
 pub mod budget;
 pub mod contention;
+pub mod finding;
 pub mod limiter;
 pub mod load;
 pub mod queue;
@@ -41,9 +42,10 @@ pub use budget::{
     CallBudget, CallWorstCase, ClientBudget, ServesUnder, Waiter, attempts_that_fit,
     call_worst_case, describe_call, describe_serves_under, serves_under, timeout_that_fits,
 };
-pub use load::{Load, amplification, capacity, longest_hold, sustained_factor};
+pub use finding::{Check, Finding, Level};
+pub use load::{Load, amplification, longest_hold, sustained_factor};
 pub use queue::QueueWait;
-pub use regime::{Regime, mean_service_time, regime_name, regimes};
+pub use regime::{Regime, capacity, mean_service_time, regime_name, regimes};
 pub use show::{show_duration, show_factor, show_rate, show_secs};
 
 use budget::budget_findings;
@@ -53,52 +55,6 @@ use regime::{fleet_capacity, fleet_slots_in, slots_in};
 
 use crate::scenario::{Scenario, ServiceId};
 use crate::time::SimDuration;
-
-/// How serious a finding is. Only warnings fail `loadsim check --deny-warnings`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Level {
-    /// Worth knowing; nothing to fix.
-    Note,
-    /// A policy the article's rules reject; comes with a suggested fix.
-    Warning,
-}
-
-/// Which check produced a finding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Check {
-    Budget,
-    Queue,
-    Deadline,
-    Load,
-    /// A service no user request can reach.
-    Reach,
-    /// Admission control (rate and concurrency limiters), [`limiter`](mod@limiter).
-    Limiter,
-}
-
-impl Check {
-    /// The check's name in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Check::Budget => "budget",
-            Check::Queue => "queue",
-            Check::Deadline => "deadline",
-            Check::Load => "load",
-            Check::Reach => "reach",
-            Check::Limiter => "limiter",
-        }
-    }
-}
-
-/// One finding: what, where (a service or an edge name), the numbers, and a fix for warnings.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Finding {
-    pub level: Level,
-    pub check: Check,
-    pub subject: String,
-    pub message: String,
-    pub fix: Option<String>,
-}
 
 /// Everything `loadsim check` reports about one scenario.
 #[derive(Clone, Debug, PartialEq)]

@@ -52,6 +52,12 @@ pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
         .min(u32::MAX as u64) as u32
 }
 
+/// Requests per second a service completes at most: `slots` / mean service time (`None` when the
+/// service does no work at all).
+pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
+    (mean_service_s > 0.0).then(|| slots as f64 / mean_service_s)
+}
+
 /// The capacity of all replicas of `s` together in regime `r`, requests per second, given `hold`,
 /// the service's mean service time there ([`mean_service_time`]): each replica's slots over its
 /// own mean service time (a slow fault on some replicas slows only those), summed over the most
@@ -60,11 +66,11 @@ pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
 pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) -> Option<f64> {
     let svc = &sc.services[s];
     let Regime::Fault(i) = r else {
-        return super::capacity(fleet_slots_in(sc, s, r), hold);
+        return capacity(fleet_slots_in(sc, s, r), hold);
     };
     let f = &sc.faults[i];
     let Some(slow) = f.kind.service_time_of(s) else {
-        return super::capacity(fleet_slots_in(sc, s, r), hold);
+        return capacity(fleet_slots_in(sc, s, r), hold);
     };
     // `hold` blends the slow share in; take it out to get the calls' part back.
     let normal = svc.service_time.as_ref().map_or(0.0, Dist::mean_secs);
@@ -76,7 +82,7 @@ pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) 
         } else {
             normal
         };
-        super::capacity(svc.slots, calls + own)
+        capacity(svc.slots, calls + own)
     };
     (0..svc.max_units()).map(per_replica).sum()
 }

@@ -20,7 +20,7 @@ pub fn show_secs(s: f64) -> String {
 
 /// A rate: `800/s`, `1320/s`, `12.5/s`.
 pub fn show_rate(r: f64) -> String {
-    format!("{}/s", crate::report::number::trimmed(r, 1))
+    format!("{}/s", crate::util::number::trimmed(r, 1))
 }
 
 /// An amplification factor: `48`, `3.3`.
@@ -30,5 +30,5 @@ pub fn show_factor(f: f64) -> String {
 
 /// At most three decimals, no trailing zeros.
 fn trim(x: f64) -> String {
-    crate::report::number::trimmed(x, 3)
+    crate::util::number::trimmed(x, 3)
 }

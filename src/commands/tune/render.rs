@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::{Plan, set_args};
+use super::plan::{Plan, set_args};
 use crate::Error;
 use crate::analysis::tune::{
     Edge, EdgeFinding, Requirement, Scored, TuneAxis, Tuned, edge_findings, margin, pareto,
@@ -146,7 +146,7 @@ fn show(a: &TuneAxis, v: f64) -> String {
 
 fn num(x: Option<f64>) -> String {
     match x {
-        Some(v) => crate::report::number::trimmed(v, 4),
+        Some(v) => crate::util::number::trimmed(v, 4),
         None => "never".into(),
     }
 }
@@ -512,7 +512,7 @@ impl Report {
 impl Report {
     /// The tie group under the recommendation: who ties, by which rule, and the margins.
     fn ties_markdown(&self, out: &mut String) {
-        let tolerance = crate::report::number::trimmed(self.ties.tolerance * 100.0, 4);
+        let tolerance = crate::util::number::trimmed(self.ties.tolerance * 100.0, 4);
         let n = self.ties.candidates.len();
         if n <= 1 {
             let _ = writeln!(

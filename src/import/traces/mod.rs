@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 pub use read::TraceFormat;
 
 use crate::config::error::{ConfigError, Diagnostic, Origin};
-use crate::config::source::read_text_up_to;
+use crate::config::read::read_text_up_to;
 use crate::config::yaml::{self, Parsed};
 
 /// The largest trace file read (trace files are data, far larger than a scenario).

@@ -175,7 +175,7 @@ fn arrivals(
         // To 12 decimals: a threshold's 56 bits read back 0.1 as 0.09999999999999998.
         Some(p) => format!(
             "; divided by the probabilistic sampling rate {} the roots state",
-            crate::report::number::trimmed(p, 12)
+            crate::util::number::trimmed(p, 12)
         ),
         None => String::new(),
     };

@@ -5,10 +5,10 @@ use super::Validator;
 use crate::scenario::profile::{self, Profile};
 use std::sync::Arc;
 
-use crate::scenario::ClosedLoop;
 use crate::scenario::faults::{Fault, FaultKind};
 use crate::scenario::raw::{ArrivalProcessRaw, ArrivalsRaw};
 use crate::scenario::trace;
+use crate::scenario::{ClosedLoop, MAX_USERS};
 use crate::time::SimDuration;
 use crate::time::SimTime;
 
@@ -79,9 +79,6 @@ pub(super) fn closed_rate(c: &ClosedLoop) -> f64 {
         super::MAX_RATE
     }
 }
-
-/// Most closed-loop users accepted.
-pub const MAX_USERS: u32 = 10_000_000;
 
 impl Validator<'_> {
     /// The arrival instants of `arrivals.trace`, read from its file (relative to the folder of

@@ -22,36 +22,6 @@ pub const MAX_LOAD_SCALE: f64 = 1000.0;
 /// Most request classes in one scenario.
 pub const MAX_CLASSES: usize = 1_000;
 
-/// Each class's `arrivals` with its key path, in class order.
-pub(super) fn raw_arrivals(raw: &ScenarioRaw) -> Vec<(String, &ArrivalsRaw)> {
-    match &raw.clients {
-        Some(classes) => classes
-            .iter()
-            .map(|(name, c)| (format!("clients.{name}.arrivals"), &c.arrivals))
-            .collect(),
-        None => raw
-            .arrivals
-            .iter()
-            .map(|a| ("arrivals".to_owned(), a))
-            .collect(),
-    }
-}
-
-/// Each class's client keys with their key path (`client`, or `clients.<name>`), in class order.
-pub(super) fn raw_clients(raw: &ScenarioRaw) -> Vec<(String, ClientRaw)> {
-    match &raw.clients {
-        Some(classes) => classes
-            .iter()
-            .map(|(name, c)| (format!("clients.{name}"), c.client()))
-            .collect(),
-        None => raw
-            .client
-            .iter()
-            .map(|c| ("client".to_owned(), c.clone()))
-            .collect(),
-    }
-}
-
 impl Validator<'_> {
     /// The request classes of `raw`: `clients`, or the shorthand as one class `default`.
     pub(super) fn classes(

@@ -5,15 +5,14 @@
 mod arrivals;
 mod classes;
 
-pub(super) use arrivals::MAX_USERS;
-
 mod dist;
 mod faults;
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use super::raw::{CallRaw, ScenarioRaw, ServiceRaw};
-use super::{Edge, RequestClass, Scenario, Service};
+use super::{DEFAULT_DRAIN, Edge, RequestClass, Scenario, Service};
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
@@ -35,8 +34,27 @@ pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
 /// Most replicas of all services together: each is a set of slots and a queue with its own
 /// stream, and a balancer keeps one count per replica per caller.
 pub const MAX_TOTAL_REPLICAS: u64 = 10_000;
-/// Default drain horizon after arrivals stop.
-pub const DEFAULT_DRAIN: SimDuration = SimDuration::from_secs(30);
+
+/// A [`Scenario`] is built only by validation: from a file, or from a merged document.
+impl Scenario {
+    /// Loads a scenario file, applies `--set` overrides in order, then `seed` if given.
+    pub fn load(path: &Path, sets: &[String], seed: Option<u64>) -> Result<Scenario, ConfigError> {
+        let mut doc = crate::import::load_all(path)?;
+        for s in sets {
+            doc.apply_set(s)?;
+        }
+        let mut scenario = Self::from_document(&doc)?;
+        if let Some(seed) = seed {
+            scenario.seed = seed;
+        }
+        Ok(scenario)
+    }
+
+    /// Validates a merged document.
+    pub fn from_document(doc: &Document) -> Result<Scenario, ConfigError> {
+        validate(doc)
+    }
+}
 
 /// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
 /// values, durations) and the problems of meaning of the rest, all in one report in file order.
@@ -172,7 +190,7 @@ impl Validator<'_> {
             }
         }
 
-        for (_, arrivals) in classes::raw_arrivals(&raw) {
+        for (_, arrivals) in raw.arrivals_by_class() {
             self.surges_need_a_rate(arrivals, &faults);
         }
         let scenario = Scenario {
@@ -185,7 +203,7 @@ impl Validator<'_> {
             services,
             edges,
             faults,
-            metrics: crate::metrics::definition::validate(raw.metrics.as_ref(), duration, self),
+            metrics: crate::scenario::metrics::validate(raw.metrics.as_ref(), duration, self),
         };
         // Edges exist only to services that exist, so a cycle is found whatever else is wrong.
         self.check_acyclic(&scenario);
@@ -367,7 +385,7 @@ impl Validator<'_> {
         let explicit = |lb: Option<&load_balancer::LoadBalancerRaw>| {
             lb.is_some_and(|l| l.choice_count.is_some())
         };
-        for (class, (prefix, raw_client)) in classes.iter().zip(classes::raw_clients(raw)) {
+        for (class, (prefix, raw_client)) in classes.iter().zip(raw.clients_by_class()) {
             if let Some(entry) = services.get(class.client.entry) {
                 load_balancer::check_choice_count(
                     &format!("{prefix}.load_balancer"),

@@ -1,127 +1,21 @@
-//! Replicas and the network between services. Owns the layout of replicas in the simulation's
-//! per-replica state (replica 0 of service `s` at index `s`, so a scenario without replicas keeps
-//! its layout, its streams and its cost; replicas 1.. of each service after all services), the
-//! stream label of a replica (replica 0 keeps the service's own label, so `replicas: 1` is
-//! byte-identical to before), picking the replica of each attempt through the caller's
-//! [`Balancer`], the per-replica summary (`replica_stats`), and network delay (`latency` on a
-//! call or the client: one draw for the request on `latency/<edge>/request`, one for the reply on
-//! `latency/<edge>/reply`).
+//! The simulation's side of replicas and the network: the index of a replica in the per-replica
+//! state, picking a replica and sending an attempt to it with its network delay, delivering it,
+//! the reply's delay, telling the balancer that an attempt settled, and the per-replica summary.
+//! (The layout and the per-call state are the parent module's; these are the methods of
+//! [`Simulation`] that use them, apart from it so that the model's root and this module form no
+//! file cycle.)
 
-use super::dist::Sampler;
-use super::slab::Handle;
-use super::{CLIENT_EDGE, Event, ServiceState, Simulation};
-use crate::metrics::levels::{LevelAreas, LevelSample};
+use crate::metrics::levels::LevelAreas;
 use crate::metrics::summary::ReplicaMetrics;
-use crate::protections::load_balancer::{Balancer, LoadBalancer};
+use crate::model::slab::Handle;
+use crate::model::{CLIENT_EDGE, Event, Simulation};
 use crate::protections::outlier::Detector;
-use crate::rng::Stream;
-use crate::scenario::{Dist, Edge, Scenario, ServiceId};
 use crate::time::{SimDuration, SimTime};
-
-/// Per service: the index of its replica 1 in the per-replica state, and its replicas.
-pub(super) type ReplicaBase = (u32, u32);
-
-/// The per-replica layout of `sc`: `(service, replica)` per index, and per service its
-/// [`ReplicaBase`].
-pub(super) fn units(sc: &Scenario) -> (Vec<(usize, u32)>, Vec<ReplicaBase>) {
-    let n = sc.services.len();
-    let mut units: Vec<(usize, u32)> = (0..n).map(|s| (s, 0)).collect();
-    let mut base = Vec::with_capacity(n);
-    for (s, svc) in sc.services.iter().enumerate() {
-        base.push((units.len() as u32, svc.max_units()));
-        units.extend((1..svc.max_units()).map(|r| (s, r)));
-    }
-    (units, base)
-}
-
-/// The stream label of replica `r` of something labelled `label`: the label itself for replica
-/// 0, `label/replica/<r>` for the others.
-pub(super) fn replica_label(label: &str, r: u32) -> String {
-    if r == 0 {
-        label.to_owned()
-    } else {
-        format!("{label}/replica/{r}")
-    }
-}
-
-/// A caller's balancer toward `callee`, if it has more than one replica; `name` labels its
-/// stream (`lb/<name>`).
-pub(super) fn balancer(
-    sc: &Scenario,
-    policy: LoadBalancer,
-    callee: ServiceId,
-    name: &str,
-) -> Option<Balancer> {
-    let replicas = sc.services[callee].max_units();
-    (replicas > 1).then(|| {
-        Balancer::new(
-            policy,
-            replicas,
-            Stream::new(sc.seed, &format!("lb/{name}")),
-        )
-    })
-}
-
-/// A caller's balancer on edge `e` ([`balancer`]), with the edge's outlier detector if it has
-/// `outlier_detection`.
-pub(super) fn edge_balancer(sc: &Scenario, e: &Edge) -> Option<Balancer> {
-    let b = balancer(sc, e.load_balancer, e.callee, &e.name)?;
-    Some(match e.outlier_detection {
-        Some(p) => b.with_outlier(Detector::new(p, sc.services[e.callee].max_units())),
-        None => b,
-    })
-}
-
-/// Network delay on one call (or the client): request and reply drawn from their own streams.
-#[derive(Debug)]
-pub(crate) struct Latency {
-    sampler: Sampler,
-    request: Stream,
-    reply: Stream,
-}
-
-impl Latency {
-    pub(super) fn new(seed: u64, dist: &Dist, name: &str) -> Self {
-        Latency {
-            sampler: Sampler::new(dist),
-            request: Stream::new(seed, &format!("latency/{name}/request")),
-            reply: Stream::new(seed, &format!("latency/{name}/reply")),
-        }
-    }
-}
-
-/// The time-series levels of service `s`, summed over its replicas: the areas are exact; the
-/// peaks are the sum of each replica's peak in the bin (an upper bound of the service's peak).
-/// With `each`, also each replica's areas, in replica order.
-pub(super) fn sample_service(
-    services: &mut [ServiceState],
-    base: &[ReplicaBase],
-    s: usize,
-    at: SimTime,
-    mut each: Option<&mut Vec<LevelAreas>>,
-) -> LevelSample {
-    let mut sample = services[s].station.sample(at);
-    if let Some(e) = each.as_deref_mut() {
-        e.push(sample.areas);
-    }
-    let (first, n) = base[s];
-    for u in first..first + n - 1 {
-        let x = services[u as usize].station.sample(at);
-        if let Some(e) = each.as_deref_mut() {
-            e.push(x.areas);
-        }
-        sample.areas.busy += x.areas.busy;
-        sample.areas.queue += x.areas.queue;
-        sample.busy_max += x.busy_max;
-        sample.queue_max += x.queue_max;
-    }
-    sample
-}
 
 impl Simulation<'_> {
     /// The index of replica `r` of service `s` in the per-replica state.
     #[inline]
-    pub(super) fn unit_of(&self, s: usize, r: u32) -> usize {
+    pub(in crate::model) fn unit_of(&self, s: usize, r: u32) -> usize {
         if r == 0 {
             s
         } else {
@@ -130,7 +24,7 @@ impl Simulation<'_> {
     }
 
     /// Which replica of service `s` the unit `u` is (the inverse of [`Simulation::unit_of`]).
-    pub(super) fn replica_index(&self, s: usize, u: usize) -> u32 {
+    pub(in crate::model) fn replica_index(&self, s: usize, u: usize) -> u32 {
         if u == s {
             0
         } else {
@@ -139,7 +33,7 @@ impl Simulation<'_> {
     }
 
     /// Service `s`'s level integrals over the arrival period, summed over its replicas.
-    pub(super) fn service_areas(&self, s: usize) -> LevelAreas {
+    pub(in crate::model) fn service_areas(&self, s: usize) -> LevelAreas {
         let mut areas = self.services[s].station.period_areas();
         for r in 1..self.replica_base[s].1 {
             let a = self.services[self.unit_of(s, r)].station.period_areas();
@@ -150,7 +44,7 @@ impl Simulation<'_> {
     }
 
     /// Per service of more than one replica, its replicas' metrics.
-    pub(super) fn replica_stats(&self) -> Vec<Vec<ReplicaMetrics>> {
+    pub(in crate::model) fn replica_stats(&self) -> Vec<Vec<ReplicaMetrics>> {
         let period = self.sc.duration.0 as f64;
         self.sc
             .services
@@ -202,7 +96,7 @@ impl Simulation<'_> {
     /// through the caller's balancer, then delivers it at once, or after the network delay.
     /// Returns the admitted job when delivered at once.
     #[inline(always)]
-    pub(super) fn send_to(
+    pub(in crate::model) fn send_to(
         &mut self,
         edge: u32,
         callee: usize,
@@ -227,7 +121,7 @@ impl Simulation<'_> {
         let replica = match balancer {
             None => 0,
             Some(b) if self.autoscaling => {
-                b.pick_at(now, super::autoscale::serving(&self.scalers, callee))
+                b.pick_at(now, crate::model::autoscale::serving(&self.scalers, callee))
             }
             Some(b) => b.pick_at(now, None),
         };
@@ -254,7 +148,13 @@ impl Simulation<'_> {
     }
 
     /// A request delayed by the network arrives; if its attempt is still open, it learns the job.
-    pub(super) fn on_deliver(&mut self, attempt: Handle, unit: u32, class: u16, deadline: SimTime) {
+    pub(in crate::model) fn on_deliver(
+        &mut self,
+        attempt: Handle,
+        unit: u32,
+        class: u16,
+        deadline: SimTime,
+    ) {
         let s = self.services[unit as usize].service;
         let child = self.deliver(s, unit as usize, attempt, class, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
@@ -264,7 +164,7 @@ impl Simulation<'_> {
 
     /// The network delay of the reply to `attempt` (zero without `latency`, or when the attempt
     /// is already settled: nobody waits for that reply).
-    pub(super) fn reply_latency(&mut self, attempt: Handle) -> SimDuration {
+    pub(in crate::model) fn reply_latency(&mut self, attempt: Handle) -> SimDuration {
         let Some(a) = self.attempts.get(attempt) else {
             return SimDuration::ZERO;
         };
@@ -281,7 +181,7 @@ impl Simulation<'_> {
     /// An attempt to `replica` on `edge` (or the client of request class `class`) settled: the
     /// caller's balancer counts one outstanding request fewer there.
     #[inline]
-    pub(super) fn balancer_settled(&mut self, edge: u32, replica: u16, class: u16) {
+    pub(in crate::model) fn balancer_settled(&mut self, edge: u32, replica: u16, class: u16) {
         let balancer = if edge == CLIENT_EDGE {
             &mut self.classes[class as usize].balancer
         } else {

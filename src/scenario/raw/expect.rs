@@ -1,5 +1,5 @@
 //! The serde mirror of a scenario's `expect:` and `snapshot:` keys. Owns their YAML shape only
-//! (unknown keys refused, values as written); `super` checks the values and names each problem's
+//! (unknown keys refused, values as written); [`crate::expect`] checks the values and names each problem's
 //! key path and line. The `///` comments are the editor schema's descriptions.
 
 use schemars::JsonSchema;

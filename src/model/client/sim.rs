@@ -1,85 +1,19 @@
-//! The client side of a run. Owns user requests from arrival to their end: the first attempt, the
-//! client retries after a timeout, error or reject (as `retry_on` allows; a fixed
-//! `retry_interval` or a `backoff`), bounded together by `call_timeout`, optional cancellation of the
-//! entry service's work when an attempt times out, and the success or failure that the windows,
-//! latency histograms and goodput credit record. Each request class (`clients:`) has its own
-//! client policy and its own live state ([`ClassState`]: arrival streams, backoff jitter, balancer,
-//! network delay); a user request remembers its class.
+//! The simulation's side of the client: a user request's arrival, each attempt it sends, and what
+//! happens when one times out, fails or succeeds, up to the request's end. (Each class's live
+//! state is the parent module's [`super::ClassState`]; these are the methods of [`Simulation`] on
+//! it, apart from it so that the model's root and this module form no file cycle.)
 
-use super::arrivals::Shaped;
-use super::fleet;
-use super::slab::Handle;
-use super::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
-use crate::protections::load_balancer::Balancer;
+use crate::model::slab::Handle;
+use crate::model::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, propagated_deadline};
-use crate::rng::Stream;
-use crate::scenario::faults::RatePlan;
-use crate::scenario::{DEFAULT_CLASS, RequestClass, Scenario};
 use crate::time::{SimDuration, SimTime};
-
-/// The label of one of `class`'s random streams: `legacy` itself for the class `default` (so the
-/// shorthand, and `clients: {default: …}`, draw exactly what a scenario of one class always drew),
-/// `class/<name>/<legacy>` for any other class.
-pub(super) fn class_label(class: &RequestClass, legacy: &str) -> String {
-    if class.name == DEFAULT_CLASS {
-        legacy.to_owned()
-    } else {
-        format!("class/{}/{legacy}", class.name)
-    }
-}
-
-/// Live state of one request class's client.
-#[derive(Debug)]
-pub(crate) struct ClassState {
-    /// The one-rate shorthand's exponential gaps (`arrivals`).
-    pub(super) arrivals: Stream,
-    /// The rate in force over time (surges).
-    pub(super) rates: RatePlan,
-    /// A load profile's, closed loop's or trace's arrival process (`None` for one rate).
-    pub(super) shaped: Option<Box<Shaped>>,
-    /// Backoff jitter (only drawn from with a client `backoff`).
-    pub(super) jitter: Stream,
-    /// The balancer toward a replicated entry service, and the network delay.
-    pub(super) balancer: Option<Balancer>,
-    pub(super) latency: Option<fleet::Latency>,
-}
-
-impl ClassState {
-    /// The state of every class of `sc`, in class order.
-    pub(super) fn all(sc: &Scenario) -> Vec<ClassState> {
-        let seed = sc.seed;
-        sc.classes
-            .iter()
-            .map(|class| {
-                let client = &class.client;
-                let label = |legacy: &str| class_label(class, legacy);
-                ClassState {
-                    arrivals: Stream::new(seed, &label("arrivals")),
-                    rates: RatePlan::new(&class.arrivals, &sc.faults),
-                    shaped: Shaped::new(seed, class, &sc.faults),
-                    jitter: Stream::new(seed, &label("client-jitter")),
-                    balancer: fleet::balancer(
-                        sc,
-                        client.load_balancer,
-                        client.entry,
-                        &label("client"),
-                    ),
-                    latency: client
-                        .latency
-                        .as_ref()
-                        .map(|d| fleet::Latency::new(seed, d, &label("client"))),
-                }
-            })
-            .collect()
-    }
-}
 
 impl Simulation<'_> {
     /// A user request of `class` arrives: record it, send its first attempt, and draw the class's
     /// next arrival.
-    pub(super) fn on_user_arrival(&mut self, class: u16) {
+    pub(in crate::model) fn on_user_arrival(&mut self, class: u16) {
         let now = self.now();
         let window = self.window_of(now);
         self.rec.user_arrived(class, now, window);
@@ -103,7 +37,7 @@ impl Simulation<'_> {
     }
 
     /// Sends the user request's next attempt to the entry service.
-    pub(super) fn client_send(&mut self, user: u32) {
+    pub(in crate::model) fn client_send(&mut self, user: u32) {
         let now = self.now();
         let class = self.users[user].class;
         let client = &self.sc.classes[class as usize].client;
@@ -141,7 +75,7 @@ impl Simulation<'_> {
     }
 
     /// The client's attempt timed out; `child` is the entry job it abandons.
-    pub(super) fn client_attempt_timed_out(&mut self, user: u32, child: Handle) {
+    pub(in crate::model) fn client_attempt_timed_out(&mut self, user: u32, child: Handle) {
         let class = self.users[user].class as usize;
         if self.sc.classes[class].client.cancel_on_abandon && !child.is_none() {
             self.cancel_job(child);
@@ -152,7 +86,7 @@ impl Simulation<'_> {
     /// The user's attempt failed (timeout, error or reject): retry after the interval or the
     /// backoff, or give up (no retries left, a failure `retry_on` does not retry, or the call
     /// timeout gone).
-    pub(super) fn client_attempt_failed(&mut self, user: u32, failure: Failure) {
+    pub(in crate::model) fn client_attempt_failed(&mut self, user: u32, failure: Failure) {
         let now = self.now();
         let u = self.users[user];
         let client = &self.sc.classes[u.class as usize].client;
@@ -194,7 +128,7 @@ impl Simulation<'_> {
 
     /// The user's attempt succeeded; `job` is the entry service's job that answered, whose
     /// accepted call tree becomes goodput.
-    pub(super) fn client_attempt_succeeded(&mut self, user: u32, job: Handle) {
+    pub(in crate::model) fn client_attempt_succeeded(&mut self, user: u32, job: Handle) {
         if let Some(j) = self.jobs.get(job) {
             let n = self.sc.services.len();
             let base = job.index as usize * n;

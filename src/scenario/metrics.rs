@@ -126,7 +126,7 @@ impl Window {
 
 /// The report name of quantile `q`: `p50`, `p95`, `p99`, `p99_9`, `p99_99`, `p0_1`.
 pub fn quantile_name(q: f64) -> String {
-    let pct = crate::report::number::trimmed(q * 100.0, 6);
+    let pct = crate::util::number::trimmed(q * 100.0, 6);
     format!("p{}", pct.replace('.', "_"))
 }
 
