@@ -148,3 +148,34 @@ fn estimate_table() {
         );
     }
 }
+
+/// A realistic day (a production scenario with `duration` 24 h) is admitted under the default
+/// `--max-events` on its pilot estimate, though its declared bound alone exceeds the limit; a
+/// runaway input (10 million requests per second for 30 days) is refused before any simulation.
+#[test]
+fn a_realistic_day_is_admitted_and_a_runaway_is_refused_up_front() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios");
+    let limits = RunOptions::default();
+    let day = root.join("production/envoy_default.yaml");
+    let sc = Scenario::load(&day, &["duration=24h".to_string()], None).unwrap();
+    assert!(guard::event_bound(&sc) > limits.max_events as f64);
+    let e = guard::estimate_events(&sc, limits.max_memory).unwrap();
+    assert!(matches!(e.basis, Basis::Tail { .. }), "{e:?}");
+    assert!(e.pilot_events < 1_000_000, "{e:?}");
+    guard::check_events(&sc, &day, limits).unwrap();
+    let naive = root.join("naive.yaml");
+    let sets = [
+        "arrivals.rate=1e7".to_string(),
+        "duration=30days".to_string(),
+    ];
+    let sc = Scenario::load(&naive, &sets, None).unwrap();
+    let t = Instant::now();
+    let err = guard::check_events(&sc, &naive, limits)
+        .unwrap_err()
+        .to_string();
+    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+    assert!(
+        err.contains("naive.yaml") && err.contains("could take up to") && err.contains("at least"),
+        "{err}"
+    );
+}
