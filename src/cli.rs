@@ -382,6 +382,11 @@ pub struct RunArgs {
     /// spans are the same at any share.
     #[arg(long, value_name = "R", default_value = "1", requires = "spans", value_parser = parse_share)]
     pub span_sample: f64,
+    /// The largest --spans file to write, like `4G` or `512M`: a run whose expected user
+    /// requests × share × the smallest span's size already exceed it is refused before it
+    /// starts, and the writing stops (exit 2, nothing left at FILE) when the spans pass it.
+    #[arg(long, value_name = "SIZE", default_value = "4G", requires = "spans", value_parser = loadsim::guard::parse_bytes)]
+    pub max_spans_size: u64,
     #[command(flatten)]
     pub memory: Memory,
     /// No progress bar (one drawn on stderr, when it is a terminal, for a run longer than a
@@ -843,6 +848,7 @@ impl RunArgs {
                 quiet: self.quiet,
                 spans: self.spans,
                 span_sample: self.span_sample,
+                max_spans_size: self.max_spans_size,
             },
         )
     }

@@ -55,6 +55,8 @@ pub struct RunOutputs {
     pub spans: Option<PathBuf>,
     /// `--span-sample`: the share of user requests written to `spans`, in (0, 1].
     pub span_sample: f64,
+    /// `--max-spans-size`: the largest `spans` file, in bytes.
+    pub max_spans_size: u64,
 }
 
 impl Default for RunOutputs {
@@ -71,6 +73,7 @@ impl Default for RunOutputs {
             quiet: false,
             spans: None,
             span_sample: 1.0,
+            max_spans_size: DEFAULT_MAX_SPANS_SIZE,
         }
     }
 }
@@ -212,6 +215,36 @@ pub fn check_resolution(
     Ok(())
 }
 
+/// `--max-spans-size`'s default: 4 GiB.
+pub const DEFAULT_MAX_SPANS_SIZE: u64 = 4 << 30;
+
+/// Refuses `--spans` for a scenario whose spans would not fit `limit` (`--max-spans-size`) even
+/// at their fewest: every traced user request writes at least its client attempt's span, of at
+/// least [`crate::report::otlp::BYTES_PER_SPAN_FLOOR`] bytes. A floor, not a bound: calls,
+/// retries and hedges add spans, and the writer itself stops at the limit.
+pub fn check_spans_size(sc: &Scenario, sample: f64, limit: u64) -> Result<(), Error> {
+    let requests = guard::expected_requests(sc);
+    let floor = requests * sample * crate::report::otlp::BYTES_PER_SPAN_FLOOR as f64;
+    if floor <= limit as f64 {
+        return Ok(());
+    }
+    Err(ConfigError::flag(
+        "--max-spans-size",
+        format!(
+            "the spans of `{}` would take at least {} ({} expected user requests × {} × {} B a \
+             span at the least), above the limit of {}; trace a share of the requests with \
+             --span-sample, shorten the run, or raise --max-spans-size if the disk has the room",
+            sc.name,
+            guard::show_bytes(floor as u64),
+            crate::report::number::trimmed(requests, 0),
+            crate::report::number::trimmed(sample, 4),
+            crate::report::otlp::BYTES_PER_SPAN_FLOOR,
+            guard::show_bytes(limit)
+        ),
+    )
+    .into())
+}
+
 /// Runs one scenario writing its spans to `path` (`--spans`, streamed through a temporary file
 /// renamed at the end; removed if the run fails), with its time series when an output needs
 /// them; returns the summary, the series and the note saying what was written.
@@ -222,7 +255,9 @@ fn run_with_spans(
 ) -> Result<(RunSummary, Option<TimeSeries>, String), Error> {
     let bar = RunProgress::new(sc, outputs.quiet);
     let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
-    let mut writer = crate::report::otlp::OtlpWriter::new(sc, file).sampled_at(outputs.span_sample);
+    let mut writer = crate::report::otlp::OtlpWriter::new(sc, file)
+        .sampled_at(outputs.span_sample)
+        .limited_to(outputs.max_spans_size);
     let mut sim = Simulation::new(sc, *options)
         .watched(&bar)
         .with_spans(outputs.span_sample, &mut writer);
@@ -231,6 +266,22 @@ fn run_with_spans(
     }
     let out = sim.run_output()?;
     let spans = writer.spans;
+    writer.flush_pending();
+    if let Some(at) = writer.passed_limit_at() {
+        // The temporary file is dropped, hence removed; nothing is left at `path`.
+        return Err(ConfigError::flag(
+            "--max-spans-size",
+            format!(
+                "the spans of `{}` pass the limit of {} by span {at}; {} was not written: trace a \
+                 share of the requests with --span-sample, shorten the run, or raise \
+                 --max-spans-size if the disk has the room",
+                sc.name,
+                guard::show_bytes(outputs.max_spans_size),
+                path.display()
+            ),
+        )
+        .into());
+    }
     writer
         .finish()
         .and_then(AtomicFile::commit)
@@ -274,6 +325,7 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
             .into());
         }
         plan.file("--spans", path)?;
+        check_spans_size(&loaded[0].1, outputs.span_sample, outputs.max_spans_size)?;
     }
     // The unsupported fields of imports are `loadsim import`'s and `loadsim check`'s to report,
     // not every run's.

@@ -1,12 +1,13 @@
 //! The caller side of an attempt, after it was sent. Owns settling attempts: timeouts (cancelled
 //! by tombstone when the reply came first), replies (late ones counted as wasted work at the
-//! callee), the policy bookkeeping every settled attempt feeds (A6 tokens, circuit breaker,
-//! adaptive-throttle accepts, retry-budget concurrency), abandoning attempts a job no longer waits
-//! for (with cancellation where the edge asks for it), and goodput credit up the call tree.
+//! callee), what every settled attempt tells its edge's gate ([`super::gate::edge`], hook "on
+//! settle") and its balancer, the edge's concurrency of attempts and retries, abandoning attempts a
+//! job no longer waits for (with cancellation where the edge asks for it), and goodput credit up
+//! the call tree.
 
+use super::gate::{CallMemo, Settled};
 use super::slab::Handle;
 use super::{Attempt, CLIENT_EDGE, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
-use crate::protections::concurrency_limit::Release;
 use crate::protections::retry_on::Failure;
 
 impl Outcome {
@@ -46,16 +47,15 @@ impl Simulation<'_> {
                 self.client_attempt_timed_out(user, a.child)
             }
             Owner::Job(job) => {
-                self.release(job, attempt, &a, false);
+                let memo = self.release(job, attempt, &a, false);
                 let e = a.edge as usize;
-                self.release_edge_permit(e, attempt, Release::Dropped, true);
+                let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
+                self.settle(e, attempt, Settled::TimedOut { counts }, memo);
                 self.rec.edges[e].timeouts += 1;
                 if self.sc.edges[e].cancel_on_abandon && !a.child.is_none() {
                     self.rec.edges[e].cancels_sent += 1;
                     self.cancel_job(a.child);
                 }
-                let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
-                self.feed_policies(e, false, counts, false);
                 self.attempt_failed(job, a.call, 0, Failure::Timeout);
             }
         }
@@ -101,31 +101,20 @@ impl Simulation<'_> {
             }
             Owner::Job(parent) => {
                 self.jobs.take(job);
-                self.release(parent, attempt, &a, outcome == Outcome::Success);
+                let memo = self.release(parent, attempt, &a, outcome == Outcome::Success);
                 let e = a.edge as usize;
-                let how = match outcome {
-                    Outcome::Success => Release::Success,
-                    Outcome::Reject => Release::Dropped,
-                    Outcome::Error | Outcome::Fatal => Release::Ignored,
-                };
-                self.release_edge_permit(e, attempt, how, true);
+                let edge = &self.sc.edges[e];
+                let failure = outcome.failure();
+                // gRFC A6: only retryable failures, and pushback saying not to retry, take a token.
+                let counts = edge.retry_on.retries(failure)
+                    || (edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY);
+                self.settle(e, attempt, Settled::Replied { outcome, counts }, memo);
                 let ec = &mut self.rec.edges[e];
                 match outcome {
                     Outcome::Success => ec.successes += 1,
                     Outcome::Error | Outcome::Fatal => ec.errors += 1,
                     Outcome::Reject => ec.rejects += 1,
                 }
-                let edge = &self.sc.edges[e];
-                let failure = outcome.failure();
-                // gRFC A6: only retryable failures, and pushback saying not to retry, take a token.
-                let counts = edge.retry_on.retries(failure)
-                    || (edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY);
-                self.feed_policies(
-                    e,
-                    outcome == Outcome::Success,
-                    counts,
-                    outcome == Outcome::Reject,
-                );
                 if outcome == Outcome::Success {
                     self.call_succeeded(parent, a.call);
                 } else {
@@ -137,11 +126,13 @@ impl Simulation<'_> {
 
     /// A settled attempt leaves its owner's list, its call's outstanding count and its edge's
     /// concurrency; its result (`ok`: success) goes to the edge's outlier detector, if any.
+    /// Returns its call's gate memo.
     #[inline(always)]
-    fn release(&mut self, job: Handle, attempt: Handle, a: &Attempt, ok: bool) {
+    fn release(&mut self, job: Handle, attempt: Handle, a: &Attempt, ok: bool) -> CallMemo {
         self.unlink(job, attempt, a.next);
         let cs = self.call_state(job, a.call);
         cs.outstanding -= 1;
+        let memo = cs.memo;
         if a.edge != CLIENT_EDGE {
             let es = &mut self.edges[a.edge as usize];
             es.active -= 1;
@@ -153,16 +144,18 @@ impl Simulation<'_> {
                 b.on_result(self.engine.now(), a.replica as u32, ok);
             }
         }
+        memo
     }
 
-    /// The attempt leaves its edge's concurrency limiter (if the edge has one) as `how`;
-    /// `responded` says whether a reply (or the timeout) ended it.
+    /// The attempt settled as `settled`: the edge's gate learns it (hook "on settle"; `memo` is
+    /// its call's gate memo).
     #[inline]
-    fn release_edge_permit(&mut self, e: usize, attempt: Handle, how: Release, responded: bool) {
-        if let Some(limiter) = &mut self.edges[e].limiter {
-            let permit = self.attempt_permits[attempt.index as usize];
-            limiter.release(self.engine.now(), permit, how, responded);
-        }
+    fn settle(&mut self, e: usize, attempt: Handle, settled: Settled, memo: CallMemo) {
+        let now = self.engine.now();
+        let permits = &self.attempt_permits;
+        self.edges[e]
+            .gate
+            .on_settle(now, settled, permits, attempt.index as usize, memo);
     }
 
     /// Removes `attempt` (whose successor is `next`) from the job's outstanding list.
@@ -180,30 +173,6 @@ impl Simulation<'_> {
                 return;
             }
             cur = n;
-        }
-    }
-
-    /// Every settled attempt's result feeds the edge's A6 bucket (a failure only when it
-    /// `counts`: retryable, or pushback saying not to retry), breaker and adaptive throttle, and
-    /// the AWS adaptive mode's rate limiter (`throttled` for a reject, its throttling error).
-    fn feed_policies(&mut self, e: usize, ok: bool, counts: bool, throttled: bool) {
-        let now = self.now();
-        let es = &mut self.edges[e];
-        if let Some(b) = &mut es.bucket {
-            if ok {
-                b.on_success()
-            } else if counts {
-                b.on_failure()
-            }
-        }
-        if let Some(b) = &mut es.breaker {
-            b.on_result(now, ok);
-        }
-        if ok && let Some((a, _)) = &mut es.adaptive {
-            a.on_accept(now);
-        }
-        if let Some(l) = &mut es.rate_limiter {
-            l.on_response(now, throttled);
         }
     }
 
@@ -235,8 +204,10 @@ impl Simulation<'_> {
                 if let Some(t) = &mut self.spans {
                     t.attempt_settled(cur, self.engine.now(), "abandoned", None);
                 }
-                self.release_edge_permit(a.edge as usize, cur, Release::Ignored, false);
-                self.call_state(job, a.call).outstanding -= 1;
+                let cs = self.call_state(job, a.call);
+                cs.outstanding -= 1;
+                let memo = cs.memo;
+                self.settle(a.edge as usize, cur, Settled::Abandoned, memo);
                 let es = &mut self.edges[a.edge as usize];
                 es.active -= 1;
                 if a.retry {

@@ -1,16 +1,14 @@
 //! The calls a job makes while it holds its slot. Owns the call state machine: calls in order, or
 //! all at once for a `parallel` service (the job succeeds when every call has); sending an attempt
-//! past the edge's gates (remaining deadline, circuit breaker, adaptive throttling); retries after
-//! a failed attempt (retry count, `retry_on`, deadline, call timeout, A6 tokens, retry budget,
-//! retry-after hints, backoff); hedges (another attempt after `hedge.delay` while no reply, first
-//! success wins).
+//! past the remaining deadline and the edge's gate ([`super::gate::edge`]: pacing, then the
+//! checks before a send); retries after a failed attempt (retry count, `retry_on`, deadline, the
+//! gate's checks before a retry, backoff, call timeout); hedges (another attempt after
+//! `hedge.delay` while no reply, first success wins). No protection is named here: each acts
+//! through the gate's hooks.
 
+use super::gate::{Reason, RetryAsk, Verdict, keep_permit};
 use super::slab::Handle;
-use super::{Attempt, CallState, Event, JobState, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
-use crate::protections::budget::RetryBudget;
-use crate::protections::concurrency_limit::Permit;
-use crate::protections::pushback::honored_wait;
-use crate::protections::quota::{Quota, RetryQuota};
+use super::{Attempt, CallState, Event, JobState, Outcome, Owner, Simulation};
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, call_deadline, propagated_deadline};
@@ -148,10 +146,8 @@ impl Simulation<'_> {
             let at = self.now() + ct;
             self.call_state(job, k).deadline = at;
         }
-        if let Some(balance) = &mut self.edges[e].ratio_budget {
-            // Finagle: every call deposits; its retries withdraw.
-            balance.deposit(self.engine.now());
-        }
+        let now = self.engine.now();
+        self.edges[e].gate.call_start(now);
         self.send_attempt(job, k, false, false);
         if let Some(h) = self.sc.edges[e].hedge
             && self.running(job)
@@ -162,20 +158,30 @@ impl Simulation<'_> {
         }
     }
 
-    /// Sends an attempt on call `k`, unless the deadline is gone, the breaker is open or adaptive
-    /// throttling rejects it locally.
+    /// Sends an attempt on call `k`, unless the edge's gate holds it (hook "pace": the send comes
+    /// back as a `RateLimitedSend` event), the deadline is gone or the gate refuses it.
     fn send_attempt(&mut self, job: Handle, k: u16, retry: bool, hedge: bool) {
         let e = self.edge_of(job, k);
-        if self.sc.edges[e].retry_quota == Some(RetryQuota::AwsAdaptive)
-            && self.hold_for_rate(job, k, e, retry)
-        {
-            return;
+        if self.edges[e].gate.paces() {
+            let now = self.now();
+            let deadline = self.deadline_of(job, k, e);
+            if let Verdict::Hold(wait, _) = self.edges[e].gate.pace(now, deadline) {
+                self.engine.schedule_in(
+                    wait,
+                    Event::RateLimitedSend {
+                        job,
+                        call: k,
+                        retry,
+                    },
+                );
+                return;
+            }
         }
         self.send_unheld(job, k, retry, hedge);
     }
 
-    /// [`Self::send_attempt`] past the AWS adaptive rate limiter: for a send it held, whose token
-    /// is reserved (or whose wait ended at the deadline, where the limiter would let it go).
+    /// [`Self::send_attempt`] past the gate's pacing: for a send it held, whose token is
+    /// reserved (or whose wait ended at the deadline, where the pacing would let it go).
     fn send_unheld(&mut self, job: Handle, k: u16, retry: bool, hedge: bool) {
         let now = self.now();
         let sc = self.sc;
@@ -194,49 +200,11 @@ impl Simulation<'_> {
             }
             return;
         };
-        let es = &mut self.edges[e];
-        if let Some(b) = &mut es.breaker
-            && !b.allow(now)
-        {
-            self.rec.edges[e].rejected_circuit_open += 1;
-            self.trace_local_failure(job, k, e, "rejected_circuit_open");
-            if self.call_state(job, k).outstanding == 0 {
-                self.finish(job, Outcome::Error);
-            }
+        let mut permit = None;
+        if let Verdict::Refuse(reason) = self.edges[e].gate.before_send(now, j.class, &mut permit) {
+            self.refused_locally(job, k, e, reason);
             return;
         }
-        if let Some((a, stream)) = &mut es.adaptive {
-            let p = a.on_request(now);
-            if p > 0.0 && stream.unit() < p {
-                self.rec.edges[e].throttled_locally += 1;
-                self.trace_local_failure(job, k, e, "throttled_locally");
-                self.attempt_failed(job, k, 0, Failure::Reject);
-                return;
-            }
-        }
-        // Admission control on the edge fails the attempt locally at once, like adaptive
-        // throttling: the rate limit, then the concurrency limiter.
-        let es = &mut self.edges[e];
-        if let Some(bucket) = &mut es.rate
-            && !bucket.try_take(now)
-        {
-            self.rec.edges[e].rate_limited += 1;
-            self.trace_local_failure(job, k, e, "rate_limited");
-            self.attempt_failed(job, k, 0, Failure::Reject);
-            return;
-        }
-        let permit = match &mut es.limiter {
-            None => None,
-            Some(limiter) => match limiter.acquire(now, self.jobs[job].class) {
-                Some(permit) => Some(permit),
-                None => {
-                    self.rec.edges[e].limited += 1;
-                    self.trace_local_failure(job, k, e, "limited");
-                    self.attempt_failed(job, k, 0, Failure::Reject);
-                    return;
-                }
-            },
-        };
         debug_assert!(
             self.call_state(job, k).retries_used as u32 <= edge.retries,
             "{}: retry beyond the configured maximum",
@@ -274,12 +242,13 @@ impl Simulation<'_> {
             );
         }
         if let Some(permit) = permit {
-            let i = attempt.index as usize;
-            if self.attempt_permits.len() <= i {
-                let n = self.attempts.capacity().max(i + 1);
-                self.attempt_permits.resize(n, Permit::default());
-            }
-            self.attempt_permits[i] = permit;
+            let capacity = self.attempts.capacity();
+            keep_permit(
+                &mut self.attempt_permits,
+                attempt.index as usize,
+                capacity,
+                permit,
+            );
         }
         let es = &mut self.edges[e];
         es.active += 1;
@@ -293,6 +262,21 @@ impl Simulation<'_> {
         let child = self.send_to(e as u32, edge.callee, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
+        }
+    }
+
+    /// The edge's gate refused an attempt of call `k` of `job` before it was sent: counted, and
+    /// failed — the call when the reason ends it (and nothing else is outstanding), else the
+    /// attempt as a local reject the call may retry.
+    fn refused_locally(&mut self, job: Handle, k: u16, e: usize, reason: Reason) {
+        reason.count_edge(&mut self.rec.edges[e]);
+        self.trace_local_failure(job, k, e, reason.name());
+        if reason.ends_call() {
+            if self.call_state(job, k).outstanding == 0 {
+                self.finish(job, Outcome::Error);
+            }
+        } else {
+            self.attempt_failed(job, k, 0, Failure::Reject);
         }
     }
 
@@ -311,43 +295,6 @@ impl Simulation<'_> {
                 reason,
                 self.engine.now(),
             );
-        }
-    }
-
-    /// The AWS adaptive mode's send-rate limiter (`super::super::protections::aws_adaptive`): once
-    /// on, every send on the edge, the first attempt too, takes a token; without one the send is
-    /// held for the time the bucket needs at its current rate, its token reserved (the bucket
-    /// goes into debt, so the next held send waits for the token after it: held sends go in
-    /// order, one event each), or until the call's deadline when that comes first (the send then
-    /// finds no time, and reserves nothing). True when the send was held.
-    fn hold_for_rate(&mut self, job: Handle, k: u16, e: usize, retry: bool) -> bool {
-        let now = self.now();
-        let deadline = self.deadline_of(job, k, e);
-        if now >= deadline {
-            return false;
-        }
-        let Some(l) = &mut self.edges[e].rate_limiter else {
-            return false;
-        };
-        match l.before_send(now) {
-            Ok(()) => false,
-            Err(wait) => {
-                let wait = if wait <= deadline - now {
-                    l.reserve();
-                    wait
-                } else {
-                    deadline - now
-                };
-                self.engine.schedule_in(
-                    wait,
-                    Event::RateLimitedSend {
-                        job,
-                        call: k,
-                        retry,
-                    },
-                );
-                true
-            }
         }
     }
 
@@ -396,8 +343,18 @@ impl Simulation<'_> {
         {
             return false;
         }
-        if self.edges[e].bucket.is_some_and(|b| !b.allows_retry()) {
-            self.rec.edges[e].hedges_throttled += 1;
+        let es = &mut self.edges[e];
+        let ask = RetryAsk {
+            now: self.engine.now(),
+            hedge: true,
+            pushback_us: 0,
+            timed_out: false,
+            active: es.active,
+            active_retries: es.active_retries,
+        };
+        let memo = &mut self.call_states[job.index as usize * self.max_calls + k as usize].memo;
+        if let Verdict::Refuse(reason) = es.gate.before_retry(ask, memo) {
+            reason.count_edge(&mut self.rec.edges[e]);
             return false;
         }
         self.send_attempt(job, k, false, true);
@@ -407,13 +364,6 @@ impl Simulation<'_> {
     /// Call `k` got a success: the other attempts of the call are abandoned, and the job moves on.
     pub(super) fn call_succeeded(&mut self, job: Handle, k: u16) {
         self.call_state(job, k).done = true;
-        let e = self.edge_of(job, k);
-        if self.edges[e].quota.is_some() {
-            let cost = self.call_state(job, k).quota_cost as u32;
-            if let Some(q) = &mut self.edges[e].quota {
-                q.on_call_success(cost);
-            }
-        }
         self.abandon_attempts(job, Some(k));
         let sc = self.sc;
         let service = &sc.services[self.jobs[job].service as usize];
@@ -480,38 +430,21 @@ impl Simulation<'_> {
             self.finish(job, Outcome::Error);
             return;
         }
-        if edge.honor_retry_after && pushback_us == PUSHBACK_NO_RETRY {
-            self.rec.edges[e].pushback_no_retry += 1;
+        let es = &mut self.edges[e];
+        let ask = RetryAsk {
+            now,
+            hedge: false,
+            pushback_us,
+            timed_out: failure == Failure::Timeout,
+            active: es.active,
+            active_retries: es.active_retries,
+        };
+        let memo = &mut self.call_states[job.index as usize * self.max_calls + k as usize].memo;
+        let verdict = es.gate.before_retry(ask, memo);
+        if let Verdict::Refuse(reason) = verdict {
+            reason.count_edge(&mut self.rec.edges[e]);
             self.finish(job, Outcome::Error);
             return;
-        }
-        if self.edges[e].bucket.is_some_and(|b| !b.allows_retry()) {
-            self.rec.edges[e].retries_throttled += 1;
-            self.finish(job, Outcome::Error);
-            return;
-        }
-        if let Some(budget) = edge.retry_budget {
-            let es = &mut self.edges[e];
-            let allowed = match (budget, &mut es.ratio_budget) {
-                (RetryBudget::Concurrent(b), _) => b.allows_retry(es.active, es.active_retries),
-                (RetryBudget::Ratio(_), Some(balance)) => balance.try_withdraw(now),
-                (RetryBudget::Ratio(_), None) => true,
-            };
-            if !allowed {
-                self.rec.edges[e].retries_budget_denied += 1;
-                self.finish(job, Outcome::Error);
-                return;
-            }
-        }
-        if let Some(q) = &mut self.edges[e].quota {
-            // botocore RetryQuotaChecker: a refused acquisition is counted with the budgets.
-            let cost = Quota::cost(failure == Failure::Timeout);
-            if !q.acquire(cost) {
-                self.rec.edges[e].retries_budget_denied += 1;
-                self.finish(job, Outcome::Error);
-                return;
-            }
-            self.call_state(job, k).quota_cost = cost as u8;
         }
         let n = cs.retries_used;
         let mut wait = backoff_wait(
@@ -523,9 +456,9 @@ impl Simulation<'_> {
         let cs = self.call_state(job, k);
         cs.retries_used += 1;
         cs.prev_wait = wait;
-        if edge.honor_retry_after && pushback_us > 0 {
-            self.rec.edges[e].pushback_honored += 1;
-            wait = honored_wait(wait, pushback_us);
+        if let Verdict::Hold(at_least, reason) = verdict {
+            reason.count_edge(&mut self.rec.edges[e]);
+            wait = wait.max(at_least);
         }
         if edge.call_timeout.is_some() && now + wait > deadline {
             // The call times out while it waits: it fails at its deadline (the retry finds the

@@ -22,6 +22,7 @@ mod client;
 pub mod dist;
 pub(crate) mod faults;
 mod fleet;
+pub(crate) mod gate;
 mod queue;
 mod service;
 pub mod slab;
@@ -40,22 +41,15 @@ use crate::metrics::counters::ReplicaCounters;
 use crate::metrics::recorder::ArrivalWindow;
 use crate::metrics::timeseries::Extra;
 use crate::metrics::{Recorder, RunSummary, SeriesRecorder, TimeSeries};
-use crate::protections::adaptive::Adaptive;
-use crate::protections::aws_adaptive::RateLimiter;
-use crate::protections::breaker::Breaker;
-use crate::protections::budget::{RatioBalance, RetryBudget};
-use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit};
 use crate::protections::load_balancer::Balancer;
 use crate::protections::pushback;
-use crate::protections::quota::{Quota, RetryQuota};
-use crate::protections::rate_limit::Bucket;
-use crate::protections::throttle::TokenBucket;
 use crate::rng::Stream;
 use crate::scenario::{ArrivalProcess, QueueDiscipline, Scenario};
 use crate::time::{SimDuration, SimTime};
 use dist::Sampler;
 use faults::ServiceFaults;
+use gate::{CallMemo, EdgeGate, ServiceGate};
 use queue::Station;
 use slab::{GenSlab, Handle, Slab};
 
@@ -337,8 +331,8 @@ pub(crate) struct CallState {
     deadline: SimTime,
     /// The previous backoff wait (decorrelated jitter).
     prev_wait: SimDuration,
-    /// What the call's last retry took from the edge's AWS retry quota (0: no retry yet).
-    quota_cost: u8,
+    /// What the edge's gates keep per call.
+    memo: CallMemo,
 }
 
 /// Live state of one replica of a service (of the service, for one replica).
@@ -353,10 +347,8 @@ pub(crate) struct ServiceState {
     stream: Stream,
     normal: Option<Sampler>,
     faults: ServiceFaults,
-    codel: Option<CodelState>,
-    /// Envoy local rate limit and concurrency limiter in front of the service.
-    rate: Option<Bucket>,
-    limiter: Option<Limiter>,
+    /// The service's protections (`model::gate::service`).
+    gate: ServiceGate,
     /// With `retryable_fraction` below 1: the stream that marks its errors non-retryable.
     retryable: Option<Stream>,
     /// The service's `contention`, beside the work it stretches.
@@ -366,27 +358,16 @@ pub(crate) struct ServiceState {
 /// Live state of one call edge.
 #[derive(Debug)]
 pub(crate) struct EdgeState {
-    bucket: Option<TokenBucket>,
+    /// The edge's protections (`model::gate::edge`).
+    gate: EdgeGate,
     jitter: Stream,
     /// Outstanding attempts, and how many of them are retries (retry budgets).
     active: u32,
     active_retries: u32,
-    adaptive: Option<(Adaptive, Stream)>,
-    breaker: Option<Breaker>,
-    /// Envoy local rate limit and concurrency limiter on attempts.
-    rate: Option<Bucket>,
-    limiter: Option<Limiter>,
-    /// The balance of a `kind: ratio` retry budget.
-    ratio_budget: Option<RatioBalance>,
     /// Toward a replicated callee: the caller's balancer.
     balancer: Option<Balancer>,
     /// Network delay: request and reply samplers with their own streams.
     latency: Option<fleet::Latency>,
-    /// The AWS standard mode's retry quota.
-    quota: Option<Quota>,
-    /// The AWS adaptive mode's client-side rate limiter (boxed: most edges have none, and the
-    /// edge state stays small).
-    rate_limiter: Option<Box<RateLimiter>>,
     /// With a call `probability`: the stream that decides whether a job makes the call.
     probability: Option<Stream>,
 }
@@ -533,18 +514,16 @@ impl<'a> Simulation<'a> {
                     ),
                     normal: s.service_time.as_ref().map(Sampler::new),
                     faults: std::mem::take(&mut fault_lists[u]),
-                    codel: s.codel.map(CodelState::new),
-                    rate: s.rate_limit.map(Bucket::new),
-                    limiter: s.concurrency_limit.map(|c| {
-                        Limiter::new(
-                            c,
+                    gate: ServiceGate::compile(
+                        s,
+                        || {
                             Stream::new(
                                 seed,
                                 &fleet::replica_label(&format!("limiter/{}", s.name), r),
-                            ),
-                        )
-                        .partitioned(&s.limit_partitions, &class_names)
-                    }),
+                            )
+                        },
+                        &class_names,
+                    ),
                     retryable: (s.retryable_fraction < 1.0).then(|| {
                         Stream::new(
                             seed,
@@ -559,29 +538,10 @@ impl<'a> Simulation<'a> {
             .edges
             .iter()
             .map(|e| EdgeState {
-                bucket: e.throttle.map(TokenBucket::new),
+                gate: EdgeGate::compile(sc, e, &class_names),
                 jitter: Stream::new(seed, &format!("jitter/{}", e.name)),
                 active: 0,
                 active_retries: 0,
-                adaptive: e.adaptive_throttle.map(|a| {
-                    (
-                        Adaptive::new(a),
-                        Stream::new(seed, &format!("throttle/{}", e.name)),
-                    )
-                }),
-                breaker: e.circuit_breaker.map(Breaker::new),
-                rate: e.rate_limit.map(Bucket::new),
-                limiter: e.concurrency_limit.map(|c| {
-                    Limiter::new(c, Stream::new(seed, &format!("limiter/{}", e.name)))
-                        .partitioned(&e.limit_partitions, &class_names)
-                }),
-                quota: e.retry_quota.map(|_| Quota::default()),
-                rate_limiter: (e.retry_quota == Some(RetryQuota::AwsAdaptive))
-                    .then(|| Box::new(RateLimiter::new(SimTime::ZERO))),
-                ratio_budget: match e.retry_budget {
-                    Some(RetryBudget::Ratio(b)) => Some(RatioBalance::new(b)),
-                    _ => None,
-                },
                 balancer: fleet::edge_balancer(sc, e),
                 latency: e
                     .latency
@@ -791,7 +751,7 @@ impl<'a> Simulation<'a> {
             self.sample_series(SimTime(last));
         }
         for (e, st) in self.edges.iter().enumerate() {
-            if let Some(b) = &st.breaker {
+            if let Some(b) = st.gate.breaker() {
                 self.rec.edges[e].circuit_opened = b.opened;
                 self.rec.edges[e].circuit_open_ns = b.open_time_until(end).0;
             }
@@ -857,23 +817,23 @@ impl<'a> Simulation<'a> {
             return;
         };
         // Levels add up a service's replicas; a service's limit is its replica 0's (units
-        // 0..services are replica 0 of each service), whose limiters are taken out while the
-        // stations are read. Tokens change only at events, so one reading serves every bin.
+        // 0..services are replica 0 of each service), whose gates (and limiters) are taken out while
+        // the stations are read. Tokens change only at events, so one reading serves every bin.
         let n_services = self.sc.services.len();
         let (services, edges, replica_base) =
             (&mut self.services, &mut self.edges, &self.replica_base);
-        let mut service_limiters: Vec<Option<Limiter>> = services[..n_services]
+        let mut service_gates: Vec<ServiceGate> = services[..n_services]
             .iter_mut()
-            .map(|st| st.limiter.take())
+            .map(|st| std::mem::take(&mut st.gate))
             .collect();
-        let tokens: Vec<Option<f64>> = edges.iter().map(|e| e.bucket.map(|b| b.tokens())).collect();
-        let mut edge_limiters: Vec<&mut Option<Limiter>> =
-            edges.iter_mut().map(|e| &mut e.limiter).collect();
+        let tokens: Vec<Option<f64>> = edges.iter().map(|e| e.gate.throttle_tokens()).collect();
+        let mut edge_limiters: Vec<Option<&mut Limiter>> =
+            edges.iter_mut().map(|e| e.gate.limiter_mut()).collect();
         let scalers = &self.scalers;
         let mut limit = |x: Extra, at: SimTime| -> f64 {
             let l = match x {
-                Extra::ServiceLimit(s) => service_limiters[s].as_mut(),
-                Extra::EdgeLimit(e) => edge_limiters[e].as_mut(),
+                Extra::ServiceLimit(s) => service_gates[s].limiter_mut(),
+                Extra::EdgeLimit(e) => edge_limiters[e].as_deref_mut(),
                 Extra::ServiceReplicas(s) => {
                     return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.0 as f64);
                 }
@@ -891,8 +851,8 @@ impl<'a> Simulation<'a> {
             &|e| tokens[e],
             &mut limit,
         );
-        for (st, l) in services.iter_mut().zip(service_limiters) {
-            st.limiter = l;
+        for (st, g) in services.iter_mut().zip(service_gates) {
+            st.gate = g;
         }
     }
 

@@ -1,16 +1,17 @@
 //! The server side of a run. Owns what happens at a service: admission (outage and error faults,
-//! start in a free slot, reject after `reject_delay` with an optional retry-after hint when the
-//! queue is full, else enqueue), serving the queue (FIFO, LIFO, adaptive LIFO) with shedding at
-//! dequeue (expired deadlines, `max_queue_time`, CoDel), own work drawn from the distribution in
-//! force, completion and the reply, cancellation of queued or running work, and the accounting of
-//! queueing and sojourn times.
+//! the service's gate, start in a free slot, reject after `reject_delay` with an optional
+//! retry-after hint when the queue is full, else enqueue), serving the queue (FIFO, LIFO, adaptive
+//! LIFO, priority) with the gate's drops at dequeue, own work drawn from the distribution in force,
+//! completion and the reply, cancellation of queued or running work, and the accounting of
+//! queueing and sojourn times. The protections act through the gate's hooks
+//! ([`super::gate::service`]: admit, dequeue, finish); none is named here.
 
+use super::gate::{Verdict, keep_permit};
 use super::queue::End;
 use super::slab::Handle;
 use super::{CallState, Event, Job, JobState, Outcome, Simulation};
 use crate::protections::admission::queue_full;
-use crate::protections::concurrency_limit::{Permit, Release};
-use crate::protections::shedding::{expired, waited_too_long};
+use crate::protections::concurrency_limit::Release;
 use crate::scenario::QueueDiscipline;
 use crate::time::{SimDuration, SimTime};
 
@@ -62,24 +63,13 @@ impl Simulation<'_> {
                 return self.refuse(s, u, parent, outcome, "failed_by_fault");
             }
         }
-        // Admission control in front of the slots and the queue: the rate limit, then the
-        // concurrency limiter (a request over either gets the service's reject reply).
-        if let Some(bucket) = &mut st.rate
-            && !bucket.try_take(now)
-        {
-            c.rate_limited += 1;
-            return self.refuse(s, u, parent, Outcome::Reject, "rate_limited");
+        // The gate in front of the slots and the queue (a request it refuses gets the service's
+        // reject reply).
+        let mut permit = None;
+        if let Verdict::Refuse(reason) = st.gate.admit(now, class, &mut permit) {
+            reason.count_service(c);
+            return self.refuse(s, u, parent, Outcome::Reject, reason.name());
         }
-        let permit = match &mut st.limiter {
-            None => None,
-            Some(limiter) => match limiter.acquire(now, class) {
-                Some(permit) => Some(permit),
-                None => {
-                    c.limited += 1;
-                    return self.refuse(s, u, parent, Outcome::Reject, "limited");
-                }
-            },
-        };
         let slots = st.faults.slots(now, spec.slots);
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
         let lane = if st.station.lanes() > 1 {
@@ -93,9 +83,10 @@ impl Simulation<'_> {
         {
             self.rec.services[s].rejected_full += 1;
             self.replica_rec[u].rejected_full += 1;
-            if let (Some(limiter), Some(permit)) = (&mut self.services[u].limiter, permit) {
-                // Turned away behind the limiter: the permit goes back without a sample.
-                limiter.release(now, permit, Release::Ignored, false);
+            if let Some(permit) = permit {
+                // Turned away behind the gate: the permit goes back without a sample.
+                let permits = std::slice::from_ref(&permit);
+                (self.services[u].gate).finish(now, permits, 0, Release::Ignored, false);
             }
             return self.refuse(s, u, parent, Outcome::Reject, "rejected_full");
         }
@@ -122,12 +113,8 @@ impl Simulation<'_> {
             }
         }
         if let Some(permit) = permit {
-            let i = job.index as usize;
-            if self.job_permits.len() <= i {
-                self.job_permits
-                    .resize(self.jobs.capacity().max(i + 1), Permit::default());
-            }
-            self.job_permits[i] = permit;
+            let capacity = self.jobs.capacity();
+            keep_permit(&mut self.job_permits, job.index as usize, capacity, permit);
         }
         if has_slot {
             self.start(job);
@@ -239,14 +226,13 @@ impl Simulation<'_> {
         );
     }
 
-    /// The job leaves its service: its concurrency-limiter permit (if the service has a limiter)
-    /// is released as `how`; `responded` says whether the service replied.
+    /// The job leaves its service as `how` (hook "finish": a limiter's permit goes back);
+    /// `responded` says whether the service replied.
     #[inline]
     fn release_job_permit(&mut self, u: usize, job: Handle, how: Release, responded: bool) {
-        if let Some(limiter) = &mut self.services[u].limiter {
-            let permit = self.job_permits[job.index as usize];
-            limiter.release(self.engine.now(), permit, how, responded);
-        }
+        let now = self.engine.now();
+        let permits = &self.job_permits;
+        (self.services[u].gate).finish(now, permits, job.index as usize, how, responded);
     }
 
     /// Zeroes the goodput row and call states of a freshly admitted job, growing the side tables
@@ -443,9 +429,7 @@ impl Simulation<'_> {
             return;
         }
         if st.station.has_no_entries() {
-            if let Some(codel) = st.codel.as_mut() {
-                codel.on_empty();
-            }
+            st.gate.queue_empty();
             return;
         }
         self.pull_queued(u);
@@ -504,25 +488,18 @@ impl Simulation<'_> {
             let c = &mut self.rec.services[s];
             let j = self.jobs[job];
             let wait = now - j.admitted_at;
-            let reason = if expired(spec.drop_expired, j.deadline, now) {
-                c.dropped_expired += 1;
-                "dropped_expired"
-            } else if waited_too_long(spec.max_queue_time, wait) {
-                c.dropped_queue_time += 1;
-                "dropped_queue_time"
-            } else if st
-                .codel
-                .as_mut()
-                .is_some_and(|codel| codel.should_drop(now, wait))
-            {
-                c.dropped_codel += 1;
-                "dropped_codel"
-            } else {
-                if let Some(t) = &mut self.spans {
-                    t.dequeued(job, now);
+            let reason = match st.gate.dequeue(now, j.deadline, wait) {
+                Verdict::Refuse(reason) => {
+                    reason.count_service(c);
+                    reason.name()
                 }
-                self.start(job);
-                continue;
+                Verdict::Pass | Verdict::Hold(..) => {
+                    if let Some(t) = &mut self.spans {
+                        t.dequeued(job, now);
+                    }
+                    self.start(job);
+                    continue;
+                }
             };
             self.replica_rec[u].dropped += 1;
             c.depart(now, j.admitted_at, self.arrivals_end);
@@ -535,10 +512,8 @@ impl Simulation<'_> {
             self.reply_in(SimDuration::ZERO, j.parent, outcome, job, 0);
         }
         let st = &mut self.services[u];
-        if st.station.queue_is_empty()
-            && let Some(codel) = st.codel.as_mut()
-        {
-            codel.on_empty();
+        if st.station.queue_is_empty() {
+            st.gate.queue_empty();
         }
         st.draining = false;
     }

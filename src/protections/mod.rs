@@ -30,15 +30,17 @@
 //! call state machine in `model::calls`.
 //!
 //! The scenario layer owns where a key sits in the file (`scenario::raw` has one field line per
-//! key, naming the type from here) and calls each module's `validate`; the simulation keeps each
-//! protection's live state beside the edge or service it guards and calls its rule where the rule
-//! acts (before an attempt is sent, when an attempt settles, before a retry, at dequeue). The
+//! key, naming the type from here) and calls each module's `validate`; the simulation compiles
+//! each protection configured on an edge or service into that place's gate (`model::gate`), whose
+//! hooks call the rule where it acts (before an attempt is sent, when it settles, before a retry,
+//! at admission, at dequeue). The
 //! linter asks the same modules for the bounds it reasons with ([`retry::max_backoff`],
 //! [`throttle::sustained_attempts_per_call`]).
 //!
 //! Adding a protection: a module here (YAML type, constants, `validate`, rule, bad-snippet table),
 //! its `pub mod` line and catalogue row above, its field line in `scenario::raw` and the domain
-//! type, and the call of its rule at the hook where it acts.
+//! type, and its registration in `model::gate` (guard variant, `compile` line, hook arms, key
+//! row) — no control-flow edit in the model.
 
 pub mod adaptive;
 pub mod admission;

@@ -32,8 +32,19 @@ pub struct OtlpWriter<W: Write> {
     pub spans: u64,
     /// `"traceState":"ot=th:…",` when requests are sampled at a rate below one.
     trace_state: String,
+    /// Bytes written, and the most that may be (`--max-spans-size`).
+    written: u64,
+    limit: u64,
+    /// The spans traced when a line would have passed `limit` (nothing is written after it).
+    passed_limit_at: Option<u64>,
     error: Option<std::io::Error>,
 }
+
+/// The fewest bytes one span takes in this writer's output: the shortest span it writes (a
+/// client attempt's, with its class, outcome and attempt number) is over 300 bytes; 256 leaves
+/// room for short names. `run --spans` refuses a run whose traced requests × this floor exceed
+/// `--max-spans-size` before it starts.
+pub const BYTES_PER_SPAN_FLOOR: u64 = 256;
 
 /// The OpenTelemetry sampling threshold of a probability (the specification's "TraceState:
 /// Probability Sampling", `ot=th:`): the rejection threshold `T = (1 - p) · 2^56`, as 14 hex
@@ -79,6 +90,9 @@ impl<W: Write> OtlpWriter<W> {
             buffered: 0,
             spans: 0,
             trace_state: String::new(),
+            written: 0,
+            limit: u64::MAX,
+            passed_limit_at: None,
             error: None,
         }
     }
@@ -94,6 +108,24 @@ impl<W: Write> OtlpWriter<W> {
             String::new()
         };
         self
+    }
+
+    /// Writes at most `limit` bytes (`--max-spans-size`): the first line that would pass it is
+    /// not written, and [`OtlpWriter::finish`] returns the error that says so.
+    pub fn limited_to(mut self, limit: u64) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Whether the spans passed the limit of [`OtlpWriter::limited_to`], and at which span
+    /// count: then the output is incomplete and must not be kept.
+    pub fn passed_limit_at(&self) -> Option<u64> {
+        self.passed_limit_at
+    }
+
+    /// Writes the spans still waiting (so that [`OtlpWriter::passed_limit_at`] sees them all).
+    pub fn flush_pending(&mut self) {
+        self.flush_line();
     }
 
     /// Writes the spans waiting as one line.
@@ -118,10 +150,17 @@ impl<W: Write> OtlpWriter<W> {
         }
         line.push_str("]}\n");
         self.buffered = 0;
-        if self.error.is_none()
-            && let Err(e) = self.out.write_all(line.as_bytes())
-        {
+        if self.error.is_some() {
+            return;
+        }
+        let size = line.len() as u64;
+        if self.written.saturating_add(size) > self.limit {
+            self.passed_limit_at = Some(self.spans);
+            self.error = Some(std::io::Error::other("the spans pass --max-spans-size"));
+        } else if let Err(e) = self.out.write_all(line.as_bytes()) {
             self.error = Some(e);
+        } else {
+            self.written += size;
         }
     }
 

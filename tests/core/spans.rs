@@ -487,3 +487,77 @@ fn bad_span_flags_exit_2_and_write_nothing() {
     assert!(!Path::new(out).exists());
     assert_eq!(std::fs::read_to_string(&shop).unwrap(), SHOP);
 }
+
+/// `--max-spans-size`: a run whose spans cannot fit even at one smallest span per traced request
+/// is refused before it runs; one that passes that floor but writes past the limit stops with
+/// exit 2 and leaves nothing at FILE (nor its temporary file); a share of the requests fits.
+#[test]
+fn spans_past_max_spans_size_are_refused_and_leave_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let shop = write(dir.path(), "shop.yaml", SHOP);
+    let s = shop.to_str().unwrap();
+    let out = dir.path().join("out.jsonl");
+    let o = out.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        loadsim()
+            .args(["run", s, "--spans", o])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The full run, for its size and span count.
+    let full = run(&["--quiet"]);
+    assert_eq!(full.status.code(), Some(0));
+    let size = std::fs::metadata(&out).unwrap().len();
+    let traced = spans(&out).len() as u64;
+    let requests = run_json(&shop, &[])[0]["metrics"]["requests"]
+        .as_u64()
+        .unwrap();
+    // The floor is a floor: at least one span per user request, each above the stated size.
+    assert!(traced >= requests, "{traced} spans for {requests} requests");
+    assert!(size >= traced * loadsim::report::otlp::BYTES_PER_SPAN_FLOOR);
+    std::fs::remove_file(&out).unwrap();
+
+    // Below requests × the floor: refused up front, naming the flag.
+    let floor = requests * loadsim::report::otlp::BYTES_PER_SPAN_FLOOR;
+    let below = (floor / 2).to_string();
+    let r = run(&["--max-spans-size", &below]);
+    assert_eq!(r.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("--max-spans-size") && stderr.contains("--span-sample"),
+        "{stderr}"
+    );
+    assert!(r.stdout.is_empty(), "refused before running");
+
+    // Above the floor, below the real size: the writing stops, exit 2, nothing left behind.
+    let between = (size / 2).max(floor + 1).to_string();
+    let r = run(&["--max-spans-size", &between, "--quiet"]);
+    assert_eq!(r.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert!(
+        stderr.contains("pass the limit") && stderr.contains("--max-spans-size"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "only shop.yaml is left"
+    );
+
+    // A tenth of the requests fits the same limit.
+    let r = run(&[
+        "--max-spans-size",
+        &between,
+        "--span-sample",
+        "0.1",
+        "--quiet",
+    ]);
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    assert!(std::fs::metadata(&out).unwrap().len() <= size / 2);
+}
