@@ -31,10 +31,10 @@ use std::path::Path;
 
 use crate::config::ConfigError;
 use crate::model::{self, DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunError, RunOptions};
-use crate::protections::{aws_adaptive, hedge, retry, timeout};
+use crate::protections::{hedge, retry, timeout};
 use crate::scenario::dist::Shape;
 use crate::scenario::faults::RatePlan;
-use crate::scenario::{ArrivalProcess, Dist, RetryQuota, Scenario};
+use crate::scenario::{ArrivalProcess, Dist, Scenario};
 use crate::time::{SimDuration, SimTime};
 
 /// The resource model's one entry point, for every command that runs a simulation (`run`,
@@ -252,8 +252,10 @@ pub struct Hop {
     pub retries: bool,
     /// `hedge`: the hedge timer.
     pub hedge: bool,
-    /// `retry_quota: {kind: aws_adaptive}`: a held send's wait for a token.
-    pub held: bool,
+    /// Events the hop's gates declare per attempt: the edge gate's guards
+    /// ([`crate::model::gate::EdgeGate::events_per_attempt`]; the AWS adaptive limiter's wait for
+    /// a token) and the callee's service gate ([`crate::model::gate::ServiceGate::events_per_request`]).
+    pub gated: u32,
     /// Network `latency`: the request's delayed delivery.
     pub delayed: bool,
     /// The callee has own work (a `service_time`, or a `slow` fault on it): its end.
@@ -267,7 +269,7 @@ impl Hop {
         Hop {
             retries: client.retries > 0,
             hedge: false,
-            held: false,
+            gated: model::gate::service_events_per_request(&sc.services[client.entry]),
             delayed: client.latency.is_some(),
             callee_works: has_own_work(sc, client.entry),
         }
@@ -279,7 +281,8 @@ impl Hop {
         Hop {
             retries: edge.retries > 0,
             hedge: edge.hedge.is_some(),
-            held: edge.retry_quota == Some(RetryQuota::AwsAdaptive),
+            gated: model::gate::edge_events_per_attempt(sc, edge)
+                + model::gate::service_events_per_request(&sc.services[edge.callee]),
             delayed: edge.latency.is_some(),
             callee_works: has_own_work(sc, edge.callee),
         }
@@ -299,10 +302,11 @@ fn has_own_work(sc: &Scenario, s: usize) -> bool {
 /// there declares beside its mechanism — the attempt's timeout timer
 /// ([`timeout::EVENTS_PER_ATTEMPT`]), the callee's reply ([`model::EVENTS_PER_ATTEMPT_RECEIVED`])
 /// and end of own work ([`model::EVENTS_PER_JOB_WITH_WORK`]), the retry wait
-/// ([`retry::EVENTS_PER_ATTEMPT`]), the hedge timer ([`hedge::EVENTS_PER_ATTEMPT`]), the AWS
-/// adaptive limiter's wait ([`aws_adaptive::EVENTS_PER_ATTEMPT`]) and the delayed delivery
+/// ([`retry::EVENTS_PER_ATTEMPT`]), the hedge timer ([`hedge::EVENTS_PER_ATTEMPT`]), what the
+/// hop's gates declare ([`Hop::gated`]: the AWS adaptive limiter's wait,
+/// [`crate::protections::aws_adaptive::EVENTS_PER_ATTEMPT`]) and the delayed delivery
 /// ([`model::EVENTS_PER_DELAYED_ATTEMPT`]). Breakers, outlier ejection, budgets, throttles,
-/// limiters, shedding and time-series sampling schedule nothing: they act at these events.
+/// limiters, shedding and time-series sampling declare nothing: they act at these events.
 pub fn events_per_send(hop: Hop) -> u32 {
     let on = |configured: bool, events: u32| if configured { events } else { 0 };
     timeout::EVENTS_PER_ATTEMPT
@@ -310,7 +314,7 @@ pub fn events_per_send(hop: Hop) -> u32 {
         + on(hop.callee_works, model::EVENTS_PER_JOB_WITH_WORK)
         + on(hop.retries, retry::EVENTS_PER_ATTEMPT)
         + on(hop.hedge, hedge::EVENTS_PER_ATTEMPT)
-        + on(hop.held, aws_adaptive::EVENTS_PER_ATTEMPT)
+        + hop.gated
         + on(hop.delayed, model::EVENTS_PER_DELAYED_ATTEMPT)
 }
 
@@ -526,6 +530,17 @@ pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> 
                 pilot_events: events + before,
             })
         }
+        Err(RunError::TooManyEvents { events, at, .. }) if !rates_are_bounds(sc) => {
+            // A closed loop without think time: its requests are not known in advance; its
+            // events go on at the pilot's pace for the rest of the run.
+            let so_far = SimDuration(at.0.max(1)).as_secs_f64();
+            Some(EventEstimate {
+                events: events as f64 * sc.duration.as_secs_f64().max(so_far) / so_far
+                    + fixed_events(sc),
+                basis: Basis::Cut { at },
+                pilot_events: events,
+            })
+        }
         Err(RunError::TooManyEvents { events, at, .. }) => {
             let so_far = expected_requests_before(sc, at).max(1.0);
             Some(EventEstimate {
@@ -537,6 +552,16 @@ pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> 
         }
         Err(_) => None,
     }
+}
+
+/// Whether every request class's arrival rate is an upper bound of its requests: open arrivals
+/// and traces are; a closed loop is when its users think
+/// ([`crate::scenario::ClosedLoop::rate_bound`]).
+pub fn rates_are_bounds(sc: &Scenario) -> bool {
+    sc.classes.iter().all(|c| match &c.arrivals.closed {
+        Some(cl) if c.arrivals.process == ArrivalProcess::Closed => cl.rate_bound().is_some(),
+        _ => true,
+    })
 }
 
 /// Refuses a scenario whose events would exceed `max_events` (the `--max-events` limit); `file`
@@ -560,11 +585,15 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
 pub fn check_events(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<(), ConfigError> {
     let max_events = limits.max_events;
     let bound = event_bound(sc);
-    if bound <= max_events as f64 {
+    // A closed loop whose users do not think bounds its rate by nothing the scenario states
+    // (how fast replies come): neither the bound nor the expected requests hold for it, and
+    // only a pilot tells.
+    let rates_bound = rates_are_bounds(sc);
+    if rates_bound && bound <= max_events as f64 {
         return Ok(());
     }
     let least = expected_requests(sc) * model::EVENTS_PER_USER_REQUEST as f64;
-    let estimate = if least > max_events as f64 {
+    let estimate = if rates_bound && least > max_events as f64 {
         None
     } else {
         match estimate_events(sc, limits.max_memory) {
@@ -778,6 +807,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 mod tests {
     use super::*;
     use crate::config::Document;
+    use crate::protections::aws_adaptive;
 
     fn scenario(rate: &str, retries: u32) -> Scenario {
         let text = format!(
@@ -871,7 +901,7 @@ mod tests {
         let all = Hop {
             retries: true,
             hedge: true,
-            held: true,
+            gated: aws_adaptive::EVENTS_PER_ATTEMPT,
             delayed: true,
             callee_works: true,
         };
@@ -885,6 +915,35 @@ mod tests {
              b: {slots: 1, service_time: {dist: constant, value: 1ms}}\n",
         );
         assert_eq!(events_per_user_bound(&sc), 27.0);
+    }
+
+    /// The AWS adaptive limiter's wait is declared by its edge gate (model::gate), and the
+    /// bound reads it from there: the same call with `retry_quota: {kind: aws_adaptive}` costs
+    /// one event more per attempt sent on it (2 attempts of the client × 2 per call = 4 sends
+    /// at b), and `{kind: aws_standard}` (a quota that holds nothing) costs none.
+    #[test]
+    fn the_bound_reads_what_an_edge_gate_declares() {
+        let with = |quota: &str| {
+            from_text(&format!(
+                "duration: 10s\narrivals: {{rate: 100}}\n\
+                 client: {{entry: a, attempt_timeout: 1s, retries: 1}}\n\
+                 services:\n  a: {{slots: 1, calls: {{b: {{attempt_timeout: 1s, retries: 1{quota}}}}}}}\n  \
+                 b: {{slots: 1, service_time: {{dist: constant, value: 1ms}}}}\n"
+            ))
+        };
+        let plain = events_per_user_bound(&with(""));
+        assert_eq!(
+            events_per_user_bound(&with(", retry_quota: {kind: aws_adaptive}")),
+            plain + 4.0 * f64::from(aws_adaptive::EVENTS_PER_ATTEMPT)
+        );
+        assert_eq!(
+            events_per_user_bound(&with(", retry_quota: {kind: aws_standard}")),
+            plain
+        );
+        assert_eq!(
+            Hop::edge(&with(", retry_quota: {kind: aws_adaptive}"), 0).gated,
+            1
+        );
     }
 
     /// Issue 18: the bound multiplied the factors of every surge, overlapping or not.
