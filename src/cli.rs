@@ -348,8 +348,10 @@ pub struct RunArgs {
     /// scenario,seed,metric,scope,entity,name,value).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Event limit: refuse a scenario that could need more events than this (rate × duration ×
-    /// worst-case attempts, see `loadsim check`), and stop a run that exceeds it.
+    /// Event limit: refuse a scenario that would need more events than this (within the bound
+    /// its parts declare it runs at once; above it, a short pilot run of the same scenario
+    /// estimates the events and twice the estimate must fit; docs/trust.md §3), and stop a run
+    /// that exceeds it. Scientific notation accepted (`1e10`).
     #[arg(long, default_value = "2e9", value_name = "N", value_parser = loadsim::guard::parse_count)]
     pub max_events: u64,
     /// Write the report to this file instead of stdout (checked before anything runs).

@@ -31,11 +31,12 @@
 use std::path::Path;
 
 use crate::config::ConfigError;
-use crate::model::{DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunOptions};
+use crate::model::{self, DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunError, RunOptions};
+use crate::protections::{hedge, retry, timeout};
 use crate::scenario::dist::Shape;
 use crate::scenario::rate::RatePlan;
 use crate::scenario::{ArrivalProcess, Dist, Scenario};
-use crate::time::SimDuration;
+use crate::time::{SimDuration, SimTime};
 
 /// The resource model's one entry point, for every command that runs a simulation (`run`,
 /// `run --seeds`, `sweep`, `boundary`, `tune`, `test`): refuses `sc` (read from `file`) before
@@ -46,7 +47,7 @@ use crate::time::SimDuration;
 /// ([`events_per_instant_bound`]).
 pub fn admit(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<RunOptions, ConfigError> {
     check_requests(sc, file)?;
-    check_event_budget(sc, file, limits.max_events)?;
+    check_events(sc, file, limits)?;
     check_run_memory(sc, file, limits.max_memory)?;
     Ok(limits_for(sc, limits))
 }
@@ -239,56 +240,134 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     Ok(v as u64)
 }
 
-/// Events one attempt can cause at most: timeout timer, reply, retry timer, hedge timer, end of
-/// own work (and its delivery when the network delays it, see [`events_per_attempt`]).
-pub const EVENTS_PER_ATTEMPT: f64 = 5.0;
-
 /// Largest sweep grid that runs without `--yes`.
 pub const MAX_CELLS_WITHOUT_YES: u64 = 1_000;
 /// Largest sweep grid at all: every cell is expanded and validated in memory before any runs.
 pub const MAX_CELLS: u64 = 1_000_000;
 
-/// Most events one attempt of `sc` can cause: [`EVENTS_PER_ATTEMPT`], and one more (the delayed
-/// delivery of its request) when a client or a call has network `latency`.
-pub fn events_per_attempt(sc: &Scenario) -> f64 {
-    let delayed = sc.classes.iter().any(|c| c.client.latency.is_some())
-        || sc.edges.iter().any(|e| e.latency.is_some());
-    EVENTS_PER_ATTEMPT + if delayed { 1.0 } else { 0.0 }
+/// What one hop — the client's attempts at its entry service, or one call edge — has configured
+/// that schedules events for each attempt sent on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Hop {
+    /// `retries` above 0: a wait before the next attempt.
+    pub retries: bool,
+    /// `hedge`: the hedge timer.
+    pub hedge: bool,
+    /// Events the hop's gates declare per attempt: the edge gate's guards
+    /// ([`crate::model::gate::EdgeGate::events_per_attempt`]; the AWS adaptive limiter's wait for
+    /// a token) and the callee's service gate ([`crate::model::gate::ServiceGate::events_per_request`]).
+    pub gated: u32,
+    /// Network `latency`: the request's delayed delivery.
+    pub delayed: bool,
+    /// The callee has own work (a `service_time`, or a `slow` fault on it): its end.
+    pub callee_works: bool,
 }
 
-/// Most events one user request of `sc` can cause (see the module doc).
+impl Hop {
+    /// The client hop of request class `class` of `sc`.
+    pub fn client(sc: &Scenario, class: usize) -> Hop {
+        let client = &sc.classes[class].client;
+        Hop {
+            retries: client.retries > 0,
+            hedge: false,
+            gated: model::gate::service_events_per_request(&sc.services[client.entry]),
+            delayed: client.latency.is_some(),
+            callee_works: has_own_work(sc, client.entry),
+        }
+    }
+
+    /// The hop of call edge `e` of `sc`.
+    pub fn edge(sc: &Scenario, e: usize) -> Hop {
+        let edge = &sc.edges[e];
+        Hop {
+            retries: edge.retries > 0,
+            hedge: edge.hedge.is_some(),
+            gated: model::gate::edge_events_per_attempt(sc, edge)
+                + model::gate::service_events_per_request(&sc.services[edge.callee]),
+            delayed: edge.latency.is_some(),
+            callee_works: has_own_work(sc, edge.callee),
+        }
+    }
+}
+
+/// Whether service `s` of `sc` can draw own work: a `service_time`, or a `slow` fault on it.
+fn has_own_work(sc: &Scenario, s: usize) -> bool {
+    sc.services[s].service_time.is_some()
+        || sc
+            .faults
+            .iter()
+            .any(|f| f.kind.service_time_of(s).is_some())
+}
+
+/// Most events one attempt sent on `hop` can schedule: the sum of what each part configured
+/// there declares beside its mechanism — the attempt's timeout timer
+/// ([`timeout::EVENTS_PER_ATTEMPT`]), the callee's reply ([`model::EVENTS_PER_ATTEMPT_RECEIVED`])
+/// and end of own work ([`model::EVENTS_PER_JOB_WITH_WORK`]), the retry wait
+/// ([`retry::EVENTS_PER_ATTEMPT`]), the hedge timer ([`hedge::EVENTS_PER_ATTEMPT`]), what the
+/// hop's gates declare ([`Hop::gated`]: the AWS adaptive limiter's wait,
+/// [`crate::protections::aws_adaptive::EVENTS_PER_ATTEMPT`]) and the delayed delivery
+/// ([`model::EVENTS_PER_DELAYED_ATTEMPT`]). Breakers, outlier ejection, budgets, throttles,
+/// limiters, shedding and time-series sampling declare nothing: they act at these events.
+pub fn events_per_send(hop: Hop) -> u32 {
+    let on = |configured: bool, events: u32| if configured { events } else { 0 };
+    timeout::EVENTS_PER_ATTEMPT
+        + model::EVENTS_PER_ATTEMPT_RECEIVED
+        + on(hop.callee_works, model::EVENTS_PER_JOB_WITH_WORK)
+        + on(hop.retries, retry::EVENTS_PER_ATTEMPT)
+        + on(hop.hedge, hedge::EVENTS_PER_ATTEMPT)
+        + hop.gated
+        + on(hop.delayed, model::EVENTS_PER_DELAYED_ATTEMPT)
+}
+
+/// Most events one user request of `sc` can cause: over its request classes, the largest of
+/// its arrival ([`model::EVENTS_PER_USER_REQUEST`]) plus, on every hop the class takes, the
+/// worst-case attempts sent there (R1: the client's `retries` + 1, times each call's attempts
+/// per call — `retries` + 1 or `max_hedges` + 1 — down the call graph) times
+/// [`events_per_send`] of that hop.
 pub fn events_per_user_bound(sc: &Scenario) -> f64 {
-    let attempts: f64 = sc.worst_case_attempts().iter().map(|&a| a as f64).sum();
-    1.0 + events_per_attempt(sc) * attempts
+    let order = sc.topological_order();
+    let mut worst = 0.0f64;
+    for (c, class) in sc.classes.iter().enumerate() {
+        let entry = class.client.entry;
+        let mut attempts = vec![0.0f64; sc.services.len()];
+        attempts[entry] = class.client.retries as f64 + 1.0;
+        let mut events = model::EVENTS_PER_USER_REQUEST as f64
+            + attempts[entry] * events_per_send(Hop::client(sc, c)) as f64;
+        for &s in &order {
+            for &e in &sc.services[s].calls {
+                let edge = &sc.edges[e];
+                if !edge.taken_by(c) {
+                    continue;
+                }
+                let sends = attempts[s] * edge.max_attempts_per_call() as f64;
+                attempts[edge.callee] += sends;
+                events += sends * events_per_send(Hop::edge(sc, e)) as f64;
+            }
+        }
+        worst = worst.max(events);
+    }
+    worst
 }
 
-/// Most events of a run of `sc` that no user request causes: a capacity fault's end, and each
-/// autoscaler's evaluations (at every multiple of `interval` before the end of arrivals) with
-/// the warm-up ends of the replicas they start (at most `max_replicas` each).
+/// Most events of a run of `sc` that no user request causes, as each part declares them: a
+/// fault's end ([`crate::scenario::FaultKind::events_scheduled`]) and each autoscaler's
+/// evaluations and warm-up ends ([`crate::protections::autoscale::Autoscale::events_scheduled`]).
 pub fn fixed_events(sc: &Scenario) -> f64 {
-    let faults = sc
+    let faults: f64 = sc
         .faults
         .iter()
-        .filter(|f| f.kind.wakes_at_end().is_some())
-        .count() as f64;
+        .map(|f| f.kind.events_scheduled() as f64)
+        .sum();
     let autoscaling: f64 = sc
         .services
         .iter()
         .filter_map(|s| s.autoscale.as_ref())
-        .map(|a| {
-            let ticks = sc.duration.0.saturating_sub(1) / a.interval.0.max(1);
-            let warmups = if a.warmup.0 > 0 {
-                ticks.saturating_mul(a.max_replicas as u64)
-            } else {
-                0
-            };
-            ticks as f64 + warmups as f64
-        })
+        .map(|a| a.events_scheduled(sc.duration))
         .sum();
     faults + autoscaling
 }
 
-/// Most events a run of `sc` with `requests` user requests can cause.
+/// Most events a run of `sc` with `requests` user requests can cause: the declared hard bound.
 pub fn event_bound_for(sc: &Scenario, requests: f64) -> f64 {
     requests * events_per_user_bound(sc) + fixed_events(sc)
 }
@@ -302,18 +381,228 @@ pub fn expected_requests(sc: &Scenario) -> f64 {
         .sum()
 }
 
-/// Most events a run of `sc` can cause with its expected number of user requests.
+/// The expected number of user requests of `sc` that arrive before `t` (a trace's rows before
+/// `t`, counted).
+pub fn expected_requests_before(sc: &Scenario, t: SimTime) -> f64 {
+    let t = t.min(SimTime(sc.duration.0));
+    sc.classes
+        .iter()
+        .map(|c| match &c.arrivals.trace {
+            Some(rows) => rows.partition_point(|&r| r < t) as f64,
+            None => RatePlan::new(&c.arrivals, &sc.faults).expected_arrivals(SimDuration(t.0)),
+        })
+        .sum()
+}
+
+/// Most events a run of `sc` can cause with its expected number of user requests: the declared
+/// hard bound.
 pub fn event_bound(sc: &Scenario) -> f64 {
     event_bound_for(sc, expected_requests(sc))
 }
 
-/// Refuses a scenario whose event bound exceeds `max_events` (the `--max-events` limit); `file`
-/// names it in the message.
+/// How long the pilot runs past the last change of a scenario ([`last_change`]) and the
+/// [`settling_time`] of its mechanisms: long enough for the regime after it — recovery, or a
+/// retry storm that outlives its fault — to show its rate of events.
+pub const PILOT_TAIL: SimDuration = SimDuration::from_secs(20);
+
+/// The longest time what happened stays in the state of a mechanism of `sc`, as each declares
+/// it: an adaptive throttle's window, a breaker's window and `open_for`, outlier ejection's
+/// longest ejection, an autoscaler's interval, warm-up and cooldown (0 when it has none).
+pub fn settling_time(sc: &Scenario) -> SimDuration {
+    let edges = sc.edges.iter().flat_map(|e| {
+        [
+            e.adaptive_throttle.map(|a| a.memory()),
+            e.circuit_breaker.map(|b| b.memory()),
+            e.outlier_detection.map(|o| o.memory()),
+        ]
+    });
+    let services = sc
+        .services
+        .iter()
+        .map(|s| s.autoscale.as_ref().map(|a| a.memory()));
+    edges
+        .chain(services)
+        .flatten()
+        .max()
+        .unwrap_or(SimDuration::ZERO)
+}
+
+/// The most events each pilot run may process: about a quarter of a second of simulation. A pilot
+/// that reaches it is cut there and extrapolated ([`Basis::Cut`]).
+pub const PILOT_EVENTS: u64 = 1 << 21;
+
+/// An estimate is admitted only up to the limit divided by this: the margin for its error (the
+/// realised events of the shipped scenarios stretched to a day stay within a factor 1.1 of it,
+/// docs/trust.md §3).
+pub const ESTIMATE_MARGIN: f64 = 2.0;
+
+/// The instant after which nothing in `sc` changes its rates or its regime: the latest end of a
+/// fault, a profile piece or a trace (0 when it has none), at most `duration`. From there on the
+/// run is stationary, and a pilot that has run a while past it has seen its rate of events.
+pub fn last_change(sc: &Scenario) -> SimDuration {
+    let mut t = 0u64;
+    for f in &sc.faults {
+        t = t.max(f.to.0);
+    }
+    for c in &sc.classes {
+        if let Some(p) = &c.arrivals.profile {
+            for piece in &p.pieces {
+                t = t.max(piece.to.0);
+            }
+        }
+        if let Some(last) = c.arrivals.trace.as_ref().and_then(|rows| rows.last()) {
+            t = t.max(last.0.saturating_add(1));
+        }
+    }
+    SimDuration(t.min(sc.duration.0))
+}
+
+/// How an [`EventEstimate`] was made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Basis {
+    /// The pilot was the whole run: the estimate is its event count.
+    Whole,
+    /// The pilot ran to `pilot`, [`PILOT_TAIL`] past the last change; the estimate is its events
+    /// plus, for the rest of `duration`, its events per second over the last `window` of it (its
+    /// events less those of a second pilot that stops `window` earlier, over `window`).
+    Tail {
+        pilot: SimDuration,
+        window: SimDuration,
+    },
+    /// The pilot reached [`PILOT_EVENTS`] at simulated `at`: its events per user request so far,
+    /// times the expected user requests of the whole run.
+    Cut { at: SimTime },
+}
+
+/// The guard's realistic estimate of the events of a run ([`estimate_events`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EventEstimate {
+    /// Expected events of the whole run.
+    pub events: f64,
+    /// How it was made.
+    pub basis: Basis,
+    /// Events the pilot runs processed: what the estimate cost.
+    pub pilot_events: u64,
+}
+
+/// Estimates the events of a run of `sc` from two short deterministic pilot runs of the same
+/// scenario, same seed, cut short through `duration`: the prefix up to [`PILOT_TAIL`] and the
+/// [`settling_time`] of its mechanisms past its last change ([`last_change`]: the end of the last
+/// fault, profile piece or trace), so that it goes through every fault and the recovery after it
+/// with the run's own amplification (the retries, hedges and timeouts that actually fire), and a
+/// second prefix half that tail shorter; the difference of the two is the stationary rest's
+/// events per second. A prefix that covers `duration` is the run itself ([`Basis::Whole`]). Each
+/// pilot is held to [`PILOT_EVENTS`] (cut there, it is extrapolated by expected requests,
+/// [`Basis::Cut`]) and to `max_memory`. `None` when a pilot fails otherwise (memory, a stalled
+/// clock): the run would fail the same way within that prefix and say so.
+pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> {
+    let options = RunOptions {
+        max_events: PILOT_EVENTS,
+        max_memory,
+        max_events_per_instant: events_per_instant_bound(sc),
+    };
+    let change = last_change(sc);
+    let until = (change + settling_time(sc) + PILOT_TAIL).min(sc.duration);
+    let pilot = |to: SimDuration| {
+        let mut p = sc.clone();
+        p.duration = to;
+        p.allow_no_requests = true;
+        crate::model::run_with(&p, options).map(|r| r.engine.events)
+    };
+    match pilot(until) {
+        Ok(events) if until >= sc.duration => Some(EventEstimate {
+            events: events as f64,
+            basis: Basis::Whole,
+            pilot_events: events,
+        }),
+        Ok(events) => {
+            // The rate of events over the second half of the tail, after the recovery.
+            let half = SimDuration(until.0 - (until.0 - change.0) / 2);
+            let before = pilot(half).ok()?;
+            let window = SimDuration(until.0 - half.0);
+            let per_second = events.saturating_sub(before) as f64 / window.as_secs_f64();
+            let rest = SimDuration(sc.duration.0 - until.0).as_secs_f64();
+            Some(EventEstimate {
+                events: events as f64 + per_second * rest,
+                basis: Basis::Tail {
+                    pilot: until,
+                    window,
+                },
+                pilot_events: events + before,
+            })
+        }
+        Err(RunError::TooManyEvents { events, at, .. }) if !rates_are_bounds(sc) => {
+            // A closed loop without think time: its requests are not known in advance; its
+            // events go on at the pilot's pace for the rest of the run.
+            let so_far = SimDuration(at.0.max(1)).as_secs_f64();
+            Some(EventEstimate {
+                events: events as f64 * sc.duration.as_secs_f64().max(so_far) / so_far
+                    + fixed_events(sc),
+                basis: Basis::Cut { at },
+                pilot_events: events,
+            })
+        }
+        Err(RunError::TooManyEvents { events, at, .. }) => {
+            let so_far = expected_requests_before(sc, at).max(1.0);
+            Some(EventEstimate {
+                events: events as f64 * expected_requests(sc).max(so_far) / so_far
+                    + fixed_events(sc),
+                basis: Basis::Cut { at },
+                pilot_events: events,
+            })
+        }
+        Err(_) => None,
+    }
+}
+
+/// Whether every request class's arrival rate is an upper bound of its requests: open arrivals
+/// and traces are; a closed loop is when its users think
+/// ([`crate::scenario::ClosedLoop::rate_bound`]).
+pub fn rates_are_bounds(sc: &Scenario) -> bool {
+    sc.classes.iter().all(|c| match &c.arrivals.closed {
+        Some(cl) if c.arrivals.process == ArrivalProcess::Closed => cl.rate_bound().is_some(),
+        _ => true,
+    })
+}
+
+/// Refuses a scenario whose events would exceed `max_events` (the `--max-events` limit); `file`
+/// names it in the message. See [`check_events`], with the default memory limit for the pilot.
 pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result<(), ConfigError> {
+    check_events(
+        sc,
+        file,
+        RunOptions {
+            max_events,
+            ..RunOptions::default()
+        },
+    )
+}
+
+/// Refuses a scenario whose events would exceed `limits.max_events`, in three steps (the module
+/// doc): within the declared hard bound ([`event_bound`]) it is admitted at once; with more
+/// expected user requests than the limit (one arrival event each at least) it is refused at
+/// once, however absurd its rates; between the two, the pilot's estimate ([`estimate_events`])
+/// decides, with the margin [`ESTIMATE_MARGIN`]. `file` names the scenario in the message.
+pub fn check_events(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<(), ConfigError> {
+    let max_events = limits.max_events;
     let bound = event_bound(sc);
-    if bound <= max_events as f64 {
+    // A closed loop whose users do not think bounds its rate by nothing the scenario states
+    // (how fast replies come): neither the bound nor the expected requests hold for it, and
+    // only a pilot tells.
+    let rates_bound = rates_are_bounds(sc);
+    if rates_bound && bound <= max_events as f64 {
         return Ok(());
     }
+    let least = expected_requests(sc) * model::EVENTS_PER_USER_REQUEST as f64;
+    let estimate = if rates_bound && least > max_events as f64 {
+        None
+    } else {
+        match estimate_events(sc, limits.max_memory) {
+            None => return Ok(()),
+            Some(e) if e.events * ESTIMATE_MARGIN <= max_events as f64 => return Ok(()),
+            Some(e) => Some(e),
+        }
+    };
     let attempts: u64 = sc
         .worst_case_attempts()
         .iter()
@@ -330,18 +619,34 @@ pub fn check_event_budget(sc: &Scenario, file: &Path, max_events: u64) -> Result
             secs = sc.duration.as_secs_f64()
         )
     };
-    let per_attempt = events_per_attempt(sc);
+    let per_request = events_per_user_bound(sc);
     let fixed = match fixed_events(sc) {
         n if n > 0.0 => format!(" + {n} events no request causes"),
         _ => String::new(),
     };
+    let why = match estimate {
+        None => format!(
+            "and at least {least:.3e} (one arrival per user request), above the limit of \
+             {max_events}"
+        ),
+        Some(e) => format!(
+            "and {} estimates {:.3e}, above the limit of {max_events} with the margin of \
+             {ESTIMATE_MARGIN} an estimate keeps",
+            match e.basis {
+                Basis::Whole => "a pilot of the whole run".to_string(),
+                Basis::Tail { pilot, .. } => format!("a pilot run of its first {pilot}"),
+                Basis::Cut { at } =>
+                    format!("a pilot run cut at {} events at {at}", e.pilot_events),
+            },
+            e.events
+        ),
+    };
     Err(ConfigError::file(
         file,
         format!(
-            "this run could take up to {bound:.3e} events ({requests} × (1 + {per_attempt} × \
-             {attempts} worst-case attempts per request){fixed}), above the limit of {max_events}; \
-             shorten `duration`, lower `arrivals.rate` or the retries, or raise --max-events if you \
-             mean it",
+            "this run could take up to {bound:.3e} events ({requests} × {per_request} events per \
+             request over {attempts} worst-case attempts{fixed}) {why}; shorten `duration`, lower \
+             `arrivals.rate` or the retries, or raise --max-events if you mean it",
         ),
     ))
 }
@@ -499,6 +804,8 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 mod tests {
     use super::*;
     use crate::config::Document;
+    use crate::model::DEFAULT_MAX_MEMORY;
+    use crate::protections::aws_adaptive;
 
     fn scenario(rate: &str, retries: u32) -> Scenario {
         let text = format!(
@@ -513,15 +820,128 @@ mod tests {
 
     #[test]
     fn event_bound_multiplies_rate_duration_and_worst_case_attempts() {
-        // client 2 attempts at a, 2·2 = 4 at b: 1 + 5·(2 + 4) = 31 events per request.
+        // The declarations summed: 1 arrival; the client's 2 attempts at a (no own work), each a
+        // timeout timer, a reply and a retry wait: 3; a's 2 × 2 = 4 attempts at b (own work),
+        // each a timeout timer, a reply, a retry wait and b's end of work: 4. 1 + 2·3 + 4·4 = 23.
         let sc = scenario("100", 1);
-        assert_eq!(events_per_user_bound(&sc), 31.0);
-        assert_eq!(event_bound(&sc), 100.0 * 10.0 * 31.0);
-        assert!(check_event_budget(&sc, Path::new("t.yaml"), 31_000).is_ok());
-        let e = check_event_budget(&sc, Path::new("t.yaml"), 30_999).unwrap_err();
+        assert_eq!(events_per_user_bound(&sc), 23.0);
+        assert_eq!(event_bound(&sc), 100.0 * 10.0 * 23.0);
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), 23_000).is_ok());
+        // Below the bound but above the expected requests: the pilot (the whole 10 s run)
+        // decides, with its margin.
+        let actual = crate::model::run(&sc).unwrap().engine.events;
+        let e = estimate_events(&sc, DEFAULT_MAX_MEMORY).unwrap();
+        assert_eq!(e.basis, Basis::Whole);
+        assert_eq!(e.events, actual as f64);
+        let fits = (actual as f64 * ESTIMATE_MARGIN) as u64;
+        assert!(check_event_budget(&sc, Path::new("t.yaml"), fits).is_ok());
+        let e = check_event_budget(&sc, Path::new("t.yaml"), fits - 1).unwrap_err();
         let text = e.to_string();
         assert!(text.contains("--max-events"), "{text}");
         assert!(text.contains("t.yaml"), "{text}");
+        assert!(
+            text.contains("a pilot of the whole run estimates"),
+            "{text}"
+        );
+        // Fewer events allowed than requests expected: refused without a pilot.
+        let e = check_event_budget(&sc, Path::new("t.yaml"), 999).unwrap_err();
+        assert!(e.to_string().contains("at least 1.000e3"), "{e}");
+    }
+
+    /// The declaration that bounds each kind of event the model schedules. The match has no
+    /// wildcard: a new `Event` variant does not compile here until it names its declaration.
+    fn declaration_of(e: &crate::model::Event) -> u32 {
+        use crate::model::Event;
+        use crate::protections::autoscale;
+        match e {
+            Event::UserArrival { .. } => model::EVENTS_PER_USER_REQUEST,
+            Event::AttemptTimeout { .. } => timeout::EVENTS_PER_ATTEMPT,
+            Event::Reply { .. } => model::EVENTS_PER_ATTEMPT_RECEIVED,
+            Event::WorkDone { .. } => model::EVENTS_PER_JOB_WITH_WORK,
+            Event::ClientRetry { .. } | Event::EdgeRetry { .. } => retry::EVENTS_PER_ATTEMPT,
+            Event::HedgeFire { .. } => hedge::EVENTS_PER_ATTEMPT,
+            Event::RateLimitedSend { .. } => aws_adaptive::EVENTS_PER_ATTEMPT,
+            Event::Deliver { .. } => model::EVENTS_PER_DELAYED_ATTEMPT,
+            Event::AutoscaleTick { .. } => autoscale::EVENTS_PER_TICK,
+            // One per replica an evaluation starts, within `Autoscale::events_scheduled`.
+            Event::ReplicaReady { .. } => 1,
+            Event::CapacityRestored { .. } => crate::scenario::FaultKind::Capacity {
+                service: 0,
+                slots: 1,
+            }
+            .events_scheduled(),
+        }
+    }
+
+    #[test]
+    fn every_kind_of_event_has_a_declaration() {
+        use crate::model::Event;
+        use crate::model::slab::Handle;
+        let none = Handle::NONE;
+        for e in [
+            Event::UserArrival { class: 0 },
+            Event::AttemptTimeout { attempt: none },
+            Event::WorkDone { job: none },
+            Event::ClientRetry { user: 0 },
+            Event::EdgeRetry { job: none, call: 0 },
+            Event::HedgeFire { job: none, call: 0 },
+            Event::AutoscaleTick { service: 0 },
+            Event::CapacityRestored { service: 0 },
+        ] {
+            assert_eq!(declaration_of(&e), 1, "{e:?}");
+        }
+    }
+
+    /// Each hop adds only what is configured on it.
+    #[test]
+    fn a_hop_sums_the_declarations_of_what_it_has() {
+        assert_eq!(events_per_send(Hop::default()), 2);
+        let all = Hop {
+            retries: true,
+            hedge: true,
+            gated: aws_adaptive::EVENTS_PER_ATTEMPT,
+            delayed: true,
+            callee_works: true,
+        };
+        assert_eq!(events_per_send(all), 7);
+        // With network latency on the call: one delivery more per attempt at b (4 of them).
+        let sc = from_text(
+            "duration: 10s\narrivals: {rate: 100}\n\
+             client: {entry: a, attempt_timeout: 1s, retries: 1}\n\
+             services:\n  a: {slots: 1, calls: {b: {attempt_timeout: 1s, retries: 1, \
+             latency: {dist: constant, value: 1ms}}}}\n  \
+             b: {slots: 1, service_time: {dist: constant, value: 1ms}}\n",
+        );
+        assert_eq!(events_per_user_bound(&sc), 27.0);
+    }
+
+    /// The AWS adaptive limiter's wait is declared by its edge gate (model::gate), and the
+    /// bound reads it from there: the same call with `retry_quota: {kind: aws_adaptive}` costs
+    /// one event more per attempt sent on it (2 attempts of the client × 2 per call = 4 sends
+    /// at b), and `{kind: aws_standard}` (a quota that holds nothing) costs none.
+    #[test]
+    fn the_bound_reads_what_an_edge_gate_declares() {
+        let with = |quota: &str| {
+            from_text(&format!(
+                "duration: 10s\narrivals: {{rate: 100}}\n\
+                 client: {{entry: a, attempt_timeout: 1s, retries: 1}}\n\
+                 services:\n  a: {{slots: 1, calls: {{b: {{attempt_timeout: 1s, retries: 1{quota}}}}}}}\n  \
+                 b: {{slots: 1, service_time: {{dist: constant, value: 1ms}}}}\n"
+            ))
+        };
+        let plain = events_per_user_bound(&with(""));
+        assert_eq!(
+            events_per_user_bound(&with(", retry_quota: {kind: aws_adaptive}")),
+            plain + 4.0 * f64::from(aws_adaptive::EVENTS_PER_ATTEMPT)
+        );
+        assert_eq!(
+            events_per_user_bound(&with(", retry_quota: {kind: aws_standard}")),
+            plain
+        );
+        assert_eq!(
+            Hop::edge(&with(", retry_quota: {kind: aws_adaptive}"), 0).gated,
+            1
+        );
     }
 
     /// Issue 18: the bound multiplied the factors of every surge, overlapping or not.
@@ -537,13 +957,14 @@ mod tests {
             let doc = Document::from_text(Path::new("t.yaml"), &text).unwrap();
             Scenario::from_document(&doc).unwrap()
         };
-        // Nine one-minute steps of ×2 … ×10, one after another (6 events per request): the rate
-        // integrates to 60 s × 100/s × (2 + … + 10) = 324 000 requests, ~1.9e6 events. The old
-        // product of factors (10!/1 ≈ 3.6e6) put it at ~1.2e12 and refused it.
+        // Nine one-minute steps of ×2 … ×10, one after another (4 events per request: arrival,
+        // timeout timer, reply, end of work): the rate integrates to 60 s × 100/s × (2 + … + 10)
+        // = 324 000 requests, ~1.3e6 events. The old product of factors (10!/1 ≈ 3.6e6) put it
+        // at ~1.2e12 and refused it.
         let sc = with_faults(&crate::scenario::faults::test_support::one_minute_surge_steps());
-        assert_eq!(events_per_user_bound(&sc), 6.0);
+        assert_eq!(events_per_user_bound(&sc), 4.0);
         assert!((expected_requests(&sc) - 324_000.0).abs() < 1e-6);
-        assert!((event_bound(&sc) - 324_000.0 * 6.0).abs() < 1e-3);
+        assert!((event_bound(&sc) - 324_000.0 * 4.0).abs() < 1e-3);
         assert!(check_event_budget(&sc, Path::new("t.yaml"), 2_000_000).is_ok());
         // Two one-second ×30 surges far apart: 2 s at 3000/s instead of the base 100/s, not the
         // whole period at 100 × 30 × 30.
@@ -649,8 +1070,8 @@ mod tests {
             "duration: 10s\narrivals: {process: closed, users: 10000000, think_time: {dist: constant, value: 1s}}\n\
              client: {entry: a, attempt_timeout: 1s}\nservices:\n  a: {slots: 1}\n",
         );
-        // 1e7 users × (1 + 5 × 1) events each.
-        assert_eq!(events_per_instant_bound(&many), 60_000_000);
+        // 1e7 users × (1 arrival + 1 timeout timer + 1 reply) events each (a has no own work).
+        assert_eq!(events_per_instant_bound(&many), 30_000_000);
     }
 
     #[test]

@@ -29,6 +29,10 @@ mod service;
 pub mod slab;
 pub mod spans;
 
+pub use arrivals::EVENTS_PER_USER_REQUEST;
+pub use fleet::EVENTS_PER_DELAYED_ATTEMPT;
+pub use service::{EVENTS_PER_ATTEMPT_RECEIVED, EVENTS_PER_JOB_WITH_WORK};
+
 use std::time::Instant;
 
 use thiserror::Error;

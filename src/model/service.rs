@@ -15,6 +15,14 @@ use crate::protections::concurrency_limit::Release;
 use crate::scenario::QueueDiscipline;
 use crate::time::{SimDuration, SimTime};
 
+/// Events a service schedules per attempt that reaches it: its reply to the caller (`Reply`; also
+/// for an attempt turned away or failed by a fault, and with the reply's network delay folded
+/// in). Summed by [`crate::guard::events_per_send`].
+pub const EVENTS_PER_ATTEMPT_RECEIVED: u32 = 1;
+/// Events a service with own work (a `service_time`, or a `slow` fault on it) schedules per job
+/// it starts: the end of that work (`WorkDone`). Summed by [`crate::guard::events_per_send`].
+pub const EVENTS_PER_JOB_WITH_WORK: u32 = 1;
+
 impl Simulation<'_> {
     /// A request from `parent` arrives at `service`'s replica `u` (see [`Simulation::unit_of`]),
     /// carrying its request class `class` (0 with one class) and `deadline`. Returns the admitted

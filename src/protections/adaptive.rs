@@ -39,6 +39,14 @@ pub struct AdaptiveThrottle {
     pub window: SimDuration,
 }
 
+impl AdaptiveThrottle {
+    /// How long what happened stays in its state: the trailing window. A pilot run watches the
+    /// regime after a fault at least this long ([`crate::guard::settling_time`]).
+    pub fn memory(&self) -> SimDuration {
+        self.window
+    }
+}
+
 /// Checks `adaptive_throttle` at `key`.
 pub(crate) fn validate(
     key: &str,

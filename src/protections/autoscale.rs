@@ -93,6 +93,33 @@ pub struct Autoscale {
     pub scale_down_cooldown: SimDuration,
 }
 
+/// Events one evaluation of the controller schedules: the next evaluation (`AutoscaleTick`).
+pub const EVENTS_PER_TICK: u32 = 1;
+
+impl Autoscale {
+    /// How long what happened stays in its state: a decision at the next `interval`, the
+    /// replicas it starts serving after `warmup`, and scaling down only after
+    /// `scale_down_cooldown`. A pilot run watches the regime after a fault at least this long
+    /// ([`crate::guard::settling_time`]).
+    pub fn memory(&self) -> SimDuration {
+        self.interval + self.warmup + self.scale_down_cooldown
+    }
+
+    /// Most events this autoscaler schedules in a run whose arrivals end at `arrivals_end`: its
+    /// evaluations (one each `interval` before the end of arrivals, [`EVENTS_PER_TICK`] each) and,
+    /// with a `warmup`, the end of each replica's warm-up (`ReplicaReady`; an evaluation starts
+    /// at most `max_replicas`). Summed by [`crate::guard::fixed_events`].
+    pub fn events_scheduled(&self, arrivals_end: SimDuration) -> f64 {
+        let ticks = arrivals_end.0.saturating_sub(1) / self.interval.0.max(1);
+        let warmups = if self.warmup.0 > 0 {
+            ticks.saturating_mul(self.max_replicas as u64)
+        } else {
+            0
+        };
+        ticks as f64 * EVENTS_PER_TICK as f64 + warmups as f64
+    }
+}
+
 /// Checks `autoscale` at `key`; `most` is the largest replica count loadsim accepts.
 pub(crate) fn validate(
     key: &str,

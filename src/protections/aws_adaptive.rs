@@ -23,6 +23,11 @@
 
 use crate::time::{SimDuration, SimTime};
 
+/// Events the adaptive mode's rate limiter schedules, per send on an edge with `retry_quota:
+/// {kind: aws_adaptive}`: at most one wait for a token (`RateLimitedSend`; a held send reserves
+/// its token and waits once). Summed by [`crate::guard::events_per_send`].
+pub const EVENTS_PER_ATTEMPT: u32 = 1;
+
 /// `CubicCalculator._SCALE_CONSTANT`.
 pub const CUBIC_SCALE: f64 = 0.4;
 /// `CubicCalculator._BETA`.

@@ -65,6 +65,15 @@ pub struct CircuitBreaker {
     pub half_open_probes: u32,
 }
 
+impl CircuitBreaker {
+    /// How long what happened stays in its state: the rolling window, then `open_for` once it
+    /// opens. A pilot run watches the regime after a fault at least this long
+    /// ([`crate::guard::settling_time`]).
+    pub fn memory(&self) -> SimDuration {
+        self.window + self.open_for
+    }
+}
+
 /// Checks `circuit_breaker` at `key`.
 pub(crate) fn validate(
     key: &str,

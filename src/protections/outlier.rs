@@ -88,6 +88,15 @@ pub struct OutlierDetection {
     pub max_ejection_time: SimDuration,
 }
 
+impl OutlierDetection {
+    /// How long what happened stays in its state: an ejection lasts up to `max_ejection_time`,
+    /// found at an `interval` tick. A pilot run watches the regime after a fault at least this
+    /// long ([`crate::guard::settling_time`]).
+    pub fn memory(&self) -> SimDuration {
+        self.max_ejection_time + self.interval
+    }
+}
+
 /// Checks `outlier_detection` at `key`.
 pub(crate) fn validate(
     key: &str,

@@ -23,6 +23,10 @@ use crate::time::SimDuration;
 pub const MAX_RETRIES: u32 = 100;
 /// Default retries after a failed attempt.
 pub const DEFAULT_RETRIES: u32 = 0;
+/// Events retrying schedules, per attempt sent on a hop with `retries` above 0: at most one wait
+/// before the next attempt after it fails (`ClientRetry` at the client, `EdgeRetry` on an edge;
+/// none when the wait is zero). Summed by [`crate::guard::events_per_send`].
+pub const EVENTS_PER_ATTEMPT: u32 = 1;
 /// Default fixed wait before each client retry.
 pub const DEFAULT_RETRY_INTERVAL: SimDuration = SimDuration::ZERO;
 

@@ -12,6 +12,11 @@
 use super::{DurationText, Problems};
 use crate::time::{SimDuration, SimTime};
 
+/// Events the attempt timeout schedules, per attempt sent (at the client or on an edge): its
+/// timer (`AttemptTimeout`; a timer whose attempt settled first is dropped unprocessed). One of
+/// the declarations the guard's event bound sums ([`crate::guard::events_per_send`]).
+pub const EVENTS_PER_ATTEMPT: u32 = 1;
+
 /// Checks an optional `call_timeout` at `key` (default none).
 pub(crate) fn validate_call_timeout(
     key: &str,

@@ -165,6 +165,13 @@ impl FaultKind {
             _ => None,
         }
     }
+
+    /// Events a fault of this kind schedules in a run: one at its end when that wakes a service
+    /// (`CapacityRestored`, [`FaultKind::wakes_at_end`]), none otherwise (the others take effect
+    /// at the events that meet them). Summed by [`crate::guard::fixed_events`].
+    pub fn events_scheduled(&self) -> u32 {
+        u32::from(self.wakes_at_end().is_some())
+    }
 }
 
 /// Slots in force under a capacity fault of `reduced` slots on a service that has `slots`.

@@ -15,6 +15,7 @@ mod dists;
 mod docs;
 mod files;
 mod fleet;
+mod guard;
 mod import;
 mod layers;
 mod mechanics;

@@ -85,6 +85,31 @@ fn a_run_that_does_not_advance_time_stops() {
     }
 }
 
+/// A closed loop whose users do not think has no rate the scenario states (it is as fast as the
+/// replies): the guard's bound, taken from the rate capped at 1e7/s, bounded nothing, and such a
+/// run could stop at --max-events with exit 1 (the hostile proptest drew one). Its events are
+/// now judged by the pilot alone: refused up front with the pilot's estimate, or run to the end.
+#[test]
+fn a_closed_loop_without_think_time_is_judged_by_its_pilot() {
+    let text = |duration: &str, timeout: &str, work: &str| {
+        format!(
+            "duration: {duration}\narrivals: {{process: closed, users: 100, think_time: {{dist: constant, value: 0s}}}}\n\
+             client: {{entry: a, attempt_timeout: {timeout}, retries: 2}}\nservices:\n  \
+             a: {{slots: 2, service_time: {{dist: constant, value: {work}}}, calls: {{b: {{attempt_timeout: {timeout}, retries: 2}}}}}}\n  \
+             b: {{slots: 1, service_time: {{dist: exponential, mean: {work}}}}}\n"
+        )
+    };
+    for (timeout, work) in [("1ns", "1ns"), ("1ms", "1ns")] {
+        let err = refused("run", &text("1s", timeout, work), &[]);
+        assert!(
+            err.contains("s.yaml") && err.contains("a pilot run"),
+            "{err}"
+        );
+    }
+    let (code, _, err) = run_text("run", &text("1ms", "1ms", "1ns"), &[], 60);
+    assert_eq!(code, Some(0), "{err}");
+}
+
 /// Item 4: 1e7 requests/s into one slot, or a 30-day attempt timeout, aborted at 2.2–2.8 GB
 /// under the event limit; the memory estimate now refuses them before they run.
 #[test]

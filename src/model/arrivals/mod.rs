@@ -20,6 +20,11 @@ use crate::scenario::rate::RateCurve;
 use crate::scenario::{Fault, RequestClass};
 use crate::time::SimTime;
 
+/// Events arrivals schedule per user request, under every arrival process (Poisson, constant,
+/// profile, closed loop, trace): its arrival (`UserArrival`). Summed by
+/// [`crate::guard::events_per_user_bound`].
+pub const EVENTS_PER_USER_REQUEST: u32 = 1;
+
 /// The live arrival process of a shaped scenario.
 #[derive(Debug)]
 pub(crate) enum Shaped {

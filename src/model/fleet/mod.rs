@@ -16,6 +16,11 @@ use crate::protections::outlier::Detector;
 use crate::rng::Stream;
 use crate::scenario::{Dist, Edge, Scenario, ServiceId};
 
+/// Events network delay schedules per attempt sent over a hop with `latency`: the request's
+/// delayed delivery (`Deliver`; none when the draw is zero; the reply's delay is folded into the
+/// reply's own event). Summed by [`crate::guard::events_per_send`].
+pub const EVENTS_PER_DELAYED_ATTEMPT: u32 = 1;
+
 /// Per service: the index of its replica 1 in the per-replica state, and its replicas.
 pub(super) type ReplicaBase = (u32, u32);
 

@@ -35,7 +35,7 @@ use super::admission::Admission;
 use super::{CallMemo, Reason, Verdict};
 use crate::model::Outcome;
 use crate::protections::adaptive::Adaptive;
-use crate::protections::aws_adaptive::RateLimiter;
+use crate::protections::aws_adaptive::{self, RateLimiter};
 use crate::protections::breaker::Breaker;
 use crate::protections::budget::{ConcurrentBudget, RatioBalance, RetryBudget};
 use crate::protections::concurrency_limit::{Limiter, Permit, Release};
@@ -115,13 +115,9 @@ impl EdgeGuard {
     /// attempt's timeout, its reply, a retry's backoff, a hedge's timer): the AWS rate limiter
     /// holds a send once, with one `RateLimitedSend` event; the others schedule nothing (a
     /// refusal ends or retries the call through the model's own events).
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "for the guard's event bound (src/guard.rs)")
-    )]
-    pub(crate) const fn events_per_attempt(&self) -> u64 {
+    pub(crate) const fn events_per_attempt(&self) -> u32 {
         match self {
-            EdgeGuard::Pace(_) => 1,
+            EdgeGuard::Pace(_) => aws_adaptive::EVENTS_PER_ATTEMPT,
             _ => 0,
         }
     }
@@ -222,11 +218,7 @@ impl EdgeGate {
 
     /// Events the edge's guards can schedule per attempt, summed
     /// ([`EdgeGuard::events_per_attempt`]).
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "for the guard's event bound (src/guard.rs)")
-    )]
-    pub(crate) fn events_per_attempt(&self) -> u64 {
+    pub(crate) fn events_per_attempt(&self) -> u32 {
         self.guards.iter().map(EdgeGuard::events_per_attempt).sum()
     }
 

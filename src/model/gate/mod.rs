@@ -33,7 +33,24 @@ pub(crate) use edge::{EdgeGate, RetryAsk, Settled};
 pub(crate) use service::ServiceGate;
 
 use crate::metrics::counters::{EdgeCounters, ServiceCounters};
+use crate::rng::Stream;
+use crate::scenario::{Edge, Scenario, Service};
 use crate::time::SimDuration;
+
+/// Events the gate of edge `e` of `sc` can schedule per attempt, as its guards declare them
+/// ([`EdgeGate::events_per_attempt`]): what the guard's event bound adds for the gate
+/// (`crate::guard::events_per_send`). The gate is compiled as the model compiles it, so the
+/// declaration cannot drift from the registration.
+pub(crate) fn edge_events_per_attempt(sc: &Scenario, e: &Edge) -> u32 {
+    let class_names: Vec<&str> = sc.classes.iter().map(|c| c.name.as_str()).collect();
+    EdgeGate::compile(sc, e, &class_names).events_per_attempt()
+}
+
+/// Events the gate of (any replica of) service `s` can schedule per request it sees
+/// ([`ServiceGate::events_per_request`]), for the guard's event bound.
+pub(crate) fn service_events_per_request(s: &Service) -> u32 {
+    ServiceGate::compile(s, || Stream::new(0, "guard"), &[]).events_per_request()
+}
 
 /// What a gate says at a hook.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

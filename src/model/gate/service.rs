@@ -74,11 +74,7 @@ impl ServiceGuard {
     /// Events this guard can schedule per request it sees, beyond the model's own (the work,
     /// the reply): none — a refusal at admission or a drop at dequeue is answered by the reply
     /// the model schedules for every request anyway.
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "for the guard's event bound (src/guard.rs)")
-    )]
-    pub(crate) const fn events_per_request(&self) -> u64 {
+    pub(crate) const fn events_per_request(&self) -> u32 {
         0
     }
 }
@@ -133,11 +129,7 @@ impl ServiceGate {
 
     /// Events the replica's guards can schedule per request, summed
     /// ([`ServiceGuard::events_per_request`]).
-    #[cfg_attr(
-        not(test),
-        allow(dead_code, reason = "for the guard's event bound (src/guard.rs)")
-    )]
-    pub(crate) fn events_per_request(&self) -> u64 {
+    pub(crate) fn events_per_request(&self) -> u32 {
         self.guards
             .iter()
             .map(ServiceGuard::events_per_request)

@@ -72,11 +72,18 @@ impl Validator<'_> {
 /// The `rate` of a closed loop (what lint and the event guard read): `users / mean think time`,
 /// the rate if every reply were instant (an upper bound), at most [`super::MAX_RATE`].
 pub(super) fn closed_rate(c: &ClosedLoop) -> f64 {
-    let think = c.think_time.mean_secs();
-    if think > 0.0 {
-        (c.users as f64 / think).min(super::MAX_RATE)
-    } else {
-        super::MAX_RATE
+    c.rate_bound().unwrap_or(super::MAX_RATE)
+}
+
+impl ClosedLoop {
+    /// An upper bound of the loop's request rate, `users / mean think time` (every user's cycle
+    /// takes at least its think time), when that is below [`super::MAX_RATE`]; `None` when the
+    /// think time is zero or that short: the rate then depends on how fast the replies come, and
+    /// the rate kept for the scenario ([`closed_rate`], capped at `MAX_RATE`) bounds nothing.
+    pub fn rate_bound(&self) -> Option<f64> {
+        let think = self.think_time.mean_secs();
+        let rate = self.users as f64 / think;
+        (think > 0.0 && rate < super::MAX_RATE).then_some(rate)
     }
 }
 
