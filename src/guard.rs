@@ -531,6 +531,8 @@ pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> 
                 pilot_events: events + before,
             })
         }
+        // Cut before its clock moved: no pace to extrapolate (the run stops on the standstill).
+        Err(RunError::TooManyEvents { at, .. }) if !rates_are_bounds(sc) && at.0 == 0 => None,
         Err(RunError::TooManyEvents { events, at, .. }) if !rates_are_bounds(sc) => {
             // A closed loop without think time: its requests are not known in advance; its
             // events go on at the pilot's pace for the rest of the run.
@@ -594,13 +596,19 @@ pub fn check_events(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<()
         return Ok(());
     }
     let least = expected_requests(sc) * model::EVENTS_PER_USER_REQUEST as f64;
+    // Why it is refused: its arrivals alone (`Err(true)`), a pilot that could not estimate
+    // (`Err(false)`: it ran out of memory or its clock stopped, so the declared bound decides),
+    // or the pilot's estimate.
     let estimate = if rates_bound && least > max_events as f64 {
-        None
+        Err(true)
     } else {
         match estimate_events(sc, limits.max_memory) {
-            None => return Ok(()),
+            // Without a stated rate there is no bound to fall back on: the run itself stops
+            // with the reason (memory, or a clock that does not move).
+            None if !rates_bound => return Ok(()),
+            None => Err(false),
             Some(e) if e.events * ESTIMATE_MARGIN <= max_events as f64 => return Ok(()),
-            Some(e) => Some(e),
+            Some(e) => Ok(e),
         }
     };
     let attempts: u64 = sc
@@ -625,11 +633,15 @@ pub fn check_events(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<()
         _ => String::new(),
     };
     let why = match estimate {
-        None => format!(
+        Err(true) => format!(
             "and at least {least:.3e} (one arrival per user request), above the limit of \
              {max_events}"
         ),
-        Some(e) => format!(
+        Err(false) => format!(
+            "above the limit of {max_events}, and a pilot run could not estimate it (it outgrew \
+             the memory limit or its clock stopped moving)"
+        ),
+        Ok(e) => format!(
             "and {} estimates {:.3e}, above the limit of {max_events} with the margin of \
              {ESTIMATE_MARGIN} an estimate keeps",
             match e.basis {

@@ -367,6 +367,10 @@ fn a_sweep_cell_over_the_event_budget_is_refused_before_anything_runs() {
         .arg("--out")
         .arg(&out_dir)
         .arg("--quiet")
+        // The 1e7/s cell's 6e8 arrivals pass this limit (under the default 2e9 its pilot
+        // estimate admits it on events and the memory estimate refuses it).
+        .arg("--max-events")
+        .arg("1e8")
         .timeout(std::time::Duration::from_secs(20))
         .assert()
         .code(2);

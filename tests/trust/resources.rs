@@ -169,6 +169,10 @@ fn boundary_and_tune_go_through_the_guard() {
             "9999999..10000000",
             "--steps",
             "2",
+            // Within the default 2e9 the pilot estimates its ~1e9 events and admits it (the
+            // memory estimate then refuses it); below its 6e8 arrivals it is refused on events.
+            "--max-events",
+            "1e8",
         ],
         30,
     );
