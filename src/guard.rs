@@ -493,8 +493,10 @@ pub struct EventEstimate {
 /// second prefix half that tail shorter; the difference of the two is the stationary rest's
 /// events per second. A prefix that covers `duration` is the run itself ([`Basis::Whole`]). Each
 /// pilot is held to [`PILOT_EVENTS`] (cut there, it is extrapolated by expected requests,
-/// [`Basis::Cut`]) and to `max_memory`. `None` when a pilot fails otherwise (memory, a stalled
-/// clock): the run would fail the same way within that prefix and say so.
+/// [`Basis::Cut`]; a closed loop without a stated rate, [`rates_are_bounds`], by time) and to
+/// `max_memory`. `None` when a pilot fails otherwise (memory, a stalled clock), or when a closed
+/// loop without a stated rate is cut before its clock moved: the run would fail the same way
+/// within that prefix and say so.
 pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> {
     let options = RunOptions {
         max_events: PILOT_EVENTS,
@@ -502,6 +504,7 @@ pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> 
         max_events_per_instant: events_per_instant_bound(sc),
     };
     let change = last_change(sc);
+    let rates_bound = rates_are_bounds(sc);
     let until = (change + settling_time(sc) + PILOT_TAIL).min(sc.duration);
     let pilot = |to: SimDuration| {
         let mut p = sc.clone();
@@ -532,8 +535,8 @@ pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> 
             })
         }
         // Cut before its clock moved: no pace to extrapolate (the run stops on the standstill).
-        Err(RunError::TooManyEvents { at, .. }) if !rates_are_bounds(sc) && at.0 == 0 => None,
-        Err(RunError::TooManyEvents { events, at, .. }) if !rates_are_bounds(sc) => {
+        Err(RunError::TooManyEvents { at, .. }) if !rates_bound && at.0 == 0 => None,
+        Err(RunError::TooManyEvents { events, at, .. }) if !rates_bound => {
             // A closed loop without think time: its requests are not known in advance; its
             // events go on at the pilot's pace for the rest of the run.
             let so_far = SimDuration(at.0.max(1)).as_secs_f64();
@@ -555,6 +558,17 @@ pub fn estimate_events(sc: &Scenario, max_memory: u64) -> Option<EventEstimate> 
         }
         Err(_) => None,
     }
+}
+
+/// What refused a scenario over the declared bound ([`check_events`]).
+enum Judged {
+    /// Its expected user requests alone (one arrival event each) pass the limit.
+    Arrivals,
+    /// A pilot could not estimate it (it outgrew the memory limit or its clock stopped): the
+    /// declared bound decides.
+    Unestimated,
+    /// The pilot's estimate, with the margin, passes the limit.
+    Estimate(EventEstimate),
 }
 
 /// Whether every request class's arrival rate is an upper bound of its requests: open arrivals
@@ -596,19 +610,16 @@ pub fn check_events(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<()
         return Ok(());
     }
     let least = expected_requests(sc) * model::EVENTS_PER_USER_REQUEST as f64;
-    // Why it is refused: its arrivals alone (`Err(true)`), a pilot that could not estimate
-    // (`Err(false)`: it ran out of memory or its clock stopped, so the declared bound decides),
-    // or the pilot's estimate.
-    let estimate = if rates_bound && least > max_events as f64 {
-        Err(true)
+    let judged = if rates_bound && least > max_events as f64 {
+        Judged::Arrivals
     } else {
         match estimate_events(sc, limits.max_memory) {
             // Without a stated rate there is no bound to fall back on: the run itself stops
             // with the reason (memory, or a clock that does not move).
             None if !rates_bound => return Ok(()),
-            None => Err(false),
+            None => Judged::Unestimated,
             Some(e) if e.events * ESTIMATE_MARGIN <= max_events as f64 => return Ok(()),
-            Some(e) => Ok(e),
+            Some(e) => Judged::Estimate(e),
         }
     };
     let attempts: u64 = sc
@@ -632,16 +643,16 @@ pub fn check_events(sc: &Scenario, file: &Path, limits: RunOptions) -> Result<()
         n if n > 0.0 => format!(" + {n} events no request causes"),
         _ => String::new(),
     };
-    let why = match estimate {
-        Err(true) => format!(
+    let why = match judged {
+        Judged::Arrivals => format!(
             "and at least {least:.3e} (one arrival per user request), above the limit of \
              {max_events}"
         ),
-        Err(false) => format!(
+        Judged::Unestimated => format!(
             "above the limit of {max_events}, and a pilot run could not estimate it (it outgrew \
              the memory limit or its clock stopped moving)"
         ),
-        Ok(e) => format!(
+        Judged::Estimate(e) => format!(
             "and {} estimates {:.3e}, above the limit of {max_events} with the margin of \
              {ESTIMATE_MARGIN} an estimate keeps",
             match e.basis {

@@ -14,12 +14,11 @@
 
 use std::collections::HashMap;
 
-use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
 use crate::scenario::raw::ScenarioRaw;
 use crate::sweep::spec::SweepRaw;
-use crate::util::json_schema::unwrap_descriptions;
+use crate::util::json_schema::{draft07_root, take_meta_and_definitions, unwrap_descriptions};
 
 /// The formats `loadsim schema` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -35,18 +34,8 @@ pub enum SchemaKind {
 
 /// The JSON Schema of scenario files.
 pub fn scenario() -> Value {
-    let generated = SchemaSettings::draft07()
-        .into_generator()
-        .into_root_schema_for::<ScenarioRaw>();
-    let Value::Object(mut root) = generated.to_value() else {
-        unreachable!("schemars returns an object schema for a struct")
-    };
-    let meta = root.remove("$schema").unwrap_or(Value::Null);
-    root.remove("title");
-    let mut defs = match root.remove("definitions") {
-        Some(Value::Object(d)) => d,
-        _ => Map::new(),
-    };
+    let mut root = draft07_root::<ScenarioRaw>();
+    let (meta, mut defs) = take_meta_and_definitions(&mut root);
     let description = root.get("description").cloned().unwrap_or(Value::Null);
     // What is left of the root is the scenario object itself.
     let mut scenario = Value::Object(root);
@@ -82,12 +71,7 @@ pub fn scenario() -> Value {
 
 /// The JSON Schema of sweep files.
 pub fn sweep() -> Value {
-    let generated = SchemaSettings::draft07()
-        .into_generator()
-        .into_root_schema_for::<SweepRaw>();
-    let Value::Object(mut root) = generated.to_value() else {
-        unreachable!("schemars returns an object schema for a struct")
-    };
+    let mut root = draft07_root::<SweepRaw>();
     if let Some(Value::Object(defs)) = root.get_mut("definitions") {
         descriptions_to_reference_sites(defs);
     }

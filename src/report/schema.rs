@@ -3,27 +3,16 @@
 //! doc comments: the contract of `run --format json`, and the source of the generated results
 //! columns page ([`super::columns`]).
 
-use schemars::generate::SchemaSettings;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::util::json_schema::unwrap_descriptions;
+use crate::util::json_schema::{draft07_root, take_meta_and_definitions, unwrap_descriptions};
 
 /// The JSON Schema of the run JSON: an array of [`RunDocument`](crate::report::json::RunDocument)
 /// objects, each opening with `schema_version` (fixed to [`crate::report::SCHEMA_VERSION`]).
 /// Metric fields are described by their doc comments; their definitions are docs/model.md §3.
 pub fn run_report() -> Value {
-    let generated = SchemaSettings::draft07()
-        .into_generator()
-        .into_root_schema_for::<crate::report::json::RunDocument>();
-    let Value::Object(mut root) = generated.to_value() else {
-        unreachable!("schemars returns an object schema for a struct")
-    };
-    let meta = root.remove("$schema").unwrap_or(Value::Null);
-    root.remove("title");
-    let mut defs = match root.remove("definitions") {
-        Some(Value::Object(d)) => d,
-        _ => Map::new(),
-    };
+    let mut root = draft07_root::<crate::report::json::RunDocument>();
+    let (meta, mut defs) = take_meta_and_definitions(&mut root);
     let mut document = Value::Object(root);
     if let Some(v) = document.pointer_mut("/properties/schema_version") {
         *v = json!({
