@@ -35,7 +35,7 @@ use crate::model::{self, DEFAULT_MAX_EVENTS_PER_INSTANT, RecordBytes, RunError, 
 use crate::protections::{hedge, retry, timeout};
 use crate::scenario::dist::Shape;
 use crate::scenario::rate::RatePlan;
-use crate::scenario::{ArrivalProcess, Dist, Scenario};
+use crate::scenario::{ArrivalProcess, ClassIx, Dist, EdgeIx, Scenario, ServiceIx};
 use crate::time::{SimDuration, SimTime};
 
 /// The resource model's one entry point, for every command that runs a simulation (`run`,
@@ -166,7 +166,7 @@ pub fn run_memory_estimate(sc: &Scenario) -> MemoryEstimate {
         for &s in &order {
             for &e in &sc.services[s].calls {
                 let edge = &sc.edges[e];
-                if !edge.taken_by(c) {
+                if !edge.taken_by(ClassIx::new(c)) {
                     continue;
                 }
                 let sent = per[s] * edge.probability.unwrap_or(1.0);
@@ -277,7 +277,7 @@ impl Hop {
     }
 
     /// The hop of call edge `e` of `sc`.
-    pub fn edge(sc: &Scenario, e: usize) -> Hop {
+    pub fn edge(sc: &Scenario, e: EdgeIx) -> Hop {
         let edge = &sc.edges[e];
         Hop {
             retries: edge.retries > 0,
@@ -291,7 +291,7 @@ impl Hop {
 }
 
 /// Whether service `s` of `sc` can draw own work: a `service_time`, or a `slow` fault on it.
-fn has_own_work(sc: &Scenario, s: usize) -> bool {
+fn has_own_work(sc: &Scenario, s: ServiceIx) -> bool {
     sc.services[s].service_time.is_some()
         || sc
             .faults
@@ -336,7 +336,7 @@ pub fn events_per_user_bound(sc: &Scenario) -> f64 {
         for &s in &order {
             for &e in &sc.services[s].calls {
                 let edge = &sc.edges[e];
-                if !edge.taken_by(c) {
+                if !edge.taken_by(ClassIx::new(c)) {
                     continue;
                 }
                 let sends = attempts[s] * edge.max_attempts_per_call() as f64;
@@ -889,7 +889,7 @@ mod tests {
             // One per replica an evaluation starts, within `Autoscale::events_scheduled`.
             Event::ReplicaReady { .. } => 1,
             Event::CapacityRestored { .. } => crate::scenario::FaultKind::Capacity {
-                service: 0,
+                service: ServiceIx::new(0),
                 slots: 1,
             }
             .events_scheduled(),
@@ -902,14 +902,20 @@ mod tests {
         use crate::model::slab::Handle;
         let none = Handle::NONE;
         for e in [
-            Event::UserArrival { class: 0 },
+            Event::UserArrival {
+                class: ClassIx::new(0),
+            },
             Event::AttemptTimeout { attempt: none },
             Event::WorkDone { job: none },
             Event::ClientRetry { user: 0 },
             Event::EdgeRetry { job: none, call: 0 },
             Event::HedgeFire { job: none, call: 0 },
-            Event::AutoscaleTick { service: 0 },
-            Event::CapacityRestored { service: 0 },
+            Event::AutoscaleTick {
+                service: ServiceIx::new(0),
+            },
+            Event::CapacityRestored {
+                service: ServiceIx::new(0),
+            },
         ] {
             assert_eq!(declaration_of(&e), 1, "{e:?}");
         }
@@ -962,7 +968,7 @@ mod tests {
             plain
         );
         assert_eq!(
-            Hop::edge(&with(", retry_quota: {kind: aws_adaptive}"), 0).gated,
+            Hop::edge(&with(", retry_quota: {kind: aws_adaptive}"), EdgeIx::new(0)).gated,
             1
         );
     }

@@ -56,6 +56,7 @@ pub mod error;
 pub mod expect;
 pub mod guard;
 pub mod import;
+pub mod ix;
 pub mod metrics;
 pub mod model;
 pub mod plot;

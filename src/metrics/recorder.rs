@@ -5,6 +5,7 @@
 //! requests (per-second and per-bin counters are O(seconds)).
 
 use super::counters::{EdgeCounters, ServiceCounters};
+use crate::ix::ClassIx;
 use hdrhistogram::Histogram;
 
 use super::histogram::MicrosHistogram;
@@ -247,9 +248,9 @@ impl Recorder {
 
     /// A user request of `class` arrived at `at` in `window`.
     #[inline]
-    pub fn user_arrived(&mut self, class: u16, at: SimTime, window: ArrivalWindow) {
+    pub fn user_arrived(&mut self, class: ClassIx, at: SimTime, window: ArrivalWindow) {
         self.users.arrived(at, window);
-        if let Some(c) = self.classes.get_mut(class as usize) {
+        if let Some(c) = self.classes.get_mut(class.index()) {
             c.arrived(at, window);
         }
         if !self.windows.is_empty() {
@@ -259,9 +260,9 @@ impl Recorder {
 
     /// A user request of `class` sent an attempt (its first or a client retry).
     #[inline]
-    pub fn client_attempt(&mut self, class: u16) {
+    pub fn client_attempt(&mut self, class: ClassIx) {
         self.users.client_attempts += 1;
-        if let Some(c) = self.classes.get_mut(class as usize) {
+        if let Some(c) = self.classes.get_mut(class.index()) {
             c.client_attempts += 1;
         }
     }
@@ -270,14 +271,14 @@ impl Recorder {
     #[inline]
     pub fn user_ended(
         &mut self,
-        class: u16,
+        class: ClassIx,
         arrival: SimTime,
         now: SimTime,
         window: ArrivalWindow,
         ok: bool,
     ) {
         self.users.ended(arrival, now, window, ok);
-        if let Some(c) = self.classes.get_mut(class as usize) {
+        if let Some(c) = self.classes.get_mut(class.index()) {
             c.ended(arrival, now, window, ok);
         }
         if !self.windows.is_empty() {

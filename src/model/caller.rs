@@ -7,7 +7,8 @@
 
 use super::gate::{CallMemo, Settled};
 use super::slab::Handle;
-use super::{Attempt, CLIENT_EDGE, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation};
+use super::{Attempt, Outcome, Owner, PUSHBACK_NO_RETRY, Simulation, Via};
+use crate::ix::EdgeIx;
 use crate::protections::retry_on::Failure;
 
 impl Simulation<'_> {
@@ -21,12 +22,11 @@ impl Simulation<'_> {
         }
         match a.owner {
             Owner::User(user) => {
-                self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
+                self.balancer_settled(Via::Client(a.class), a.replica);
                 self.client_attempt_timed_out(user, a.child)
             }
-            Owner::Job(job) => {
-                let memo = self.release(job, attempt, &a, false);
-                let e = a.edge as usize;
+            Owner::Job(job, e) => {
+                let memo = self.release(job, e, attempt, &a, false);
                 let counts = self.sc.edges[e].retry_on.retries(Failure::Timeout);
                 self.settle(e, attempt, Settled::TimedOut { counts }, memo);
                 self.rec.edges[e].timeouts += 1;
@@ -53,7 +53,7 @@ impl Simulation<'_> {
             if let Some(child) = self.jobs.take(job)
                 && child.completed
             {
-                self.rec.services[child.service as usize].completed_abandoned += 1;
+                self.rec.services[child.service].completed_abandoned += 1;
             }
             return;
         };
@@ -62,14 +62,14 @@ impl Simulation<'_> {
             t.attempt_settled(attempt, self.engine.now(), word, error);
         }
         if outcome == Outcome::Success
-            && let Owner::Job(parent) = a.owner
+            && let Owner::Job(parent, _) = a.owner
             && self.jobs.is_live(job)
         {
             self.credit_parent(job, parent);
         }
         match a.owner {
             Owner::User(user) => {
-                self.balancer_settled(CLIENT_EDGE, a.replica, a.class);
+                self.balancer_settled(Via::Client(a.class), a.replica);
                 if outcome == Outcome::Success {
                     self.client_attempt_succeeded(user, job);
                 } else {
@@ -77,10 +77,9 @@ impl Simulation<'_> {
                 }
                 self.jobs.take(job);
             }
-            Owner::Job(parent) => {
+            Owner::Job(parent, e) => {
                 self.jobs.take(job);
-                let memo = self.release(parent, attempt, &a, outcome == Outcome::Success);
-                let e = a.edge as usize;
+                let memo = self.release(parent, e, attempt, &a, outcome == Outcome::Success);
                 let edge = &self.sc.edges[e];
                 let failure = outcome.failure();
                 // gRFC A6: only retryable failures, and pushback saying not to retry, take a token.
@@ -102,25 +101,32 @@ impl Simulation<'_> {
         }
     }
 
-    /// A settled attempt leaves its owner's list, its call's outstanding count and its edge's
-    /// concurrency; its result (`ok`: success) goes to the edge's outlier detector, if any.
-    /// Returns its call's gate memo.
+    /// A settled attempt of `job` on edge `e` leaves its owner's list, its call's outstanding
+    /// count and its edge's concurrency; its result (`ok`: success) goes to the edge's outlier
+    /// detector, if any. Returns its call's gate memo.
     #[inline(always)]
-    fn release(&mut self, job: Handle, attempt: Handle, a: &Attempt, ok: bool) -> CallMemo {
+    fn release(
+        &mut self,
+        job: Handle,
+        e: EdgeIx,
+        attempt: Handle,
+        a: &Attempt,
+        ok: bool,
+    ) -> CallMemo {
         self.unlink(job, attempt, a.next);
         let cs = self.call_state(job, a.call);
         cs.outstanding -= 1;
         let memo = cs.memo;
-        if a.edge != CLIENT_EDGE {
-            let es = &mut self.edges[a.edge as usize];
-            es.active -= 1;
-            if a.retry {
-                es.active_retries -= 1;
-            }
-            if let Some(b) = &mut es.balancer {
-                b.settled(a.replica as u32);
-                b.on_result(self.engine.now(), a.replica as u32, ok);
-            }
+        let es = &mut self.edges[e];
+        es.active -= 1;
+        if a.retry {
+            es.active_retries -= 1;
+        }
+        if let Some(b) = &mut es.balancer {
+            // The balancers count replicas as plain numbers.
+            let r = a.replica.index() as u32;
+            b.settled(r);
+            b.on_result(self.engine.now(), r, ok);
         }
         memo
     }
@@ -128,7 +134,7 @@ impl Simulation<'_> {
     /// The attempt settled as `settled`: the edge's gate learns it (hook "on settle"; `memo` is
     /// its call's gate memo).
     #[inline]
-    fn settle(&mut self, e: usize, attempt: Handle, settled: Settled, memo: CallMemo) {
+    fn settle(&mut self, e: EdgeIx, attempt: Handle, settled: Settled, memo: CallMemo) {
         let now = self.engine.now();
         let permits = &self.attempt_permits;
         self.edges[e]
@@ -182,19 +188,20 @@ impl Simulation<'_> {
                 if let Some(t) = &mut self.spans {
                     t.attempt_settled(cur, self.engine.now(), "abandoned", None);
                 }
+                // Only a job's attempts are listed: each went over one of its calls.
+                let Owner::Job(_, e) = a.owner else {
+                    unreachable!("a client attempt in a job's list")
+                };
                 let cs = self.call_state(job, a.call);
                 cs.outstanding -= 1;
                 let memo = cs.memo;
-                self.settle(a.edge as usize, cur, Settled::Abandoned, memo);
-                let es = &mut self.edges[a.edge as usize];
+                self.settle(e, cur, Settled::Abandoned, memo);
+                let es = &mut self.edges[e];
                 es.active -= 1;
                 if a.retry {
                     es.active_retries -= 1;
                 }
-                if let Some(b) = &mut es.balancer {
-                    b.settled(a.replica as u32);
-                }
-                let e = a.edge as usize;
+                self.balancer_settled(Via::Edge(e), a.replica);
                 if self.sc.edges[e].cancel_on_abandon && !a.child.is_none() {
                     self.rec.edges[e].cancels_sent += 1;
                     self.cancel_job(a.child);
@@ -214,6 +221,6 @@ impl Simulation<'_> {
         for s in 0..n {
             self.useful[p + s] += self.useful[c + s];
         }
-        self.useful[p + self.jobs[child].service as usize] += 1;
+        self.useful[p + self.jobs[child].service.index()] += 1;
     }
 }

@@ -8,7 +8,8 @@
 
 use super::gate::{Reason, RetryAsk, Verdict, keep_permit};
 use super::slab::Handle;
-use super::{Attempt, CallState, Event, JobState, Outcome, Owner, Simulation};
+use super::{Attempt, CallState, Event, JobState, Outcome, Owner, Simulation, Via};
+use crate::ix::{EdgeIx, ReplicaIx};
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, call_deadline, propagated_deadline};
@@ -21,8 +22,8 @@ impl Simulation<'_> {
         &mut self.call_states[job.index as usize * self.max_calls + k as usize]
     }
 
-    fn edge_of(&self, job: Handle, k: u16) -> usize {
-        self.sc.services[self.jobs[job].service as usize].calls[k as usize]
+    fn edge_of(&self, job: Handle, k: u16) -> EdgeIx {
+        self.sc.services[self.jobs[job].service].calls[k as usize]
     }
 
     fn running(&self, job: Handle) -> bool {
@@ -34,7 +35,7 @@ impl Simulation<'_> {
     /// The job's own work is done: start its calls (or finish if it makes none).
     pub(super) fn begin_calls(&mut self, job: Handle) {
         let sc = self.sc;
-        let service = &sc.services[self.jobs[job].service as usize];
+        let service = &sc.services[self.jobs[job].service];
         let n = service.calls.len();
         if n == 0 {
             self.finish(job, Outcome::Success);
@@ -72,7 +73,7 @@ impl Simulation<'_> {
     #[inline]
     fn takes_call(&mut self, job: Handle, k: u16) -> bool {
         let e = self.edge_of(job, k);
-        if !self.sc.edges[e].taken_by(self.jobs[job].class as usize) {
+        if !self.sc.edges[e].taken_by(self.jobs[job].class) {
             return false;
         }
         match self.sc.edges[e].probability {
@@ -112,7 +113,7 @@ impl Simulation<'_> {
     /// Step `i` of a service with `stages`: its calls the job takes, started together.
     fn start_step(&mut self, job: Handle, i: u16) {
         let sc = self.sc;
-        let steps = sc.services[self.jobs[job].service as usize]
+        let steps = sc.services[self.jobs[job].service]
             .stages
             .as_ref()
             .expect("a staged service");
@@ -130,7 +131,7 @@ impl Simulation<'_> {
 
     /// The deadline that bounds call `k` now: the request's, or the call's own if earlier.
     #[inline]
-    fn deadline_of(&mut self, job: Handle, k: u16, e: usize) -> SimTime {
+    fn deadline_of(&mut self, job: Handle, k: u16, e: EdgeIx) -> SimTime {
         let d = self.jobs[job].deadline;
         if self.sc.edges[e].call_timeout.is_some() {
             call_deadline(d, self.call_state(job, k).deadline)
@@ -219,11 +220,10 @@ impl Simulation<'_> {
             ec.hedges += 1;
         }
         let attempt = self.attempts.insert(Attempt {
-            owner: Owner::Job(job),
-            edge: e as u32,
+            owner: Owner::Job(job, e),
             call: k,
             retry,
-            replica: 0,
+            replica: ReplicaIx::new(0),
             class: j.class,
             child: Handle::NONE,
             next: j.attempts,
@@ -234,7 +234,7 @@ impl Simulation<'_> {
             t.call_attempt(
                 attempt,
                 job,
-                j.service as usize,
+                j.service,
                 edge.callee,
                 n as u32,
                 (retry, hedge),
@@ -259,7 +259,7 @@ impl Simulation<'_> {
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
         let deadline = propagated_deadline(edge.propagate_deadline, now, timeout);
-        let child = self.send_to(e as u32, edge.callee, attempt, deadline);
+        let child = self.send_to(Via::Edge(e), edge.callee, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
         }
@@ -268,7 +268,7 @@ impl Simulation<'_> {
     /// The edge's gate refused an attempt of call `k` of `job` before it was sent: counted, and
     /// failed — the call when the reason ends it (and nothing else is outstanding), else the
     /// attempt as a local reject the call may retry.
-    fn refused_locally(&mut self, job: Handle, k: u16, e: usize, reason: Reason) {
+    fn refused_locally(&mut self, job: Handle, k: u16, e: EdgeIx, reason: Reason) {
         reason.count_edge(&mut self.rec.edges[e]);
         self.trace_local_failure(job, k, e, reason.name());
         if reason.ends_call() {
@@ -283,10 +283,10 @@ impl Simulation<'_> {
     /// An attempt of call `k` of `job` on edge `e` failed before it was sent (`reason`: the
     /// edge's counter): a span of it when the request is traced.
     #[cold]
-    fn trace_local_failure(&mut self, job: Handle, k: u16, e: usize, reason: &'static str) {
+    fn trace_local_failure(&mut self, job: Handle, k: u16, e: EdgeIx, reason: &'static str) {
         if let Some(t) = &mut self.spans {
             let n = self.call_states[job.index as usize * self.max_calls + k as usize].sent;
-            let caller = self.jobs[job].service as usize;
+            let caller = self.jobs[job].service;
             t.local_failure(
                 job,
                 caller,
@@ -334,7 +334,7 @@ impl Simulation<'_> {
 
     /// Sends a hedge on call `k` if hedges remain and the A6 bucket allows; returns whether it
     /// tried (false: no hedges left or throttled).
-    fn try_hedge(&mut self, job: Handle, k: u16, e: usize) -> bool {
+    fn try_hedge(&mut self, job: Handle, k: u16, e: EdgeIx) -> bool {
         let Some(h) = self.sc.edges[e].hedge else {
             return false;
         };
@@ -366,7 +366,7 @@ impl Simulation<'_> {
         self.call_state(job, k).done = true;
         self.abandon_attempts(job, Some(k));
         let sc = self.sc;
-        let service = &sc.services[self.jobs[job].service as usize];
+        let service = &sc.services[self.jobs[job].service];
         let j = &mut self.jobs[job];
         j.pending -= 1;
         if service.stages.is_some() {

@@ -6,6 +6,7 @@
 //! fast lookup (the arrival rate over time is [`crate::scenario::rate::RatePlan`]).
 
 use super::dist::Sampler;
+use crate::ix::{ReplicaIx, ServiceIx};
 use crate::rng::Stream;
 use crate::scenario::Scenario;
 use crate::scenario::faults::capacity_slots;
@@ -114,7 +115,7 @@ impl ServiceFaults {
 /// Builds the fault list of each replica, given as `(service, replica)` in the simulation's
 /// layout. A fault's streams are per replica: replica 0 keeps the fault's own label
 /// (`fault/<name>`, `fault/<name>/slow`), replica `r` adds `/replica/<r>`.
-pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
+pub fn per_unit(sc: &Scenario, units: &[(ServiceIx, ReplicaIx)]) -> Vec<ServiceFaults> {
     let mut out: Vec<ServiceFaults> = units.iter().map(|_| ServiceFaults::default()).collect();
     for f in &sc.faults {
         let Some(s) = f.kind.service() else { continue };
@@ -143,7 +144,7 @@ pub fn per_unit(sc: &Scenario, units: &[(usize, u32)]) -> Vec<ServiceFaults> {
 fn add_fault(
     faults: &mut ServiceFaults,
     f: &crate::scenario::Fault,
-    s: usize,
+    s: ServiceIx,
     (from, to): (SimTime, SimTime),
     (label, retryable_label): (&dyn Fn(&str) -> String, &str),
     seed: u64,

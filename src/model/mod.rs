@@ -38,6 +38,7 @@ use std::time::Instant;
 use thiserror::Error;
 
 use crate::engine::{Engine, QueueOp};
+use crate::ix::{ClassIx, EdgeIx, IxVec, ReplicaIx, ServiceIx, UnitIx};
 use crate::metrics::counters::ReplicaCounters;
 use crate::metrics::recorder::ArrivalWindow;
 use crate::metrics::timeseries::Extra;
@@ -195,7 +196,7 @@ impl RunError {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Event {
     /// The next user request of request class `class` arrives at its client.
-    UserArrival { class: u16 },
+    UserArrival { class: ClassIx },
     /// The client's retry interval for a user request elapsed: send the next attempt.
     ClientRetry { user: u32 },
     /// An attempt's timeout fired; a no-op if the attempt was already settled (tombstone).
@@ -219,49 +220,70 @@ pub(crate) enum Event {
         pushback_us: u32,
     },
     /// A capacity fault on the service ended: fill the slots it gave back.
-    CapacityRestored { service: u32 },
+    CapacityRestored { service: ServiceIx },
     /// A request sent over a call with network delay reaches replica `unit` (see
     /// [`Simulation::unit_of`]).
     Deliver {
         attempt: Handle,
-        unit: u32,
+        unit: UnitIx,
         /// The request's class, carried with it (its attempt may be settled before it arrives).
-        class: u16,
+        class: ClassIx,
         deadline: SimTime,
     },
     /// The autoscaler of `service` evaluates (every `interval` before `duration`).
-    AutoscaleTick { service: u32 },
+    AutoscaleTick { service: ServiceIx },
     /// Replica `replica` of `service` finished warming up; a no-op if it was removed meanwhile.
-    ReplicaReady { service: u32, replica: u32 },
+    ReplicaReady {
+        service: ServiceIx,
+        replica: ReplicaIx,
+    },
 }
 
 /// "Do not retry" in a reply's pushback field.
 pub(crate) const PUSHBACK_NO_RETRY: u32 = pushback::NO_RETRY_US;
 
-/// Who waits for an attempt's reply.
+/// Who waits for an attempt's reply, and so which way the attempt went.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Owner {
+    /// User request `0` sent it, through its class's client.
     User(u32),
-    Job(Handle),
+    /// The job sent it over call edge `1`.
+    Job(Handle, EdgeIx),
 }
 
-/// Marks a client attempt's edge.
-pub(crate) const CLIENT_EDGE: u32 = u32::MAX;
+/// The way an attempt goes: from a class's client to its entry service, or over a call edge.
+/// Its balancer and network latency live there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Via {
+    /// The client of a request class.
+    Client(ClassIx),
+    /// A call edge between two services.
+    Edge(EdgeIx),
+}
+
+impl Owner {
+    /// The way an attempt of this owner, serving request class `class`, went.
+    #[inline(always)]
+    pub(in crate::model) fn via(self, class: ClassIx) -> Via {
+        match self {
+            Owner::User(_) => Via::Client(class),
+            Owner::Job(_, e) => Via::Edge(e),
+        }
+    }
+}
 
 /// An attempt in flight, from send until its reply or timeout settles it.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Attempt {
     owner: Owner,
-    /// Edge index, or `CLIENT_EDGE`.
-    edge: u32,
     /// Index of the call in the owner's service.
     call: u16,
     /// Whether this attempt is a retry (retry budgets count these).
     retry: bool,
     /// The callee's replica it went to (0 for a service of one replica).
-    replica: u16,
+    replica: ReplicaIx,
     /// The request class of the user request it serves.
-    class: u16,
+    class: ClassIx,
     /// The job admitted at the callee, `Handle::NONE` if none (rejected, or not admitted yet).
     child: Handle,
     /// Next outstanding attempt of the same owner job (intrusive list), or `Handle::NONE`.
@@ -279,7 +301,7 @@ pub(crate) struct User {
     /// The previous backoff wait (decorrelated jitter).
     prev_wait: SimDuration,
     /// Its request class.
-    class: u16,
+    class: ClassIx,
 }
 
 /// Where a job is.
@@ -294,9 +316,9 @@ pub(crate) enum JobState {
 /// A request admitted at a service, live until its reply is delivered or it is cancelled.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Job {
-    service: u32,
-    /// The replica's index in [`Simulation::services`] (the service's own index for replica 0).
-    unit: u32,
+    service: ServiceIx,
+    /// The replica's slot in [`Simulation::services`] (the service's own index for replica 0).
+    unit: UnitIx,
     /// The caller's attempt waiting for this job.
     parent: Handle,
     /// Absolute deadline carried by the request; `SimTime::NEVER` for none.
@@ -312,7 +334,7 @@ pub(crate) struct Job {
     /// Set once the job finished (success or error) rather than being dropped or cancelled.
     completed: bool,
     /// The request class of the user request it serves (its priority travels with it).
-    class: u16,
+    class: ClassIx,
 }
 
 /// Per call of a running job: its retry and hedge bookkeeping.
@@ -335,7 +357,7 @@ pub(crate) struct CallState {
 #[derive(Debug)]
 pub(crate) struct ServiceState {
     /// The service this is a replica of.
-    service: u32,
+    service: ServiceIx,
     /// Busy slots and queue, changed only through its accounting methods.
     station: Station,
     /// Set while the service pulls from its queue, so a nested finish does not pull again.
@@ -372,13 +394,13 @@ pub(crate) struct EdgeState {
 pub struct Simulation<'a> {
     sc: &'a Scenario,
     engine: Engine<Event>,
-    /// Per replica: replica 0 of service `s` at index `s`, the other replicas after all services
-    /// ([`Simulation::unit_of`]).
-    services: Vec<ServiceState>,
-    /// Per service: the index of its replica 1 in `services` (replicas 1.. are consecutive).
+    /// Per replica slot: replica 0 of service `s` at slot `s`, the other replicas after all
+    /// services ([`Simulation::unit_of`]).
+    units: IxVec<UnitIx, ServiceState>,
+    /// Per service: the slot of its replica 1 in `units` (replicas 1.. are consecutive).
     replica_base: Vec<fleet::ReplicaBase>,
-    /// Per replica (indexed like `services`): the counters reported in `replica_stats`.
-    replica_rec: Vec<ReplicaCounters>,
+    /// Per replica slot (like `units`): the counters reported in `replica_stats`.
+    replica_rec: IxVec<UnitIx, ReplicaCounters>,
     /// Per request class: its client's live state.
     classes: Vec<client::ClassState>,
     /// More than one request class: requests carry their class down the call tree.
@@ -480,19 +502,19 @@ impl<'a> Simulation<'a> {
     pub fn new_in(sc: &'a Scenario, options: RunOptions, mut buffers: Buffers) -> Self {
         buffers.clear();
         let seed = sc.seed;
-        let (units, replica_base) = fleet::units(sc);
-        let mut fault_lists = faults::per_unit(sc, &units);
+        let (layout, replica_base) = fleet::units(sc);
+        let mut fault_lists = faults::per_unit(sc, &layout);
         let priorities: Vec<i32> = sc.classes.iter().map(|c| c.priority).collect();
         let lane_of = crate::protections::discipline::priority_lanes(&priorities);
         let lanes = lane_of.iter().max().map_or(1, |&l| l as usize + 1);
         let class_names: Vec<&str> = sc.classes.iter().map(|c| c.name.as_str()).collect();
-        let services: Vec<ServiceState> = units
+        let units: IxVec<UnitIx, ServiceState> = layout
             .iter()
             .enumerate()
             .map(|(u, &(i, r))| {
                 let s = &sc.services[i];
                 ServiceState {
-                    service: i as u32,
+                    service: i,
                     station: Station::new(
                         SimTime(sc.duration.0),
                         if sc.has_classes()
@@ -552,10 +574,10 @@ impl<'a> Simulation<'a> {
         Simulation {
             sc,
             engine: buffers.engine,
-            replica_rec: (0..services.len())
+            replica_rec: (0..units.len())
                 .map(|_| ReplicaCounters::default())
                 .collect(),
-            services,
+            units,
             replica_base,
             classes: client::ClassState::all(sc),
             multi_class: sc.has_classes(),
@@ -686,19 +708,15 @@ impl<'a> Simulation<'a> {
         let started = Instant::now();
         for f in &self.sc.faults {
             if let Some(service) = f.kind.wakes_at_end() {
-                self.engine.schedule_at(
-                    f.to,
-                    Event::CapacityRestored {
-                        service: service as u32,
-                    },
-                );
+                self.engine
+                    .schedule_at(f.to, Event::CapacityRestored { service });
             }
         }
         if self.autoscaling {
             self.start_autoscalers();
         }
-        for class in 0..self.sc.classes.len() {
-            self.schedule_next_arrival(class as u16, true);
+        for class in ClassIx::first(self.sc.classes.len()) {
+            self.schedule_next_arrival(class, true);
         }
         let horizon = self.arrivals_end + self.sc.drain;
         let mut clock = Progress {
@@ -817,9 +835,10 @@ impl<'a> Simulation<'a> {
         // the stations are read. Tokens change only at events, so one reading serves every bin.
         let n_services = self.sc.services.len();
         let (services, edges, replica_base) =
-            (&mut self.services, &mut self.edges, &self.replica_base);
-        let mut service_gates: Vec<ServiceGate> = services[..n_services]
+            (&mut self.units, &mut self.edges, &self.replica_base);
+        let mut service_gates: Vec<ServiceGate> = services
             .iter_mut()
+            .take(n_services)
             .map(|st| std::mem::take(&mut st.gate))
             .collect();
         let tokens: Vec<Option<f64>> = edges.iter().map(|e| e.gate.throttle_tokens()).collect();
@@ -831,10 +850,12 @@ impl<'a> Simulation<'a> {
                 Extra::ServiceLimit(s) => service_gates[s].limiter_mut(),
                 Extra::EdgeLimit(e) => edge_limiters[e].as_deref_mut(),
                 Extra::ServiceReplicas(s) => {
-                    return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.0 as f64);
+                    return autoscale::counts(scalers, ServiceIx::new(s))
+                        .map_or(f64::NAN, |c| c.0 as f64);
                 }
                 Extra::ServiceReplicasReady(s) => {
-                    return autoscale::counts(scalers, s).map_or(f64::NAN, |c| c.1 as f64);
+                    return autoscale::counts(scalers, ServiceIx::new(s))
+                        .map_or(f64::NAN, |c| c.1 as f64);
                 }
                 Extra::ServiceCount(..) | Extra::EdgeCount(..) => None,
             };
@@ -844,6 +865,7 @@ impl<'a> Simulation<'a> {
             now,
             &self.rec,
             &mut |s, at, each| {
+                let s = ServiceIx::new(s);
                 fleet::sample_service(|u| services[u].station.sample(at), replica_base, s, each)
             },
             &|e| tokens[e],
@@ -862,12 +884,12 @@ impl<'a> Simulation<'a> {
         let mut in_flight = vec![0u64; self.sc.services.len()];
         // A finished job whose reply is still on its way (network delay) is not in flight.
         for j in self.jobs.iter().filter(|j| j.state != JobState::Done) {
-            in_flight[j.service as usize] += 1;
+            in_flight[j.service] += 1;
         }
         crate::metrics::summary::FinalState {
             end,
             in_flight,
-            levels: (0..self.sc.services.len())
+            levels: ServiceIx::first(self.sc.services.len())
                 .map(|s| self.service_areas(s))
                 .collect(),
             unfinished_users: self.users.len() as u64,
@@ -904,8 +926,8 @@ impl<'a> Simulation<'a> {
                 pushback_us,
             } => self.on_reply(attempt, outcome, job, pushback_us),
             Event::CapacityRestored { service } => {
-                for r in 0..self.sc.services[service as usize].max_units() {
-                    let u = self.unit_of(service as usize, r);
+                for r in ReplicaIx::first(self.sc.services[service].max_units() as usize) {
+                    let u = self.unit_of(service, r);
                     self.pull_next(u);
                 }
             }
@@ -915,10 +937,8 @@ impl<'a> Simulation<'a> {
                 class,
                 deadline,
             } => self.on_deliver(attempt, unit, class, deadline),
-            Event::AutoscaleTick { service } => self.on_autoscale_tick(service as usize),
-            Event::ReplicaReady { service, replica } => {
-                self.on_replica_ready(service as usize, replica)
-            }
+            Event::AutoscaleTick { service } => self.on_autoscale_tick(service),
+            Event::ReplicaReady { service, replica } => self.on_replica_ready(service, replica),
         }
     }
 
@@ -934,7 +954,7 @@ impl<'a> Simulation<'a> {
         ];
         if !out.is_empty() {
             for (_, u) in self.users.iter() {
-                out[u.class as usize] += 1;
+                out[u.class] += 1;
             }
         }
         out
@@ -966,8 +986,8 @@ impl<'a> Simulation<'a> {
     /// loop's ceiling: once the draw reaches the end of arrivals there is no next arrival, so a
     /// gap that overflows to the end of time (a rate of 1e-10/s) ends arrivals instead of
     /// spinning.
-    fn schedule_next_arrival(&mut self, class: u16, first: bool) {
-        let c = class as usize;
+    fn schedule_next_arrival(&mut self, class: ClassIx, first: bool) {
+        let c = class;
         if self.classes[c].shaped.is_some() {
             return self.schedule_shaped_arrival(class, first);
         }
@@ -1062,4 +1082,21 @@ pub fn run_watched_with_series(
     let out = sim.run_output()?;
     let series = out.series.expect("series were asked for");
     Ok((out.summary, series))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_owner_carries_the_edge_without_growing_the_attempt_record() {
+        // The edge of a job's attempt lives in its owner (the client's has none), where a
+        // `u32::MAX` sentinel field used to mark the client: the record stays 40 bytes.
+        assert_eq!(size_of::<Owner>(), 16);
+        assert_eq!(size_of::<Attempt>(), 40);
+        let class = ClassIx::new(3);
+        assert_eq!(Owner::User(7).via(class), Via::Client(class));
+        let e = EdgeIx::new(2);
+        assert_eq!(Owner::Job(Handle::NONE, e).via(class), Via::Edge(e));
+    }
 }

@@ -10,6 +10,7 @@ use super::gate::{Verdict, keep_permit};
 use super::queue::End;
 use super::slab::Handle;
 use super::{CallState, Event, Job, JobState, Outcome, Simulation};
+use crate::ix::{ClassIx, ServiceIx, UnitIx};
 use crate::protections::admission::queue_full;
 use crate::protections::concurrency_limit::Release;
 use crate::scenario::QueueDiscipline;
@@ -29,14 +30,14 @@ impl Simulation<'_> {
     /// job, or `Handle::NONE` when the service turned it away (the reply is then scheduled).
     pub(super) fn deliver(
         &mut self,
-        service: u32,
-        u: usize,
+        service: ServiceIx,
+        u: UnitIx,
         parent: Handle,
-        class: u16,
+        class: ClassIx,
         deadline: SimTime,
     ) -> Handle {
         let now = self.now();
-        let s = service as usize;
+        let s = service;
         let rc = &mut self.replica_rec[u];
         rc.arrivals += 1;
         let during = self.in_fault_window(now);
@@ -47,7 +48,7 @@ impl Simulation<'_> {
         if during {
             c.arrivals_during_fault += 1;
         }
-        let st = &mut self.services[u];
+        let st = &mut self.units[u];
         if !st.faults.is_empty() {
             if st.faults.outage(now) {
                 c.rejected_outage += 1;
@@ -73,7 +74,7 @@ impl Simulation<'_> {
         let slots = st.faults.slots(now, spec.slots);
         let has_slot = st.station.busy() < slots && st.station.queue_is_empty();
         let lane = if st.station.lanes() > 1 {
-            self.lane_of[class as usize] as usize
+            self.lane_of[class] as usize
         } else {
             0
         };
@@ -86,7 +87,7 @@ impl Simulation<'_> {
             if let Some(permit) = permit {
                 // Turned away behind the gate: the permit goes back without a sample.
                 let permits = std::slice::from_ref(&permit);
-                (self.services[u].gate).finish(now, permits, 0, Release::Ignored, false);
+                (self.units[u].gate).finish(now, permits, 0, Release::Ignored, false);
             }
             return self.refuse(s, u, parent, Outcome::Reject, "rejected_full");
         }
@@ -94,7 +95,7 @@ impl Simulation<'_> {
         self.replica_rec[u].admitted += 1;
         let job = self.jobs.insert(Job {
             service,
-            unit: u as u32,
+            unit: u,
             parent,
             deadline,
             admitted_at: now,
@@ -119,7 +120,7 @@ impl Simulation<'_> {
         if has_slot {
             self.start(job);
         } else {
-            let queued = self.services[u].station.enqueue(now, job, lane);
+            let queued = self.units[u].station.enqueue(now, job, lane);
             debug_assert!(
                 spec.queue_cap.is_none_or(|cap| queued <= cap as usize),
                 "queue over its cap"
@@ -137,17 +138,17 @@ impl Simulation<'_> {
     /// evicts the newest queued request of the least important lane below `lane` and rejects it
     /// (reason `shed`, after `reject_delay`, with the service's retry-after hint). Returns whether
     /// one was evicted (the arrival then takes its place).
-    fn shed_lower(&mut self, u: usize, lane: usize) -> bool {
+    fn shed_lower(&mut self, u: UnitIx, lane: usize) -> bool {
         let now = self.now();
-        let lanes = self.services[u].station.lanes();
+        let lanes = self.units[u].station.lanes();
         for l in (lane + 1..lanes).rev() {
-            while let Some(h) = self.services[u].station.peek(l, End::Newest) {
+            while let Some(h) = self.units[u].station.peek(l, End::Newest) {
                 let Some(j) = self.jobs.get(h).copied() else {
-                    self.services[u].station.discard_stale(l, End::Newest);
+                    self.units[u].station.discard_stale(l, End::Newest);
                     continue;
                 };
-                self.services[u].station.dequeue(now, l, End::Newest);
-                let s = j.service as usize;
+                self.units[u].station.dequeue(now, l, End::Newest);
+                let s = j.service;
                 if let Some(t) = &mut self.spans {
                     t.job_ended(h, now, "shed", Some("shed"));
                 }
@@ -171,8 +172,8 @@ impl Simulation<'_> {
     /// `reason` is the counter it was counted in (the error status of its span, when traced).
     fn refuse(
         &mut self,
-        s: usize,
-        u: usize,
+        s: ServiceIx,
+        u: UnitIx,
         parent: Handle,
         outcome: Outcome,
         reason: &'static str,
@@ -194,10 +195,10 @@ impl Simulation<'_> {
     }
 
     /// The retry-after hint this service attaches to a reject now, in microseconds.
-    fn pushback_us(&self, s: usize, u: usize) -> u32 {
+    fn pushback_us(&self, s: ServiceIx, u: UnitIx) -> u32 {
         self.sc.services[s]
             .pushback
-            .map_or(0, |p| p.hint_us(self.services[u].station.queued() as u64))
+            .map_or(0, |p| p.hint_us(self.units[u].station.queued() as u64))
     }
 
     /// Schedules a reply to `parent` after `delay`.
@@ -229,10 +230,10 @@ impl Simulation<'_> {
     /// The job leaves its service as `how` (hook "finish": a limiter's permit goes back);
     /// `responded` says whether the service replied.
     #[inline]
-    fn release_job_permit(&mut self, u: usize, job: Handle, how: Release, responded: bool) {
+    fn release_job_permit(&mut self, u: UnitIx, job: Handle, how: Release, responded: bool) {
         let now = self.engine.now();
         let permits = &self.job_permits;
-        (self.services[u].gate).finish(now, permits, job.index as usize, how, responded);
+        (self.units[u].gate).finish(now, permits, job.index as usize, how, responded);
     }
 
     /// Zeroes the goodput row and call states of a freshly admitted job, growing the side tables
@@ -262,8 +263,8 @@ impl Simulation<'_> {
         let now = self.now();
         let j = &mut self.jobs[job];
         j.state = JobState::Running;
-        let (s, u, admitted_at) = (j.service as usize, j.unit as usize, j.admitted_at);
-        let st = &mut self.services[u];
+        let (s, u, admitted_at) = (j.service, j.unit, j.admitted_at);
+        let st = &mut self.units[u];
         st.station.occupy(now);
         self.rec.services[s].start(now, admitted_at);
         let sampler = st.faults.slow_sampler(now).or(st.normal.as_ref());
@@ -294,9 +295,8 @@ impl Simulation<'_> {
         let j = &mut self.jobs[job];
         j.state = JobState::Done;
         j.completed = true;
-        let (s, u, parent, admitted_at) =
-            (j.service as usize, j.unit as usize, j.parent, j.admitted_at);
-        self.services[u].station.release(now);
+        let (s, u, parent, admitted_at) = (j.service, j.unit, j.parent, j.admitted_at);
+        self.units[u].station.release(now);
         self.replica_rec[u].completed += 1;
         self.release_job_permit(u, job, Release::Success, true);
         let c = &mut self.rec.services[s];
@@ -311,9 +311,9 @@ impl Simulation<'_> {
     /// An `Error` this service replies becomes `Fatal` (non-retryable) with probability
     /// 1 − `retryable_fraction`, drawn from the service's own stream (no draw at the default 1).
     #[inline]
-    fn marked(&mut self, s: usize, u: usize, outcome: Outcome) -> Outcome {
+    fn marked(&mut self, s: ServiceIx, u: UnitIx, outcome: Outcome) -> Outcome {
         if outcome == Outcome::Error
-            && let Some(stream) = &mut self.services[u].retryable
+            && let Some(stream) = &mut self.units[u].retryable
             && stream.unit() >= self.sc.services[s].retryable_fraction
         {
             return Outcome::Fatal;
@@ -329,7 +329,7 @@ impl Simulation<'_> {
         let Some(j) = self.jobs.get(job).copied() else {
             return;
         };
-        let (s, u) = (j.service as usize, j.unit as usize);
+        let (s, u) = (j.service, j.unit);
         if j.state != JobState::Done
             && let Some(t) = &mut self.spans
         {
@@ -338,7 +338,7 @@ impl Simulation<'_> {
         match j.state {
             JobState::Done => {}
             JobState::Queued => {
-                self.services[u].station.cancel_queued(now);
+                self.units[u].station.cancel_queued(now);
                 self.replica_rec[u].cancelled += 1;
                 self.release_job_permit(u, job, Release::Dropped, false);
                 let c = &mut self.rec.services[s];
@@ -348,7 +348,7 @@ impl Simulation<'_> {
             }
             JobState::Running => {
                 self.abandon_attempts(job, None);
-                self.services[u].station.release(now);
+                self.units[u].station.release(now);
                 self.replica_rec[u].cancelled += 1;
                 self.release_job_permit(u, job, Release::Dropped, false);
                 let c = &mut self.rec.services[s];
@@ -364,10 +364,10 @@ impl Simulation<'_> {
     /// oldest live request of the most important non-empty lane (`priority`), or across lanes the
     /// oldest (`fifo`), the newest (`lifo`), or adaptive LIFO's choice between them (ties go to the
     /// more important lane). Discards stale entries it meets; `None` when no live request waits.
-    fn lane_pick(&mut self, u: usize, discipline: QueueDiscipline) -> Option<(usize, End)> {
+    fn lane_pick(&mut self, u: UnitIx, discipline: QueueDiscipline) -> Option<(usize, End)> {
         let now = self.now();
         match discipline {
-            QueueDiscipline::Priority => (0..self.services[u].station.lanes())
+            QueueDiscipline::Priority => (0..self.units[u].station.lanes())
                 .find(|&lane| self.lane_end(u, lane, End::Oldest).is_some())
                 .map(|lane| (lane, End::Oldest)),
             QueueDiscipline::Fifo => self.lanes_extreme(u, End::Oldest),
@@ -386,21 +386,21 @@ impl Simulation<'_> {
 
     /// The admission time of the live request at `end` of `lane` of replica `u`, discarding the
     /// stale entries before it; `None` when the lane holds no live request.
-    fn lane_end(&mut self, u: usize, lane: usize, end: End) -> Option<SimTime> {
+    fn lane_end(&mut self, u: UnitIx, lane: usize, end: End) -> Option<SimTime> {
         loop {
-            let h = self.services[u].station.peek(lane, end)?;
+            let h = self.units[u].station.peek(lane, end)?;
             match self.jobs.get(h) {
                 Some(j) => return Some(j.admitted_at),
-                None => self.services[u].station.discard_stale(lane, end),
+                None => self.units[u].station.discard_stale(lane, end),
             }
         }
     }
 
     /// Across the lanes of replica `u`: the lane whose live `end` is the oldest (`Oldest`) or
     /// the newest (`Newest`) admitted; ties go to the more important lane.
-    fn lanes_extreme(&mut self, u: usize, end: End) -> Option<(usize, End)> {
+    fn lanes_extreme(&mut self, u: UnitIx, end: End) -> Option<(usize, End)> {
         let mut best: Option<(usize, SimTime)> = None;
-        for lane in 0..self.services[u].station.lanes() {
+        for lane in 0..self.units[u].station.lanes() {
             if let Some(t) = self.lane_end(u, lane, end) {
                 let better = match best {
                     None => true,
@@ -423,8 +423,8 @@ impl Simulation<'_> {
     /// without a single entry; they are answered here without entering the loop, with what the
     /// loop would have done for them: nothing, or CoDel's "queue empty".
     #[inline]
-    pub(super) fn pull_next(&mut self, u: usize) {
-        let st = &mut self.services[u];
+    pub(super) fn pull_next(&mut self, u: UnitIx) {
+        let st = &mut self.units[u];
         if st.draining {
             return;
         }
@@ -436,14 +436,14 @@ impl Simulation<'_> {
     }
 
     /// [`Simulation::pull_next`] for a queue that holds entries.
-    fn pull_queued(&mut self, u: usize) {
-        self.services[u].draining = true;
-        let s = self.services[u].service as usize;
+    fn pull_queued(&mut self, u: UnitIx) {
+        self.units[u].draining = true;
+        let s = self.units[u].service;
         let sc = self.sc;
         let spec = &sc.services[s];
         loop {
             let now = self.now();
-            let st = &self.services[u];
+            let st = &self.units[u];
             if st.station.busy() >= st.faults.slots(now, spec.slots) {
                 break;
             }
@@ -460,7 +460,7 @@ impl Simulation<'_> {
                         match st.station.peek(0, End::Oldest) {
                             Some(h) => match self.jobs.get(h) {
                                 None => {
-                                    self.services[u].station.discard_stale(0, End::Oldest);
+                                    self.units[u].station.discard_stale(0, End::Oldest);
                                     continue;
                                 }
                                 Some(oldest)
@@ -476,14 +476,14 @@ impl Simulation<'_> {
                 };
                 (0, end)
             };
-            let Some(job) = self.services[u].station.peek(lane, end) else {
+            let Some(job) = self.units[u].station.peek(lane, end) else {
                 break;
             };
             if !self.jobs.is_live(job) {
-                self.services[u].station.discard_stale(lane, end);
+                self.units[u].station.discard_stale(lane, end);
                 continue;
             }
-            let st = &mut self.services[u];
+            let st = &mut self.units[u];
             st.station.dequeue(now, lane, end);
             let c = &mut self.rec.services[s];
             let j = self.jobs[job];
@@ -511,7 +511,7 @@ impl Simulation<'_> {
             let outcome = self.marked(s, u, Outcome::Error);
             self.reply_in(SimDuration::ZERO, j.parent, outcome, job, 0);
         }
-        let st = &mut self.services[u];
+        let st = &mut self.units[u];
         if st.station.queue_is_empty() {
             st.gate.queue_empty();
         }

@@ -19,6 +19,7 @@
 //!   trace, zero skipped).
 
 use super::slab::Handle;
+use crate::ix::{ClassIx, ReplicaIx, ServiceIx};
 use crate::rng::{hash_key, mix64};
 use crate::scenario::Scenario;
 use crate::time::SimTime;
@@ -66,7 +67,7 @@ pub struct SpanRecord<'a> {
     /// Jobs that waited in the queue: when they took a slot.
     pub dequeued: Option<SimTime>,
     /// The callee's replica (services of more than one replica).
-    pub replica: Option<u32>,
+    pub replica: Option<ReplicaIx>,
     /// Still open when the run ended (its end is the run's end).
     pub unfinished: bool,
 }
@@ -96,11 +97,11 @@ struct Open {
     parent: u64,
     start: SimTime,
     /// Jobs: the service. Attempts: the callee.
-    service: u32,
-    /// Attempts: the caller's service, or `u32::MAX` for the client.
-    caller: u32,
-    replica: u32,
-    class: u16,
+    service: ServiceIx,
+    /// Attempts: the caller's service, or `None` for the client.
+    caller: Option<ServiceIx>,
+    replica: ReplicaIx,
+    class: ClassIx,
     attempt: u32,
     retry: bool,
     hedge: bool,
@@ -118,10 +119,10 @@ const CLOSED: Open = Open {
     span: 0,
     parent: 0,
     start: SimTime::ZERO,
-    service: 0,
-    caller: 0,
-    replica: 0,
-    class: 0,
+    service: ServiceIx::new(0),
+    caller: None,
+    replica: ReplicaIx::new(0),
+    class: ClassIx::new(0),
     attempt: 0,
     retry: false,
     hedge: false,
@@ -249,8 +250,8 @@ impl<'a> Tracer<'a> {
         attempt: Handle,
         user: u32,
         n: u32,
-        callee: usize,
-        class: u16,
+        callee: ServiceIx,
+        class: ClassIx,
         now: SimTime,
     ) {
         let t = self.users[user as usize];
@@ -262,8 +263,8 @@ impl<'a> Tracer<'a> {
                 span: self.new_span(t),
                 parent: 0,
                 start: now,
-                service: callee as u32,
-                caller: u32::MAX,
+                service: callee,
+                caller: None,
                 class,
                 attempt: n,
                 retry: n > 1,
@@ -279,8 +280,8 @@ impl<'a> Tracer<'a> {
         &mut self,
         attempt: Handle,
         job: Handle,
-        caller: usize,
-        callee: usize,
+        caller: ServiceIx,
+        callee: ServiceIx,
         n: u32,
         (retry, hedge): (bool, bool),
         now: SimTime,
@@ -294,8 +295,8 @@ impl<'a> Tracer<'a> {
                 span: self.new_span(parent.trace),
                 parent: parent.span,
                 start: now,
-                service: callee as u32,
-                caller: caller as u32,
+                service: callee,
+                caller: Some(caller),
                 class: parent.class,
                 attempt: n,
                 retry,
@@ -311,8 +312,8 @@ impl<'a> Tracer<'a> {
     pub(crate) fn local_failure(
         &mut self,
         job: Handle,
-        caller: usize,
-        callee: usize,
+        caller: ServiceIx,
+        callee: ServiceIx,
         n: u32,
         reason: &'static str,
         now: SimTime,
@@ -327,8 +328,8 @@ impl<'a> Tracer<'a> {
             span,
             parent: parent.span,
             start: now,
-            service: callee as u32,
-            caller: caller as u32,
+            service: callee,
+            caller: Some(caller),
             class: parent.class,
             attempt: n,
             retry: n > 1,
@@ -359,14 +360,13 @@ impl<'a> Tracer<'a> {
         unfinished: bool,
     ) {
         let sc = self.sc;
-        let class = &sc.classes[open.class as usize].name;
-        let (resource, name) = if open.caller == u32::MAX {
-            (Resource::Client, class.as_str())
-        } else {
-            (
-                Resource::Service(open.caller as usize),
-                sc.services[open.service as usize].name.as_str(),
-            )
+        let class = &sc.classes[open.class].name;
+        let (resource, name) = match open.caller {
+            None => (Resource::Client, class.as_str()),
+            Some(caller) => (
+                Resource::Service(caller.index()),
+                sc.services[open.service].name.as_str(),
+            ),
         };
         let tr = self.traces[open.trace as usize];
         self.sink.span(&SpanRecord {
@@ -398,8 +398,8 @@ impl<'a> Tracer<'a> {
         job: Handle,
         parent: Handle,
         parent_live: bool,
-        service: usize,
-        replica: u32,
+        service: ServiceIx,
+        replica: ReplicaIx,
         now: SimTime,
     ) {
         let p = if parent_live {
@@ -418,7 +418,7 @@ impl<'a> Tracer<'a> {
                 span: self.new_span(p.trace),
                 parent: p.span,
                 start: now,
-                service: service as u32,
+                service,
                 replica,
                 class: p.class,
                 ..CLOSED
@@ -432,8 +432,8 @@ impl<'a> Tracer<'a> {
     pub(crate) fn refused(
         &mut self,
         parent: Handle,
-        service: usize,
-        replica: u32,
+        service: ServiceIx,
+        replica: ReplicaIx,
         reason: &'static str,
         now: SimTime,
         end: SimTime,
@@ -451,7 +451,7 @@ impl<'a> Tracer<'a> {
             span: self.new_span(p.trace),
             parent: p.span,
             start: now,
-            service: service as u32,
+            service,
             replica,
             class: p.class,
             ..CLOSED
@@ -488,13 +488,13 @@ impl<'a> Tracer<'a> {
         unfinished: bool,
     ) {
         let sc = self.sc;
-        let class = sc.classes[open.class as usize].name.as_str();
+        let class = sc.classes[open.class].name.as_str();
         let tr = self.traces[open.trace as usize];
         self.sink.span(&SpanRecord {
             trace: tr.id,
             span: open.span,
             parent: open.parent,
-            resource: Resource::Service(open.service as usize),
+            resource: Resource::Service(open.service.index()),
             name: class,
             kind: SpanKind::Server,
             start: open.start,
@@ -506,7 +506,7 @@ impl<'a> Tracer<'a> {
             retry: false,
             hedge: false,
             dequeued: (open.dequeued != SimTime::NEVER).then_some(open.dequeued),
-            replica: self.replicated[open.service as usize].then_some(open.replica),
+            replica: self.replicated[open.service].then_some(open.replica),
             unfinished,
         });
         self.release(open.trace);

@@ -20,7 +20,7 @@
 #[cfg(test)]
 use super::Scenario;
 use super::raw::FaultKindRaw;
-use super::{Dist, ServiceId};
+use super::{Dist, ReplicaIx, ServiceIx};
 use crate::time::SimTime;
 
 /// A fault in force during `[from, to)`.
@@ -36,8 +36,10 @@ pub struct Fault {
 
 impl Fault {
     /// Whether the fault acts on replica `r` of its service.
-    pub fn acts_on_replica(&self, r: u32) -> bool {
-        self.replicas.as_ref().is_none_or(|rs| rs.contains(&r))
+    pub fn acts_on_replica(&self, r: ReplicaIx) -> bool {
+        self.replicas
+            .as_ref()
+            .is_none_or(|rs| rs.iter().any(|&x| x as usize == r.index()))
     }
 }
 
@@ -47,21 +49,21 @@ pub enum FaultKind {
     /// The service's own work follows `service_time` instead of its normal distribution.
     /// With `fraction` below 1, only that share of the work started in the window is slow.
     Slow {
-        service: ServiceId,
+        service: ServiceIx,
         service_time: Dist,
         fraction: f64,
     },
     /// A share of the service's arrivals fail at once (reply `error` after its reject delay);
     /// `retryable` of those errors may be retried, the rest are non-retryable.
     Error {
-        service: ServiceId,
+        service: ServiceIx,
         fraction: f64,
         retryable: f64,
     },
     /// Every arrival at the service is rejected.
-    Outage { service: ServiceId },
+    Outage { service: ServiceIx },
     /// The service has only `slots` slots (work already started goes on).
-    Capacity { service: ServiceId, slots: u32 },
+    Capacity { service: ServiceIx, slots: u32 },
     /// User arrivals come `factor` times faster.
     Surge { factor: f64 },
 }
@@ -79,7 +81,7 @@ pub fn keys(kind: FaultKindRaw) -> &'static [&'static str] {
 
 impl FaultKind {
     /// The service the fault acts on (`None` for faults on arrivals).
-    pub fn service(&self) -> Option<ServiceId> {
+    pub fn service(&self) -> Option<ServiceIx> {
         match self {
             FaultKind::Slow { service, .. }
             | FaultKind::Error { service, .. }
@@ -90,7 +92,7 @@ impl FaultKind {
     }
 
     /// The distribution of `s`'s own work while the fault is in force, if it changes it.
-    pub fn service_time_of(&self, s: ServiceId) -> Option<&Dist> {
+    pub fn service_time_of(&self, s: ServiceIx) -> Option<&Dist> {
         match self {
             FaultKind::Slow {
                 service,
@@ -110,7 +112,7 @@ impl FaultKind {
     }
 
     /// The share of `s`'s arrivals the fault fails at once, if it does.
-    pub fn error_fraction_of(&self, s: ServiceId) -> Option<f64> {
+    pub fn error_fraction_of(&self, s: ServiceIx) -> Option<f64> {
         match *self {
             FaultKind::Error {
                 service, fraction, ..
@@ -120,7 +122,7 @@ impl FaultKind {
     }
 
     /// The share of the fault's errors at `s` that callers may retry, if it fails arrivals there.
-    pub fn retryable_fraction_of(&self, s: ServiceId) -> Option<f64> {
+    pub fn retryable_fraction_of(&self, s: ServiceIx) -> Option<f64> {
         match *self {
             FaultKind::Error {
                 service, retryable, ..
@@ -130,12 +132,12 @@ impl FaultKind {
     }
 
     /// Whether the fault rejects every arrival at `s`.
-    pub fn rejects_all_of(&self, s: ServiceId) -> bool {
+    pub fn rejects_all_of(&self, s: ServiceIx) -> bool {
         matches!(*self, FaultKind::Outage { service } if service == s)
     }
 
     /// The most slots `s` has while the fault is in force, if the fault limits them.
-    pub fn slot_limit_of(&self, s: ServiceId) -> Option<u32> {
+    pub fn slot_limit_of(&self, s: ServiceIx) -> Option<u32> {
         match *self {
             FaultKind::Capacity { service, slots } if service == s => Some(slots),
             _ => None,
@@ -144,7 +146,7 @@ impl FaultKind {
 
     /// The slots of `s` while the fault is in force, when `s` otherwise has `slots` (capacities
     /// of overlapping faults take the smallest).
-    pub fn slots_of(&self, s: ServiceId, slots: u32) -> u32 {
+    pub fn slots_of(&self, s: ServiceIx, slots: u32) -> u32 {
         self.slot_limit_of(s)
             .map_or(slots, |limit| capacity_slots(slots, limit))
     }
@@ -159,7 +161,7 @@ impl FaultKind {
 
     /// The service whose slots come back when the fault ends (a capacity fault): its queue must
     /// be served at that instant, which costs the run one event.
-    pub fn wakes_at_end(&self) -> Option<ServiceId> {
+    pub fn wakes_at_end(&self) -> Option<ServiceIx> {
         match *self {
             FaultKind::Capacity { service, .. } => Some(service),
             _ => None,
@@ -332,12 +334,13 @@ mod tests {
              e: {kind: error, service: a, fraction: 0.25, from: 1s, duration: 1s}\n",
         );
         let [c, o, e] = [&sc.faults[0].kind, &sc.faults[1].kind, &sc.faults[2].kind];
-        assert_eq!(c.slots_of(0, 4), 2);
-        assert_eq!(c.slots_of(0, 1), 1, "a capacity fault never adds slots");
-        assert_eq!(c.slots_of(1, 4), 4);
-        assert_eq!(c.wakes_at_end(), Some(0));
-        assert!(o.rejects_all_of(0) && !c.rejects_all_of(0));
-        assert_eq!(e.error_fraction_of(0), Some(0.25));
+        let (s0, s1) = (ServiceIx::new(0), ServiceIx::new(1));
+        assert_eq!(c.slots_of(s0, 4), 2);
+        assert_eq!(c.slots_of(s0, 1), 1, "a capacity fault never adds slots");
+        assert_eq!(c.slots_of(s1, 4), 4);
+        assert_eq!(c.wakes_at_end(), Some(s0));
+        assert!(o.rejects_all_of(s0) && !c.rejects_all_of(s0));
+        assert_eq!(e.error_fraction_of(s0), Some(0.25));
         assert_eq!(o.wakes_at_end(), None);
         assert_eq!(c.rate_factor(), 1.0);
     }

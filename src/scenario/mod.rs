@@ -36,10 +36,7 @@ pub use crate::protections::retry_on::RetryOn;
 pub use crate::protections::throttle::Throttle;
 use crate::time::{SimDuration, SimTime};
 
-/// Index of a service in [`Scenario::services`] (the order of the YAML map).
-pub type ServiceId = usize;
-/// Index of a call edge in [`Scenario::edges`].
-pub type EdgeId = usize;
+pub use crate::ix::{ClassIx, EdgeIx, ReplicaIx, ServiceIx};
 
 /// Most call paths [`Scenario::attempt_chains`] lists for one service.
 pub const MAX_CHAINS: usize = 16;
@@ -159,7 +156,7 @@ pub struct ClosedLoop {
 /// The client's policy toward the entry service.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientPolicy {
-    pub entry: ServiceId,
+    pub entry: ServiceIx,
     pub attempt_timeout: SimDuration,
     /// Retries after the first attempt (default 0).
     pub retries: u32,
@@ -213,7 +210,7 @@ pub struct Service {
     /// Start all calls at once (fan-out) instead of in order.
     pub parallel: bool,
     /// Outgoing edges, in the order the YAML map lists them.
-    pub calls: Vec<EdgeId>,
+    pub calls: Vec<EdgeIx>,
     /// Share of the errors it replies that callers may retry (default 1).
     pub retryable_fraction: f64,
     /// Identical replicas (default 1); `slots` and the queue are per replica. With `autoscale`,
@@ -256,8 +253,8 @@ impl Service {
 /// A caller's policy on one call edge.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
-    pub caller: ServiceId,
-    pub callee: ServiceId,
+    pub caller: ServiceIx,
+    pub callee: ServiceIx,
     /// `caller->callee`, the key of the edge in reports.
     pub name: String,
     pub attempt_timeout: SimDuration,
@@ -295,16 +292,14 @@ pub struct Edge {
     pub probability: Option<f64>,
     /// The request classes (indices into `Scenario::classes`, increasing) whose requests make
     /// this call (`None`: every class).
-    pub classes: Option<Vec<u16>>,
+    pub classes: Option<Vec<ClassIx>>,
 }
 
 impl Edge {
     /// Whether requests of class `class` make this call (`calls.<callee>.classes`).
     #[inline]
-    pub fn taken_by(&self, class: usize) -> bool {
-        self.classes
-            .as_ref()
-            .is_none_or(|cs| cs.contains(&(class as u16)))
+    pub fn taken_by(&self, class: ClassIx) -> bool {
+        self.classes.as_ref().is_none_or(|cs| cs.contains(&class))
     }
 
     /// Attempts one call may make at most: retries + 1, or hedges + 1.
@@ -351,18 +346,25 @@ impl Scenario {
     }
 
     /// Index of the service called `name`.
-    pub fn service_id(&self, name: &str) -> Option<ServiceId> {
-        self.services.iter().position(|s| s.name == name)
+    pub fn service_id(&self, name: &str) -> Option<ServiceIx> {
+        self.services
+            .iter()
+            .position(|s| s.name == name)
+            .map(ServiceIx::new)
     }
 
     /// Services in an order where every caller comes before its callees.
-    pub fn topological_order(&self) -> Vec<ServiceId> {
+    pub fn topological_order(&self) -> Vec<ServiceIx> {
         let n = self.services.len();
         let mut indegree = vec![0usize; n];
         for e in &self.edges {
             indegree[e.callee] += 1;
         }
-        let mut ready: Vec<ServiceId> = (0..n).filter(|&s| indegree[s] == 0).rev().collect();
+        let mut ready: Vec<ServiceIx> = (0..n)
+            .filter(|&s| indegree[s] == 0)
+            .rev()
+            .map(ServiceIx::new)
+            .collect();
         let mut order = Vec::with_capacity(n);
         while let Some(s) = ready.pop() {
             order.push(s);
@@ -391,7 +393,7 @@ impl Scenario {
             for &s in &order {
                 for &e in &self.services[s].calls {
                     let edge = &self.edges[e];
-                    if !edge.taken_by(c) {
+                    if !edge.taken_by(ClassIx::new(c)) {
                         continue;
                     }
                     let add = attempts[s].saturating_mul(edge.max_attempts_per_call());
@@ -406,8 +408,8 @@ impl Scenario {
     }
 
     /// The classes' distinct entry services, in class order.
-    pub fn entries(&self) -> Vec<ServiceId> {
-        let mut out: Vec<ServiceId> = Vec::new();
+    pub fn entries(&self) -> Vec<ServiceIx> {
+        let mut out: Vec<ServiceIx> = Vec::new();
         for c in &self.classes {
             if !out.contains(&c.client.entry) {
                 out.push(c.client.entry);
@@ -422,11 +424,14 @@ impl Scenario {
     pub fn path_counts(&self) -> Vec<u64> {
         let order = self.topological_order();
         let mut paths = vec![0u64; self.services.len()];
-        let mut seen: Vec<(ServiceId, Vec<bool>)> = Vec::new();
+        let mut seen: Vec<(ServiceIx, Vec<bool>)> = Vec::new();
         for c in 0..self.classes.len() {
             let key = (
                 self.classes[c].client.entry,
-                self.edges.iter().map(|e| e.taken_by(c)).collect(),
+                self.edges
+                    .iter()
+                    .map(|e| e.taken_by(ClassIx::new(c)))
+                    .collect(),
             );
             if seen.contains(&key) {
                 continue;
@@ -454,16 +459,16 @@ impl Scenario {
     /// layered graph has exponentially many; [`Scenario::path_counts`] counts them). Only hops
     /// that can still reach `service` are followed, so the walk costs at most `MAX_CHAINS`
     /// paths' worth of steps.
-    pub fn attempt_chains(&self, service: ServiceId) -> Vec<Vec<(String, u64)>> {
+    pub fn attempt_chains(&self, service: ServiceIx) -> Vec<Vec<(String, u64)>> {
         struct Walk<'a> {
             sc: &'a Scenario,
             class: usize,
-            target: ServiceId,
+            target: ServiceIx,
             reaches: Vec<bool>,
         }
         fn walk(
             w: &Walk,
-            at: ServiceId,
+            at: ServiceIx,
             path: &mut Vec<(String, u64)>,
             out: &mut Vec<Vec<(String, u64)>>,
         ) {
@@ -476,7 +481,7 @@ impl Scenario {
             }
             for &e in &w.sc.services[at].calls {
                 let edge = &w.sc.edges[e];
-                if !w.reaches[edge.callee] || !edge.taken_by(w.class) {
+                if !w.reaches[edge.callee] || !edge.taken_by(ClassIx::new(w.class)) {
                     continue;
                 }
                 path.push((edge.name.clone(), edge.max_attempts_per_call()));
@@ -492,11 +497,9 @@ impl Scenario {
             let mut reaches = vec![false; self.services.len()];
             reaches[service] = true;
             for &s in order.iter().rev() {
-                if self.services[s]
-                    .calls
-                    .iter()
-                    .any(|&e| reaches[self.edges[e].callee] && self.edges[e].taken_by(c))
-                {
+                if self.services[s].calls.iter().any(|&e| {
+                    reaches[self.edges[e].callee] && self.edges[e].taken_by(ClassIx::new(c))
+                }) {
                     reaches[s] = true;
                 }
             }

@@ -403,12 +403,7 @@ fn a_call_restricted_to_classes_is_made_by_their_requests_only() {
     let worst = sc.worst_case_attempts();
     let at = |name: &str| worst[sc.services.iter().position(|s| s.name == name).unwrap()];
     assert_eq!((at("front"), at("catalog"), at("payments")), (4, 4, 2));
-    let chains = sc.attempt_chains(
-        sc.services
-            .iter()
-            .position(|s| s.name == "payments")
-            .unwrap(),
-    );
+    let chains = sc.attempt_chains(sc.service_id("payments").unwrap());
     assert_eq!(
         chains,
         vec![vec![

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 /// The top modules, bottom first: a module may use its own layer and the layers before it. `""`
 /// is `lib.rs`'s own items (`MODEL_VERSION`, `COMMIT`).
 const LAYERS: &[&[&str]] = &[
-    &["", "util", "time", "rng", "engine", "stats", "color"],
+    &["", "util", "ix", "time", "rng", "engine", "stats", "color"],
     &["config"],
     &["import"],
     &["protections"],

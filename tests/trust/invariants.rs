@@ -18,7 +18,7 @@ use std::fmt::Write;
 use loadsim::guard::event_bound_for;
 use loadsim::metrics::RunSummary;
 use loadsim::model::run;
-use loadsim::scenario::Scenario;
+use loadsim::scenario::{ClassIx, Scenario};
 use proptest::prelude::*;
 
 use super::common::parse;
@@ -616,7 +616,9 @@ fn reachable_from(sc: &Scenario, class: usize, certain: bool) -> (Vec<bool>, Vec
             continue;
         }
         for &e in &sc.services[s].calls {
-            if !sc.edges[e].taken_by(class) || (certain && sc.edges[e].probability.is_some()) {
+            if !sc.edges[e].taken_by(ClassIx::new(class))
+                || (certain && sc.edges[e].probability.is_some())
+            {
                 continue;
             }
             edge[e] = true;
@@ -859,7 +861,7 @@ pub fn check_invariants(sc: &Scenario, r: &RunSummary) -> Result<(), String> {
         let detectors = sc
             .edges
             .iter()
-            .filter(|e| e.callee == i && e.outlier_detection.is_some())
+            .filter(|e| e.callee.index() == i && e.outlier_detection.is_some())
             .count();
         for (k, rm) in x.replica_stats.iter().enumerate() {
             let t = rm.ejected_s.unwrap_or(0.0);

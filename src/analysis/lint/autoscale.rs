@@ -6,7 +6,7 @@
 //! controller has started them.
 
 use super::{Check, Finding, Level, Load};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, ServiceIx};
 
 /// The findings on every autoscaled service of `sc`; `loads` gives the offered load per service
 /// (services no request reaches have none).
@@ -18,6 +18,7 @@ pub(super) fn autoscale_findings(
 ) {
     for (s, svc) in sc.services.iter().enumerate() {
         let Some(a) = svc.autoscale else { continue };
+        let s = ServiceIx::new(s);
         let name = &svc.name;
         let mut warn = |message: String, fix: String| {
             out.push(Finding {

@@ -5,7 +5,7 @@
 use super::show::show_duration;
 use super::{Check, Finding, Level};
 use crate::protections::retry::max_backoff;
-use crate::scenario::{Edge, EdgeId, Scenario};
+use crate::scenario::{Edge, EdgeIx, Scenario};
 use crate::time::SimDuration;
 
 /// Who sets the time a service serves under.
@@ -14,7 +14,7 @@ pub enum Waiter {
     /// The attempt timeout of this request class's client (the service is its entry).
     Client(usize),
     /// The attempt timeout of this edge, into the service.
-    Edge(EdgeId),
+    Edge(EdgeIx),
 }
 
 /// How long a service's callers wait for one of its replies, at most.
@@ -157,7 +157,7 @@ pub fn timeout_that_fits(call: &CallWorstCase, wait: SimDuration) -> Option<SimD
 /// The budget of one call: its worst case against the time its caller serves under.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallBudget {
-    pub edge: EdgeId,
+    pub edge: EdgeIx,
     pub worst: CallWorstCase,
     /// What the caller serves under (`None` if the caller is unreachable).
     pub caller_serves_under: Option<ServesUnder>,
@@ -245,7 +245,7 @@ pub(super) fn propagate_key(sc: &Scenario, set_by: Waiter) -> String {
 
 pub(super) fn budget_findings(
     sc: &Scenario,
-    e: EdgeId,
+    e: EdgeIx,
     worst: &CallWorstCase,
     caller: &ServesUnder,
     fit: u32,

@@ -22,7 +22,7 @@ use super::regime::{Regime, regime_name};
 use super::show::{show_duration, show_secs};
 use super::{Check, Finding, Level};
 use crate::protections::concurrency_limit::ConcurrencyLimit;
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, ServiceIx};
 use crate::time::SimDuration;
 
 /// Where admission control sits: subject, key path, the service it guards or calls, its
@@ -31,7 +31,7 @@ use crate::time::SimDuration;
 type Place = (
     String,
     String,
-    usize,
+    ServiceIx,
     Option<ConcurrencyLimit>,
     Option<SimDuration>,
     Option<SimDuration>,
@@ -51,7 +51,7 @@ pub fn limiter_findings(
         places.push((
             s.name.clone(),
             format!("services.{}", s.name),
-            i,
+            ServiceIx::new(i),
             s.concurrency_limit,
             s.rate_limit.map(|r| r.fill_interval),
             None,

@@ -7,14 +7,14 @@ use super::regime::Regime;
 use super::show::{show_factor, show_rate, show_secs};
 use super::{Check, Finding, Level};
 use crate::protections::throttle::sustained_attempts_per_call;
-use crate::scenario::{ClientPolicy, Edge, RequestClass, Scenario, ServiceId};
+use crate::scenario::{ClassIx, ClientPolicy, Edge, RequestClass, Scenario, ServiceIx};
 
 /// For a service with calls, the longest one request holds a slot when every call times out:
 /// normal mean own work + its calls' worst cases ([`call_worst_case`], each ended by its
 /// `call_timeout` if any) step by step — the longest of a parallel step, the sum of sequential
 /// ones — cut to the time the service serves under when its requests carry a deadline (attempts
 /// are then cut to the time left). `None` for a service without calls.
-pub fn longest_hold(sc: &Scenario, s: ServiceId, u: &ServesUnder) -> Option<f64> {
+pub fn longest_hold(sc: &Scenario, s: ServiceIx, u: &ServesUnder) -> Option<f64> {
     let svc = &sc.services[s];
     if svc.calls.is_empty() {
         return None;
@@ -60,7 +60,7 @@ pub fn amplification(
         for &s in &order {
             for &e in &sc.services[s].calls {
                 let edge = &sc.edges[e];
-                if class.is_none_or(|c| edge.taken_by(c)) {
+                if class.is_none_or(|c| edge.taken_by(ClassIx::new(c))) {
                     a[edge.callee] += a[s] * edge_factor(edge) * edge.probability.unwrap_or(1.0);
                 }
             }
@@ -95,7 +95,7 @@ pub fn sustained_factor(edge: &Edge) -> f64 {
 /// Per service: the load checks' numbers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Load {
-    pub service: ServiceId,
+    pub service: ServiceIx,
     /// `slots / mean service time` per regime (an upper bound for services with calls).
     pub capacity: Vec<Option<f64>>,
     /// For a service with calls: the longest a slot is held when its calls time out, seconds

@@ -53,7 +53,7 @@ use load::load_findings;
 use queue::queue_findings;
 use regime::{fleet_capacity, fleet_slots_in, slots_in};
 
-use crate::scenario::{Scenario, ServiceId};
+use crate::scenario::{Scenario, ServiceIx};
 use crate::time::SimDuration;
 
 /// Everything `loadsim check` reports about one scenario.
@@ -141,7 +141,7 @@ fn client_budget(class: usize, c: &crate::scenario::ClientPolicy) -> ClientBudge
 /// Runs every check on `sc`.
 pub fn lint(sc: &Scenario) -> Lint {
     let under = serves_under(sc);
-    let reachable: Vec<ServiceId> = sc
+    let reachable: Vec<ServiceIx> = sc
         .topological_order()
         .into_iter()
         .filter(|&s| under[s].is_some())

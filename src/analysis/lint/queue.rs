@@ -6,13 +6,13 @@ use super::budget::{ServesUnder, propagate_key};
 use super::regime::{Regime, regime_name};
 use super::show::{show_duration, show_secs};
 use super::{Check, Finding, Level};
-use crate::scenario::{Scenario, ServiceId};
+use crate::scenario::{Scenario, ServiceIx};
 use crate::time::SimDuration;
 
 /// Per service and regime: the §7 queue-wait bound.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueWait {
-    pub service: ServiceId,
+    pub service: ServiceIx,
     /// `queue_cap × mean service time / slots` per regime, seconds; `None` for an unbounded queue.
     pub bound_s: Option<Vec<f64>>,
 }
@@ -59,7 +59,7 @@ fn cap_reason(cap: (u64, bool), wait: &str, per_replica: f64) -> String {
 /// get (for the caps suggested).
 pub(super) fn queue_findings(
     sc: &Scenario,
-    s: ServiceId,
+    s: ServiceIx,
     u: &ServesUnder,
     (regimes, mean): (&[Regime], &[Vec<f64>]),
     bound_s: Option<&[f64]>,

@@ -2,7 +2,7 @@
 //! fault on its own), and what a service's slots and mean service time are in each. What a fault
 //! changes is asked of the fault kind ([`crate::scenario::faults`]), never read from its fields.
 
-use crate::scenario::{Dist, Scenario, ServiceId};
+use crate::scenario::{ClassIx, Dist, ReplicaIx, Scenario, ServiceIx};
 
 /// Under which service times the capacity checks are made: normal, or inside one fault window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub fn regime_name(sc: &Scenario, r: Regime) -> String {
 }
 
 /// The slots of `s` in regime `r`: fewer inside a fault that limits them.
-pub(super) fn slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
+pub(super) fn slots_in(sc: &Scenario, s: ServiceIx, r: Regime) -> u32 {
     let slots = sc.services[s].slots;
     match r {
         Regime::Fault(i) => sc.faults[i].kind.slots_of(s, slots),
@@ -39,9 +39,9 @@ pub(super) fn slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
 /// The slots of all replicas of `s` together in regime `r`, at the most replicas it may have
 /// (`autoscale.max_replicas` when autoscaled): a capacity fault limits only the replicas it acts
 /// on. Saturates at `u32::MAX`.
-pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceId, r: Regime) -> u32 {
+pub(super) fn fleet_slots_in(sc: &Scenario, s: ServiceIx, r: Regime) -> u32 {
     let svc = &sc.services[s];
-    (0..svc.max_units())
+    ReplicaIx::first(svc.max_units() as usize)
         .map(|k| match r {
             Regime::Fault(i) if sc.faults[i].acts_on_replica(k) => {
                 sc.faults[i].kind.slots_of(s, svc.slots) as u64
@@ -63,7 +63,7 @@ pub fn capacity(slots: u32, mean_service_s: f64) -> Option<f64> {
 /// own mean service time (a slow fault on some replicas slows only those), summed over the most
 /// replicas it may have (an autoscaler's `max_replicas`) — what a balancer that keeps every
 /// replica busy reaches at best, an upper bound.
-pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) -> Option<f64> {
+pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceIx, r: Regime, hold: f64) -> Option<f64> {
     let svc = &sc.services[s];
     let Regime::Fault(i) = r else {
         return capacity(fleet_slots_in(sc, s, r), hold);
@@ -76,7 +76,7 @@ pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) 
     let normal = svc.service_time.as_ref().map_or(0.0, Dist::mean_secs);
     let calls = hold - own_mean(sc, s, r);
     let frac = f.kind.slow_fraction();
-    let per_replica = |k: u32| {
+    let per_replica = |k: ReplicaIx| {
         let own = if f.acts_on_replica(k) {
             frac * slow.mean_secs() + (1.0 - frac) * normal
         } else {
@@ -84,13 +84,15 @@ pub(super) fn fleet_capacity(sc: &Scenario, s: ServiceId, r: Regime, hold: f64) 
         };
         capacity(svc.slots, calls + own)
     };
-    (0..svc.max_units()).map(per_replica).sum()
+    ReplicaIx::first(svc.max_units() as usize)
+        .map(per_replica)
+        .sum()
 }
 
 /// The mean own work of `s` in regime `r`, in seconds (zero without own work). A slow fault on
 /// `k` of `n` replicas, or with a `fraction` f, makes a share k·f/n of the work slow (work spread
 /// evenly over the replicas, as round robin spreads it): the mean blends the two.
-pub(super) fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
+pub(super) fn own_mean(sc: &Scenario, s: ServiceIx, r: Regime) -> f64 {
     let normal = sc.services[s]
         .service_time
         .as_ref()
@@ -100,7 +102,9 @@ pub(super) fn own_mean(sc: &Scenario, s: ServiceId, r: Regime) -> f64 {
     {
         let f = &sc.faults[i];
         let n = sc.services[s].replicas;
-        let hit = (0..n).filter(|&k| f.acts_on_replica(k)).count() as f64;
+        let hit = ReplicaIx::first(n as usize)
+            .filter(|&k| f.acts_on_replica(k))
+            .count() as f64;
         let share = f.kind.slow_fraction() * hit / n as f64;
         if share >= 1.0 {
             return service_time.mean_secs();
@@ -126,7 +130,7 @@ pub fn mean_service_time(sc: &Scenario, r: Regime) -> Vec<f64> {
             let by_class = match (&mix, &e.classes) {
                 (Some(mix), Some(cs)) => {
                     let all: f64 = mix.iter().map(|m| m[s]).sum();
-                    let listed: f64 = cs.iter().map(|&c| mix[c as usize][s]).sum();
+                    let listed: f64 = cs.iter().map(|&c| mix[c][s]).sum();
                     if all > 0.0 { listed / all } else { 0.0 }
                 }
                 _ => 1.0,
@@ -160,7 +164,7 @@ fn class_mix(sc: &Scenario) -> Option<Vec<Vec<f64>>> {
             for &s in &order {
                 for &e in &sc.services[s].calls {
                     let edge = &sc.edges[e];
-                    if edge.taken_by(c) {
+                    if edge.taken_by(ClassIx::new(c)) {
                         a[edge.callee] += a[s] * edge.probability.unwrap_or(1.0);
                     }
                 }

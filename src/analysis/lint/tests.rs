@@ -1,7 +1,7 @@
 //! The linter against the shipped scenarios and hand-computed cases.
 
 use super::*;
-use crate::scenario::{Document, EdgeId};
+use crate::scenario::{Document, EdgeIx};
 use std::path::Path;
 
 const MS: u64 = 1_000_000;
@@ -18,8 +18,8 @@ fn shipped(name: &str) -> Scenario {
     Scenario::load(&p, &[], None).unwrap()
 }
 
-fn edge(sc: &Scenario, name: &str) -> EdgeId {
-    sc.edges.iter().position(|e| e.name == name).unwrap()
+fn edge(sc: &Scenario, name: &str) -> EdgeIx {
+    EdgeIx::new(sc.edges.iter().position(|e| e.name == name).unwrap())
 }
 
 fn warnings(l: &Lint, check: Check, subject: &str) -> usize {
@@ -277,7 +277,11 @@ fn a_capacity_fault_cuts_capacity_in_its_window() {
          faults:\n  cut: { kind: capacity, service: a, slots: 2, from: 1s, duration: 2s }\n",
     );
     let l = lint(&sc);
-    let load = l.loads.iter().find(|x| x.service == 0).unwrap();
+    let load = l
+        .loads
+        .iter()
+        .find(|x| x.service == ServiceIx::new(0))
+        .unwrap();
     assert_eq!(load.capacity, vec![Some(160.0), Some(40.0)]);
     let f = l.findings.iter().find(|f| f.check == Check::Load).unwrap();
     assert!(
@@ -481,12 +485,20 @@ fn parallel_calls_take_the_longest_and_sequential_ones_the_sum() {
     let par = text(true);
     let l = lint(&par);
     assert!((l.mean_service_s[0][0] - 0.040).abs() < 1e-12);
-    let a = l.loads.iter().find(|x| x.service == 0).unwrap();
+    let a = l
+        .loads
+        .iter()
+        .find(|x| x.service == ServiceIx::new(0))
+        .unwrap();
     assert!((a.timeout_hold_s.unwrap() - 0.5).abs() < 1e-12, "{a:?}");
     let seq = text(false);
     let l = lint(&seq);
     assert!((l.mean_service_s[0][0] - 0.050).abs() < 1e-12);
-    let a = l.loads.iter().find(|x| x.service == 0).unwrap();
+    let a = l
+        .loads
+        .iter()
+        .find(|x| x.service == ServiceIx::new(0))
+        .unwrap();
     assert!((a.timeout_hold_s.unwrap() - 0.8).abs() < 1e-12, "{a:?}");
 }
 

@@ -5,17 +5,18 @@
 //! the processes, and these methods, which read the root's `Simulation`, form no file cycle.)
 
 use super::Shaped;
+use crate::ix::ClassIx;
 use crate::model::{Event, Simulation};
 use crate::scenario::ArrivalProcess;
 
 impl Simulation<'_> {
     /// Schedules the next arrival of a profile (if one comes before arrivals end), or, at the
     /// start of a closed loop, every user's first request.
-    pub(in crate::model) fn schedule_shaped_arrival(&mut self, class: u16, first: bool) {
+    pub(in crate::model) fn schedule_shaped_arrival(&mut self, class: ClassIx, first: bool) {
         let now = self.now();
         let end = self.arrivals_end;
-        let process = self.sc.classes[class as usize].arrivals.process;
-        let Some(shaped) = self.classes[class as usize].shaped.as_deref_mut() else {
+        let process = self.sc.classes[class].arrivals.process;
+        let Some(shaped) = self.classes[class].shaped.as_deref_mut() else {
             return;
         };
         let arrival = Event::UserArrival { class };
@@ -56,9 +57,8 @@ impl Simulation<'_> {
 
     /// A user request of `class` ended: in a closed loop, its user thinks and sends the next one.
     #[inline]
-    pub(in crate::model) fn user_request_ended(&mut self, class: u16) {
-        let Some(Shaped::Closed { think, stream, .. }) =
-            self.classes[class as usize].shaped.as_deref_mut()
+    pub(in crate::model) fn user_request_ended(&mut self, class: ClassIx) {
+        let Some(Shaped::Closed { think, stream, .. }) = self.classes[class].shaped.as_deref_mut()
         else {
             return;
         };

@@ -9,6 +9,7 @@
 
 mod sim;
 
+use crate::ix::ServiceIx;
 use crate::metrics::summary::ReplicaChange;
 use crate::protections::autoscale::{Autoscale, Hpa};
 use crate::scenario::Scenario;
@@ -100,14 +101,14 @@ pub(super) fn scalers(sc: &Scenario) -> Vec<Option<Scaler>> {
 
 /// The replicas of `callee` its callers may pick, when it is autoscaled.
 #[inline]
-pub(super) fn serving(scalers: &[Option<Scaler>], callee: usize) -> Option<&[u32]> {
+pub(super) fn serving(scalers: &[Option<Scaler>], callee: ServiceIx) -> Option<&[u32]> {
     scalers[callee].as_ref().map(|s| &s.serving[..])
 }
 
 /// Replicas started and ready of service `s` now (time series), if it is autoscaled.
-pub(super) fn counts(scalers: &[Option<Scaler>], s: usize) -> Option<(u32, u32)> {
+pub(super) fn counts(scalers: &[Option<Scaler>], s: ServiceIx) -> Option<(u32, u32)> {
     scalers
-        .get(s)
+        .get(s.index())
         .and_then(|x| x.as_ref())
         .map(|sc| (sc.started, sc.ready))
 }

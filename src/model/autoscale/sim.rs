@@ -5,6 +5,7 @@
 //! file cycle.)
 
 use super::{Life, Scaler};
+use crate::ix::{ReplicaIx, ServiceIx};
 use crate::metrics::summary::AutoscaleMetrics;
 use crate::model::{Event, Simulation};
 use crate::protections::autoscale::{Reading, metric_replicas};
@@ -16,12 +17,13 @@ impl Simulation<'_> {
     #[inline(never)]
     pub(in crate::model) fn start_autoscalers(&mut self) {
         for (s, sc) in self.scalers.iter().enumerate() {
+            let s = ServiceIx::new(s);
             if let Some(sc) = sc
                 && SimTime(sc.spec.interval.0) < self.arrivals_end
             {
                 self.engine.schedule_at(
                     SimTime(sc.spec.interval.0),
-                    Event::AutoscaleTick { service: s as u32 },
+                    Event::AutoscaleTick { service: s },
                 );
             }
         }
@@ -32,7 +34,7 @@ impl Simulation<'_> {
     /// `interval` later if that is before the end of arrivals.
     #[cold]
     #[inline(never)]
-    pub(in crate::model) fn on_autoscale_tick(&mut self, s: usize) {
+    pub(in crate::model) fn on_autoscale_tick(&mut self, s: ServiceIx) {
         let now = self.now();
         let end = self.arrivals_end;
         let Some(mut sc) = self.scalers[s].take() else {
@@ -42,7 +44,7 @@ impl Simulation<'_> {
         for k in 0..sc.life.len() {
             match sc.life[k] {
                 Life::Ready { .. } => {
-                    let area = self.services[self.unit_of(s, k as u32)]
+                    let area = self.units[self.unit_of(s, ReplicaIx::new(k))]
                         .station
                         .busy_area(now);
                     let (t0, a0) = sc.mark[k];
@@ -89,16 +91,16 @@ impl Simulation<'_> {
         let next = now + sc.spec.interval;
         if next < end {
             self.engine
-                .schedule_at(next, Event::AutoscaleTick { service: s as u32 });
+                .schedule_at(next, Event::AutoscaleTick { service: s });
         }
         self.scalers[s] = Some(sc);
     }
 
     /// Starts one replica of service `s`: the lowest replica that is off or has drained, else
     /// the lowest still draining (its remaining work goes on); it serves after `warmup`.
-    fn start_replica(&mut self, s: usize, sc: &mut Scaler, now: SimTime) {
+    fn start_replica(&mut self, s: ServiceIx, sc: &mut Scaler, now: SimTime) {
         let idle = |k: usize| {
-            let st = &self.services[self.unit_of(s, k as u32)].station;
+            let st = &self.units[self.unit_of(s, ReplicaIx::new(k))].station;
             st.busy() == 0 && st.queue_is_empty()
         };
         let k = (0..sc.life.len())
@@ -113,37 +115,39 @@ impl Simulation<'_> {
         let until = now + sc.spec.warmup;
         sc.life[k] = Life::Warming { since: now, until };
         if sc.spec.warmup == SimDuration::ZERO {
-            self.make_ready(s, sc, k as u32, now);
+            self.make_ready(s, sc, ReplicaIx::new(k), now);
         } else {
             self.engine.schedule_at(
                 until,
                 Event::ReplicaReady {
-                    service: s as u32,
-                    replica: k as u32,
+                    service: s,
+                    replica: ReplicaIx::new(k),
                 },
             );
         }
     }
 
     /// Replica `k` of `s` starts serving at `now`.
-    fn make_ready(&mut self, s: usize, sc: &mut Scaler, k: u32, now: SimTime) {
-        sc.life[k as usize] = Life::Ready { since: now };
-        let area = self.services[self.unit_of(s, k)].station.busy_area(now);
-        sc.mark[k as usize] = (now, area);
-        let at = sc.serving.partition_point(|&r| r < k);
-        sc.serving.insert(at, k);
+    fn make_ready(&mut self, s: ServiceIx, sc: &mut Scaler, k: ReplicaIx, now: SimTime) {
+        sc.life[k.index()] = Life::Ready { since: now };
+        let area = self.units[self.unit_of(s, k)].station.busy_area(now);
+        sc.mark[k.index()] = (now, area);
+        // The balancers read the serving replicas as plain numbers.
+        let r = k.index() as u32;
+        let at = sc.serving.partition_point(|&x| x < r);
+        sc.serving.insert(at, r);
         sc.ready += 1;
     }
 
     /// Replica `k` of `s` finished warming up, unless it was removed (or restarted) meanwhile.
     #[cold]
     #[inline(never)]
-    pub(in crate::model) fn on_replica_ready(&mut self, s: usize, k: u32) {
+    pub(in crate::model) fn on_replica_ready(&mut self, s: ServiceIx, k: ReplicaIx) {
         let now = self.now();
         let Some(mut sc) = self.scalers[s].take() else {
             return;
         };
-        if matches!(sc.life[k as usize], Life::Warming { until, .. } if until == now) {
+        if matches!(sc.life[k.index()], Life::Warming { until, .. } if until == now) {
             self.make_ready(s, &mut sc, k, now);
             sc.record(now);
         }

@@ -3,8 +3,9 @@
 //! state is the parent module's [`super::ClassState`]; these are the methods of [`Simulation`] on
 //! it, apart from it so that the model's root and this module form no file cycle.)
 
+use crate::ix::{ClassIx, ReplicaIx};
 use crate::model::slab::Handle;
-use crate::model::{Attempt, CLIENT_EDGE, Event, Owner, Simulation, User};
+use crate::model::{Attempt, Event, Owner, Simulation, User, Via};
 use crate::protections::retry::backoff_wait;
 use crate::protections::retry_on::Failure;
 use crate::protections::timeout::{attempt_timeout, propagated_deadline};
@@ -13,11 +14,11 @@ use crate::time::{SimDuration, SimTime};
 impl Simulation<'_> {
     /// A user request of `class` arrives: record it, send its first attempt, and draw the class's
     /// next arrival.
-    pub(in crate::model) fn on_user_arrival(&mut self, class: u16) {
+    pub(in crate::model) fn on_user_arrival(&mut self, class: ClassIx) {
         let now = self.now();
         let window = self.window_of(now);
         self.rec.user_arrived(class, now, window);
-        let deadline = self.sc.classes[class as usize]
+        let deadline = self.sc.classes[class]
             .client
             .call_timeout
             .map_or(SimTime::NEVER, |ct| now + ct);
@@ -40,7 +41,7 @@ impl Simulation<'_> {
     pub(in crate::model) fn client_send(&mut self, user: u32) {
         let now = self.now();
         let class = self.users[user].class;
-        let client = &self.sc.classes[class as usize].client;
+        let client = &self.sc.classes[class].client;
         let Some(timeout) = attempt_timeout(client.attempt_timeout, self.users[user].deadline, now)
         else {
             // The call timeout passed while the client waited to retry: the request fails now.
@@ -54,10 +55,9 @@ impl Simulation<'_> {
         let deadline = propagated_deadline(client.propagate_deadline, now, timeout);
         let attempt = self.attempts.insert(Attempt {
             owner: Owner::User(user),
-            edge: CLIENT_EDGE,
             call: 0,
             retry,
-            replica: 0,
+            replica: ReplicaIx::new(0),
             class,
             child: Handle::NONE,
             next: Handle::NONE,
@@ -68,7 +68,7 @@ impl Simulation<'_> {
         }
         self.engine
             .schedule_in(timeout, Event::AttemptTimeout { attempt });
-        let child = self.send_to(CLIENT_EDGE, client.entry, attempt, deadline);
+        let child = self.send_to(Via::Client(class), client.entry, attempt, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
         }
@@ -76,7 +76,7 @@ impl Simulation<'_> {
 
     /// The client's attempt timed out; `child` is the entry job it abandons.
     pub(in crate::model) fn client_attempt_timed_out(&mut self, user: u32, child: Handle) {
-        let class = self.users[user].class as usize;
+        let class = self.users[user].class;
         if self.sc.classes[class].client.cancel_on_abandon && !child.is_none() {
             self.cancel_job(child);
         }
@@ -89,7 +89,7 @@ impl Simulation<'_> {
     pub(in crate::model) fn client_attempt_failed(&mut self, user: u32, failure: Failure) {
         let now = self.now();
         let u = self.users[user];
-        let client = &self.sc.classes[u.class as usize].client;
+        let client = &self.sc.classes[u.class].client;
         if u.attempts > client.retries || !client.retry_on.retries(failure) || now >= u.deadline {
             self.client_gives_up(user);
             return;
@@ -101,7 +101,7 @@ impl Simulation<'_> {
                     b,
                     u.attempts - 1,
                     u.prev_wait,
-                    &mut self.classes[u.class as usize].jitter,
+                    &mut self.classes[u.class].jitter,
                 );
                 self.users[user].prev_wait = w;
                 w
@@ -135,7 +135,7 @@ impl Simulation<'_> {
             for s in 0..n {
                 self.rec.services[s].useful += self.useful[base + s] as u64;
             }
-            self.rec.services[j.service as usize].useful += 1;
+            self.rec.services[j.service].useful += 1;
         }
         let u = self.users.remove(user);
         if let Some(t) = &mut self.spans {

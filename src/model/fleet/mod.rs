@@ -10,37 +10,40 @@
 mod sim;
 
 use super::dist::Sampler;
+use crate::ix::{ReplicaIx, ServiceIx, UnitIx};
 use crate::metrics::levels::{LevelAreas, LevelSample};
 use crate::protections::load_balancer::{Balancer, LoadBalancer};
 use crate::protections::outlier::Detector;
 use crate::rng::Stream;
-use crate::scenario::{Dist, Edge, Scenario, ServiceId};
+use crate::scenario::{Dist, Edge, Scenario};
 
 /// Events network delay schedules per attempt sent over a hop with `latency`: the request's
 /// delayed delivery (`Deliver`; none when the draw is zero; the reply's delay is folded into the
 /// reply's own event). Summed by [`crate::guard::events_per_send`].
 pub const EVENTS_PER_DELAYED_ATTEMPT: u32 = 1;
 
-/// Per service: the index of its replica 1 in the per-replica state, and its replicas.
-pub(super) type ReplicaBase = (u32, u32);
+/// Per service: the slot of its replica 1 in the per-replica state, and its replicas.
+pub(super) type ReplicaBase = (UnitIx, u32);
 
-/// The per-replica layout of `sc`: `(service, replica)` per index, and per service its
+/// The per-replica layout of `sc`: `(service, replica)` per slot, and per service its
 /// [`ReplicaBase`].
-pub(super) fn units(sc: &Scenario) -> (Vec<(usize, u32)>, Vec<ReplicaBase>) {
+pub(super) fn units(sc: &Scenario) -> (Vec<(ServiceIx, ReplicaIx)>, Vec<ReplicaBase>) {
     let n = sc.services.len();
-    let mut units: Vec<(usize, u32)> = (0..n).map(|s| (s, 0)).collect();
+    let mut units: Vec<(ServiceIx, ReplicaIx)> = (0..n)
+        .map(|s| (ServiceIx::new(s), ReplicaIx::new(0)))
+        .collect();
     let mut base = Vec::with_capacity(n);
     for (s, svc) in sc.services.iter().enumerate() {
-        base.push((units.len() as u32, svc.max_units()));
-        units.extend((1..svc.max_units()).map(|r| (s, r)));
+        base.push((UnitIx::new(units.len()), svc.max_units()));
+        units.extend((1..svc.max_units() as usize).map(|r| (ServiceIx::new(s), ReplicaIx::new(r))));
     }
     (units, base)
 }
 
 /// The stream label of replica `r` of something labelled `label`: the label itself for replica
 /// 0, `label/replica/<r>` for the others.
-pub(super) fn replica_label(label: &str, r: u32) -> String {
-    if r == 0 {
+pub(super) fn replica_label(label: &str, r: ReplicaIx) -> String {
+    if r.index() == 0 {
         label.to_owned()
     } else {
         format!("{label}/replica/{r}")
@@ -52,7 +55,7 @@ pub(super) fn replica_label(label: &str, r: u32) -> String {
 pub(super) fn balancer(
     sc: &Scenario,
     policy: LoadBalancer,
-    callee: ServiceId,
+    callee: ServiceIx,
     name: &str,
 ) -> Option<Balancer> {
     let replicas = sc.services[callee].max_units();
@@ -98,18 +101,18 @@ impl Latency {
 /// With `each`, also each replica's areas, in replica order.
 /// `sample_unit(u)` samples the levels of the replica at index `u` of the per-replica state.
 pub(super) fn sample_service(
-    mut sample_unit: impl FnMut(usize) -> LevelSample,
+    mut sample_unit: impl FnMut(UnitIx) -> LevelSample,
     base: &[ReplicaBase],
-    s: usize,
+    s: ServiceIx,
     mut each: Option<&mut Vec<LevelAreas>>,
 ) -> LevelSample {
-    let mut sample = sample_unit(s);
+    let mut sample = sample_unit(UnitIx::new(s.index()));
     if let Some(e) = each.as_deref_mut() {
         e.push(sample.areas);
     }
     let (first, n) = base[s];
-    for u in first..first + n - 1 {
-        let x = sample_unit(u as usize);
+    for u in first.index()..first.index() + n as usize - 1 {
+        let x = sample_unit(UnitIx::new(u));
         if let Some(e) = each.as_deref_mut() {
             e.push(x.areas);
         }

@@ -5,38 +5,43 @@
 //! [`Simulation`] that use them, apart from it so that the model's root and this module form no
 //! file cycle.)
 
+use crate::ix::{ClassIx, ReplicaIx, ServiceIx, UnitIx};
 use crate::metrics::levels::LevelAreas;
 use crate::metrics::summary::ReplicaMetrics;
 use crate::model::slab::Handle;
-use crate::model::{CLIENT_EDGE, Event, Simulation};
+use crate::model::{Event, Simulation, Via};
 use crate::protections::outlier::Detector;
 use crate::time::{SimDuration, SimTime};
 
 impl Simulation<'_> {
-    /// The index of replica `r` of service `s` in the per-replica state.
+    /// The slot of replica `r` of service `s` in the per-replica state.
     #[inline]
-    pub(in crate::model) fn unit_of(&self, s: usize, r: u32) -> usize {
-        if r == 0 {
-            s
+    pub(in crate::model) fn unit_of(&self, s: ServiceIx, r: ReplicaIx) -> UnitIx {
+        if r.index() == 0 {
+            UnitIx::new(s.index())
         } else {
-            (self.replica_base[s].0 + r - 1) as usize
+            UnitIx::new(self.replica_base[s].0.index() + r.index() - 1)
         }
     }
 
-    /// Which replica of service `s` the unit `u` is (the inverse of [`Simulation::unit_of`]).
-    pub(in crate::model) fn replica_index(&self, s: usize, u: usize) -> u32 {
-        if u == s {
-            0
+    /// Which replica of service `s` the slot `u` is (the inverse of [`Simulation::unit_of`]).
+    pub(in crate::model) fn replica_index(&self, s: ServiceIx, u: UnitIx) -> ReplicaIx {
+        if u.index() == s.index() {
+            ReplicaIx::new(0)
         } else {
-            u as u32 - self.replica_base[s].0 + 1
+            ReplicaIx::new(u.index() - self.replica_base[s].0.index() + 1)
         }
     }
 
     /// Service `s`'s level integrals over the arrival period, summed over its replicas.
-    pub(in crate::model) fn service_areas(&self, s: usize) -> LevelAreas {
-        let mut areas = self.services[s].station.period_areas();
-        for r in 1..self.replica_base[s].1 {
-            let a = self.services[self.unit_of(s, r)].station.period_areas();
+    pub(in crate::model) fn service_areas(&self, s: ServiceIx) -> LevelAreas {
+        let mut areas = self.units[self.unit_of(s, ReplicaIx::new(0))]
+            .station
+            .period_areas();
+        for r in 1..self.replica_base[s].1 as usize {
+            let a = self.units[self.unit_of(s, ReplicaIx::new(r))]
+                .station
+                .period_areas();
             areas.busy += a.busy;
             areas.queue += a.queue;
         }
@@ -54,6 +59,7 @@ impl Simulation<'_> {
                 if svc.max_units() == 1 {
                     return Vec::new();
                 }
+                let s = ServiceIx::new(s);
                 // The outlier detectors of the calls toward `s`, run to the end.
                 let end = self.engine.now();
                 let detectors: Vec<Detector> = self
@@ -69,10 +75,12 @@ impl Simulation<'_> {
                     })
                     .collect();
                 let outlier = !detectors.is_empty();
-                (0..svc.max_units())
+                ReplicaIx::first(svc.max_units() as usize)
                     .map(|r| {
                         let u = self.unit_of(s, r);
-                        let areas = self.services[u].station.period_areas();
+                        // The outlier detectors count replicas as plain numbers.
+                        let r = r.index() as u32;
+                        let areas = self.units[u].station.period_areas();
                         ReplicaMetrics {
                             counts: self.replica_rec[u].summary(),
                             utilization: areas.busy as f64 / (period * svc.slots as f64),
@@ -92,14 +100,14 @@ impl Simulation<'_> {
             .collect()
     }
 
-    /// Sends the request of `attempt` (on `edge`, or the client's) to `callee`: picks the replica
-    /// through the caller's balancer, then delivers it at once, or after the network delay.
-    /// Returns the admitted job when delivered at once.
+    /// Sends the request of `attempt` (on `via`) to `callee`: picks the replica through the
+    /// caller's balancer, then delivers it at once, or after the network delay. Returns the
+    /// admitted job when delivered at once.
     #[inline(always)]
     pub(in crate::model) fn send_to(
         &mut self,
-        edge: u32,
-        callee: usize,
+        via: Via,
+        callee: ServiceIx,
         attempt: Handle,
         deadline: SimTime,
     ) -> Handle {
@@ -108,14 +116,17 @@ impl Simulation<'_> {
         let class = if self.multi_class {
             self.attempts[attempt].class
         } else {
-            0
+            ClassIx::new(0)
         };
-        let (balancer, latency) = if edge == CLIENT_EDGE {
-            let c = &mut self.classes[class as usize];
-            (&mut c.balancer, &mut c.latency)
-        } else {
-            let es = &mut self.edges[edge as usize];
-            (&mut es.balancer, &mut es.latency)
+        let (balancer, latency) = match via {
+            Via::Client(c) => {
+                let c = &mut self.classes[c];
+                (&mut c.balancer, &mut c.latency)
+            }
+            Via::Edge(e) => {
+                let es = &mut self.edges[e];
+                (&mut es.balancer, &mut es.latency)
+            }
         };
         let now = self.engine.now();
         let replica = match balancer {
@@ -125,9 +136,11 @@ impl Simulation<'_> {
             }
             Some(b) => b.pick_at(now, None),
         };
+        // The balancers count replicas as plain numbers.
+        let replica = ReplicaIx::new(replica as usize);
         let delay = latency.as_mut().map(|l| l.sampler.sample(&mut l.request));
-        if replica != 0 {
-            self.attempts[attempt].replica = replica as u16;
+        if replica.index() != 0 {
+            self.attempts[attempt].replica = replica;
         }
         let unit = self.unit_of(callee, replica);
         match delay {
@@ -136,14 +149,14 @@ impl Simulation<'_> {
                     d,
                     Event::Deliver {
                         attempt,
-                        unit: unit as u32,
+                        unit,
                         class,
                         deadline,
                     },
                 );
                 Handle::NONE
             }
-            _ => self.deliver(callee as u32, unit, attempt, class, deadline),
+            _ => self.deliver(callee, unit, attempt, class, deadline),
         }
     }
 
@@ -151,12 +164,12 @@ impl Simulation<'_> {
     pub(in crate::model) fn on_deliver(
         &mut self,
         attempt: Handle,
-        unit: u32,
-        class: u16,
+        unit: UnitIx,
+        class: ClassIx,
         deadline: SimTime,
     ) {
-        let s = self.services[unit as usize].service;
-        let child = self.deliver(s, unit as usize, attempt, class, deadline);
+        let s = self.units[unit].service;
+        let child = self.deliver(s, unit, attempt, class, deadline);
         if let Some(a) = self.attempts.get_mut(attempt) {
             a.child = child;
         }
@@ -168,27 +181,25 @@ impl Simulation<'_> {
         let Some(a) = self.attempts.get(attempt) else {
             return SimDuration::ZERO;
         };
-        let latency = if a.edge == CLIENT_EDGE {
-            &mut self.classes[a.class as usize].latency
-        } else {
-            &mut self.edges[a.edge as usize].latency
+        let latency = match a.owner.via(a.class) {
+            Via::Client(c) => &mut self.classes[c].latency,
+            Via::Edge(e) => &mut self.edges[e].latency,
         };
         latency
             .as_mut()
             .map_or(SimDuration::ZERO, |l| l.sampler.sample(&mut l.reply))
     }
 
-    /// An attempt to `replica` on `edge` (or the client of request class `class`) settled: the
-    /// caller's balancer counts one outstanding request fewer there.
+    /// An attempt to `replica` on `via` settled: the caller's balancer counts one outstanding
+    /// request fewer there.
     #[inline]
-    pub(in crate::model) fn balancer_settled(&mut self, edge: u32, replica: u16, class: u16) {
-        let balancer = if edge == CLIENT_EDGE {
-            &mut self.classes[class as usize].balancer
-        } else {
-            &mut self.edges[edge as usize].balancer
+    pub(in crate::model) fn balancer_settled(&mut self, via: Via, replica: ReplicaIx) {
+        let balancer = match via {
+            Via::Client(c) => &mut self.classes[c].balancer,
+            Via::Edge(e) => &mut self.edges[e].balancer,
         };
         if let Some(b) = balancer {
-            b.settled(replica as u32);
+            b.settled(replica.index() as u32);
         }
     }
 }

@@ -8,6 +8,7 @@
 //! ([`keep_permit`]: by slab index, in a table written only where a limiter is configured).
 
 use super::{Reason, Verdict};
+use crate::ix::ClassIx;
 use crate::protections::concurrency_limit::{
     ConcurrencyLimit, Limiter, Partition, Permit, Release,
 };
@@ -50,7 +51,7 @@ impl Admission {
     pub(crate) fn admit(
         &mut self,
         now: SimTime,
-        class: u16,
+        class: ClassIx,
         permit: &mut Option<Permit>,
     ) -> Verdict {
         match self {

@@ -33,6 +33,7 @@
 
 use super::admission::Admission;
 use super::{CallMemo, Reason, Verdict};
+use crate::ix::ClassIx;
 use crate::model::Outcome;
 use crate::protections::adaptive::Adaptive;
 use crate::protections::aws_adaptive::{self, RateLimiter};
@@ -275,7 +276,7 @@ impl EdgeGate {
     pub(crate) fn before_send(
         &mut self,
         now: SimTime,
-        class: u16,
+        class: ClassIx,
         permit: &mut Option<Permit>,
     ) -> Verdict {
         if self.acts & BEFORE_SEND == 0 {

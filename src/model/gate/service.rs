@@ -22,6 +22,7 @@
 
 use super::admission::Admission;
 use super::{Reason, Verdict};
+use crate::ix::ClassIx;
 use crate::protections::codel::CodelState;
 use crate::protections::concurrency_limit::{Limiter, Permit, Release};
 use crate::protections::shedding::{expired, waited_too_long};
@@ -142,7 +143,7 @@ impl ServiceGate {
     pub(crate) fn admit(
         &mut self,
         now: SimTime,
-        class: u16,
+        class: ClassIx,
         permit: &mut Option<Permit>,
     ) -> Verdict {
         if self.acts & ADMIT == 0 {

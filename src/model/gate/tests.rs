@@ -12,7 +12,7 @@ use crate::model::Outcome;
 use crate::protections::bad_snippets::{At, scenario_text};
 use crate::protections::concurrency_limit::Permit;
 use crate::rng::Stream;
-use crate::scenario::{Document, Scenario};
+use crate::scenario::{ClassIx, Document, Scenario};
 use crate::time::{SimDuration, SimTime};
 
 /// The scenario with `snippet` at the edge `a -> b` or at service `b`.
@@ -109,7 +109,10 @@ fn an_edge_without_protections_has_an_empty_gate() {
     let mut g = edge_gate("retries: 2");
     assert!(g.names().is_empty());
     let mut permit = None;
-    assert_eq!(g.before_send(SimTime::ZERO, 0, &mut permit), Verdict::Pass);
+    assert_eq!(
+        g.before_send(SimTime::ZERO, ClassIx::new(0), &mut permit),
+        Verdict::Pass
+    );
     assert!(permit.is_none());
     assert!(!g.paces());
     assert_eq!(g.events_per_attempt(), 0);
@@ -173,8 +176,8 @@ fn edge_and_service_admission_answer_alike() {
     let mut verdicts = Vec::new();
     for i in 0..4 {
         let (mut pe, mut ps) = (None, None);
-        let ve = edge.before_send(t(i), 0, &mut pe);
-        let vs = service.admit(t(i), 0, &mut ps);
+        let ve = edge.before_send(t(i), ClassIx::new(0), &mut pe);
+        let vs = service.admit(t(i), ClassIx::new(0), &mut ps);
         assert_eq!(ve, vs, "request {i}");
         assert_eq!(pe, ps, "request {i}");
         if let Some(p) = pe {
@@ -203,8 +206,14 @@ fn edge_and_service_admission_answer_alike() {
     );
     let (mut pe, mut ps) = (None, None);
     let second = SimTime::ZERO + SimDuration::from_secs(1);
-    assert_eq!(edge.before_send(second, 0, &mut pe), Verdict::Pass);
-    assert_eq!(service.admit(second, 0, &mut ps), Verdict::Pass);
+    assert_eq!(
+        edge.before_send(second, ClassIx::new(0), &mut pe),
+        Verdict::Pass
+    );
+    assert_eq!(
+        service.admit(second, ClassIx::new(0), &mut ps),
+        Verdict::Pass
+    );
 }
 
 #[test]
@@ -219,11 +228,14 @@ fn the_breaker_refuses_once_open_and_ends_the_call() {
         g.on_settle(now, failed, &[], 0, CallMemo::default());
     };
     let mut permit = None;
-    assert_eq!(g.before_send(now, 0, &mut permit), Verdict::Pass);
+    assert_eq!(
+        g.before_send(now, ClassIx::new(0), &mut permit),
+        Verdict::Pass
+    );
     settle(&mut g);
     settle(&mut g);
     settle(&mut g);
-    let refused = g.before_send(now, 0, &mut permit);
+    let refused = g.before_send(now, ClassIx::new(0), &mut permit);
     assert_eq!(refused, Verdict::Refuse(Reason::CircuitOpen));
     assert!(Reason::CircuitOpen.ends_call());
     assert!(!Reason::ThrottledLocally.ends_call());

@@ -22,6 +22,7 @@ pub mod envoy_gradient;
 pub mod gradient2;
 pub mod vegas;
 
+use crate::ix::ClassIx;
 use indexmap::IndexMap;
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -681,7 +682,7 @@ impl Limiter {
     /// limit any class takes a permit; at or over it, only a class whose partition holds fewer
     /// than its own limit — so the total may pass the limit by what the partitions guarantee.
     #[inline]
-    pub fn acquire(&mut self, now: SimTime, class: u16) -> Option<Permit> {
+    pub fn acquire(&mut self, now: SimTime, class: ClassIx) -> Option<Permit> {
         let limit = self.limit(now);
         let mut partition = 0;
         if self.partitions.is_empty() {
@@ -689,7 +690,7 @@ impl Limiter {
                 return None;
             }
         } else {
-            partition = self.partition_of.get(class as usize).copied().unwrap_or(0);
+            partition = self.partition_of.get(class.index()).copied().unwrap_or(0);
             let p = &mut self.partitions[partition as usize];
             if self.inflight >= limit && p.busy >= p.limit(limit) {
                 return None;
@@ -768,7 +769,7 @@ mod tests {
         let mut l = Limiter::new(ConcurrencyLimit::Fixed { limit: 10 }, stream)
             .partitioned(&parts, &["a", "b", "c"]);
         let t = SimTime::ZERO;
-        let (a, b, c) = (0u16, 1u16, 2u16);
+        let (a, b, c) = (ClassIx::new(0), ClassIx::new(1), ClassIx::new(2));
         // Below the limit every class bursts: b takes 8 (over its 2), c takes 1.
         let b_permits: Vec<Permit> = (0..8).map(|_| l.acquire(t, b).unwrap()).collect();
         let _c1 = l.acquire(t, c).unwrap();
@@ -807,11 +808,11 @@ mod tests {
             .partitioned(&parts, &["a", "b"]);
         let t = SimTime::ZERO;
         for _ in 0..3 {
-            l.acquire(t, 1).unwrap();
+            l.acquire(t, ClassIx::new(1)).unwrap();
         }
         // ceil(3 × 0.01) = 1, at least 1: a gets one permit over the limit, then none.
-        assert!(l.acquire(t, 0).is_some());
-        assert!(l.acquire(t, 0).is_none());
+        assert!(l.acquire(t, ClassIx::new(0)).is_some());
+        assert!(l.acquire(t, ClassIx::new(0)).is_none());
     }
 
     #[test]
@@ -898,12 +899,15 @@ mod tests {
     #[test]
     fn admits_below_the_limit_and_records_inflight_with_itself() {
         let mut l = Limiter::new(ConcurrencyLimit::Fixed { limit: 2 }, Stream::new(1, "t"));
-        let a = l.acquire(SimTime(0), 0).unwrap();
-        let b = l.acquire(SimTime(1), 0).unwrap();
+        let a = l.acquire(SimTime(0), ClassIx::new(0)).unwrap();
+        let b = l.acquire(SimTime(1), ClassIx::new(0)).unwrap();
         assert_eq!((a.inflight, b.inflight), (1, 2));
-        assert!(l.acquire(SimTime(2), 0).is_none(), "2 in flight of 2");
+        assert!(
+            l.acquire(SimTime(2), ClassIx::new(0)).is_none(),
+            "2 in flight of 2"
+        );
         l.release(SimTime(3), a, Release::Ignored, false);
-        assert!(l.acquire(SimTime(4), 0).is_some());
+        assert!(l.acquire(SimTime(4), ClassIx::new(0)).is_some());
     }
 
     #[test]
@@ -916,10 +920,10 @@ mod tests {
             timeout: SimDuration::from_secs(5),
         });
         let mut l = Limiter::new(c, Stream::new(1, "t"));
-        let p = l.acquire(SimTime(0), 0).unwrap();
+        let p = l.acquire(SimTime(0), ClassIx::new(0)).unwrap();
         l.release(SimTime(10), p, Release::Dropped, true);
         assert_eq!(l.limit(SimTime(10)), 9);
-        let p = l.acquire(SimTime(20), 0).unwrap();
+        let p = l.acquire(SimTime(20), ClassIx::new(0)).unwrap();
         l.release(SimTime(30), p, Release::Ignored, true);
         assert_eq!(l.limit(SimTime(30)), 9, "ignored: no sample");
     }

@@ -12,7 +12,7 @@ use crate::protections::{load_balancer, retry, retry_on, timeout};
 use crate::scenario::raw::{ArrivalProcessRaw, ArrivalsRaw, ClientRaw, ScenarioRaw};
 use crate::scenario::trace::ClassFilter;
 use crate::scenario::{
-    ArrivalProcess, Arrivals, ClientPolicy, DEFAULT_CLASS, Edge, RequestClass, Service,
+    ArrivalProcess, Arrivals, ClassIx, ClientPolicy, DEFAULT_CLASS, Edge, RequestClass, Service,
 };
 use crate::time::SimDuration;
 
@@ -218,7 +218,7 @@ impl Validator<'_> {
         let k = |sub: &str| format!("{key}.{sub}");
         let entry = self.service_ref(&k("entry"), &c.entry, names);
         ClientPolicy {
-            entry: entry.unwrap_or(0),
+            entry: entry.unwrap_or_default(),
             attempt_timeout: timeout::validate(&k("attempt_timeout"), c.attempt_timeout.0, self),
             retries: retry::validate_retries(&k("retries"), c.retries, self),
             retry_interval: c
@@ -272,13 +272,13 @@ impl Validator<'_> {
                          make it, or remove the call",
                     );
                 }
-                let mut ids: Vec<u16> = Vec::with_capacity(names.len());
+                let mut ids: Vec<ClassIx> = Vec::with_capacity(names.len());
                 for (i, name) in names.iter().enumerate() {
                     match known.iter().position(|k| k == name) {
-                        Some(id) if ids.contains(&(id as u16)) => {
+                        Some(id) if ids.contains(&ClassIx::new(id)) => {
                             self.problem(&format!("{key}[{i}]"), format!("lists `{name}` twice"))
                         }
-                        Some(id) => ids.push(id as u16),
+                        Some(id) => ids.push(ClassIx::new(id)),
                         None => self.problem(
                             &format!("{key}[{i}]"),
                             format!(

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::super::raw::{FaultKindRaw, FaultRaw};
-use super::super::{Fault, FaultKind, Service};
+use super::super::{Fault, FaultKind, Service, ServiceIx};
 use super::Validator;
 use crate::time::{SimDuration, SimTime};
 
@@ -113,7 +113,7 @@ impl Validator<'_> {
             return None;
         }
         if let (Some(rs), Some(s)) = (&f.replicas, service) {
-            let n = replicas.get(s).copied().unwrap_or(1);
+            let n = replicas.get(s.index()).copied().unwrap_or(1);
             if rs.is_empty() {
                 self.problem(
                     &format!("{key}.replicas"),
@@ -147,7 +147,7 @@ impl Validator<'_> {
         &mut self,
         key: &str,
         f: &FaultRaw,
-        service: Option<usize>,
+        service: Option<ServiceIx>,
         services: &[Service],
     ) -> Option<crate::scenario::Dist> {
         match (&f.service_time, f.slowdown) {
@@ -161,13 +161,16 @@ impl Validator<'_> {
                     return None;
                 }
                 let s = service?;
-                let name = services.get(s).map_or("", |s| s.name.as_str());
+                let name = services.get(s.index()).map_or("", |s| s.name.as_str());
                 let own_key = format!("services.{name}.service_time");
                 if self.problems.iter().any(|p| p.key.starts_with(&own_key)) {
                     // The service's own distribution is wrong, and reported there.
                     return None;
                 }
-                match services.get(s).and_then(|s| s.service_time.as_ref()) {
+                match services
+                    .get(s.index())
+                    .and_then(|s| s.service_time.as_ref())
+                {
                     Some(own) => Some(own.scaled(k)),
                     None => {
                         self.problem(

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::raw::{CallRaw, ScenarioRaw, ServiceRaw};
-use super::{DEFAULT_DRAIN, Edge, RequestClass, Scenario, Service};
+use super::{DEFAULT_DRAIN, Edge, EdgeIx, RequestClass, Scenario, Service, ServiceIx};
 use crate::config::suggest::did_you_mean;
 use crate::config::{ConfigError, Diagnostic, Document, deserialize_all};
 use crate::protections::{
@@ -238,9 +238,9 @@ impl Validator<'_> {
             let ckey = format!("{key}.calls.{callee_name}");
             let callee = self.callee(&ckey, name, callee_name, names);
             if let Some(callee) = callee {
-                calls.push(edges.len());
+                calls.push(EdgeIx::new(edges.len()));
                 call_names.push(callee_name.as_str());
-                edges.push(self.edge(&ckey, id, callee, name, callee_name, c));
+                edges.push(self.edge(&ckey, ServiceIx::new(id), callee, name, callee_name, c));
             }
         }
         let stages = s.stages.as_ref().and_then(|st| {
@@ -386,7 +386,7 @@ impl Validator<'_> {
             lb.is_some_and(|l| l.choice_count.is_some())
         };
         for (class, (prefix, raw_client)) in classes.iter().zip(raw.clients_by_class()) {
-            if let Some(entry) = services.get(class.client.entry) {
+            if let Some(entry) = services.get(class.client.entry.index()) {
                 load_balancer::check_choice_count(
                     &format!("{prefix}.load_balancer"),
                     class.client.load_balancer,
@@ -420,7 +420,7 @@ impl Validator<'_> {
         caller: &str,
         callee: &str,
         names: &HashMap<&str, usize>,
-    ) -> Option<usize> {
+    ) -> Option<ServiceIx> {
         if callee == caller {
             self.problem(
                 key,
@@ -436,9 +436,9 @@ impl Validator<'_> {
         key: &str,
         name: &str,
         names: &HashMap<&str, usize>,
-    ) -> Option<usize> {
+    ) -> Option<ServiceIx> {
         match names.get(name) {
-            Some(&i) => Some(i),
+            Some(&i) => Some(ServiceIx::new(i)),
             None => {
                 let mut known: Vec<&str> = names.keys().copied().collect();
                 known.sort_unstable();
@@ -458,8 +458,8 @@ impl Validator<'_> {
     fn edge(
         &mut self,
         key: &str,
-        caller: usize,
-        callee: usize,
+        caller: ServiceIx,
+        callee: ServiceIx,
         caller_name: &str,
         callee_name: &str,
         c: &CallRaw,
@@ -634,7 +634,7 @@ impl Validator<'_> {
                     continue;
                 };
                 *next += 1;
-                let d = sc.edges[e].callee;
+                let d = sc.edges[e].callee.index();
                 match colour[d] {
                     0 => {
                         colour[d] = 1;
