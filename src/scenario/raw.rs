@@ -6,6 +6,9 @@
 //! These types also generate the editor schema (`loadsim schema scenario`, via `schemars`): the
 //! `///` comments on types and fields become the descriptions an editor shows on hover, so they
 //! state the unit and the default. Every new type here needs `JsonSchema` in its derive list.
+//!
+//! The client keys are written once, in the `client_keys!` list, which gives both `client:` and
+//! each class under `clients:` its fields.
 
 pub mod expect;
 
@@ -165,89 +168,93 @@ pub enum ArrivalProcessRaw {
     Closed,
 }
 
-/// The client: the user (or SDK) that sends each user request to the entry service.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClientRaw {
-    /// The service user requests go to. Required.
-    pub entry: String,
-    /// How long the user waits per attempt. Required.
-    pub attempt_timeout: DurationText,
-    /// Retries after a failed attempt (timeout, error or reject).
-    #[schemars(extend("default" = DEFAULT_RETRIES))]
-    pub retries: Option<u32>,
-    /// Fixed wait before each client retry.
-    #[schemars(extend("default" = DEFAULT_RETRY_INTERVAL.to_string()))]
-    pub retry_interval: Option<DurationText>,
-    /// Whether the attempt's absolute deadline (`now + attempt_timeout`) travels with the request
-    /// (default false).
-    pub propagate_deadline: Option<bool>,
-    /// When an attempt times out, cancel the entry service's work for it (default false).
-    pub cancel_on_abandon: Option<bool>,
-    /// Which failures the client retries, out of `timeout`, `reject`, `error` (default all three).
-    pub retry_on: Option<Vec<FailureRaw>>,
-    /// Bounds all attempts and waits of one user request together, from its arrival (default
-    /// none; gRPC's call `timeout`).
-    pub call_timeout: Option<DurationText>,
-    /// Exponential backoff before each client retry, instead of the fixed `retry_interval`.
-    pub backoff: Option<BackoffRaw>,
-    /// How the client picks a replica of the entry service (default `{policy: round_robin}`).
-    pub load_balancer: Option<LoadBalancerRaw>,
-    /// Network delay, drawn once for the request and once for the reply (default none).
-    pub latency: Option<DistRaw>,
-}
+/// Declares the client keys once. From the one list under `keys` come the fields of
+/// [`ClientRaw`] (the shorthand `client:`), the same fields of [`ClassRaw`] (a class under
+/// `clients:`, after its own `arrivals` and `priority`) and [`ClassRaw::client`], which carries a
+/// class's keys over: a key added to the list is a key of both, with the same serde and schema
+/// attributes and the same description. Not `#[serde(flatten)]`, which would lose the unknown-key
+/// errors and their lines.
+macro_rules! client_keys {
+    (
+        $(#[$client_meta:meta])*
+        pub struct $client:ident;
 
-/// A request class under `clients:`: its arrivals, its priority, and the keys of `client`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ClassRaw {
-    /// How this class's user requests arrive (the keys of the top-level `arrivals`). Required.
-    pub arrivals: ArrivalsRaw,
-    /// Higher is more important: an integer, or one of the SRE book's criticalities
-    /// `critical_plus` (3), `critical` (2), `sheddable_plus` (1), `sheddable` (0) (default 0).
-    pub priority: Option<PriorityRaw>,
-    /// The service this class's requests go to. Required.
-    pub entry: String,
-    /// How the user waits per attempt. Required.
-    pub attempt_timeout: DurationText,
-    /// Retries after a failed attempt (timeout, error or reject).
-    #[schemars(extend("default" = DEFAULT_RETRIES))]
-    pub retries: Option<u32>,
-    /// Fixed wait before each client retry.
-    #[schemars(extend("default" = DEFAULT_RETRY_INTERVAL.to_string()))]
-    pub retry_interval: Option<DurationText>,
-    /// Whether the attempt's absolute deadline travels with the request (default false).
-    pub propagate_deadline: Option<bool>,
-    /// When an attempt times out, cancel the entry service's work for it (default false).
-    pub cancel_on_abandon: Option<bool>,
-    /// Which failures the client retries, out of `timeout`, `reject`, `error` (default all three).
-    pub retry_on: Option<Vec<FailureRaw>>,
-    /// Bounds all attempts and waits of one user request together (default none).
-    pub call_timeout: Option<DurationText>,
-    /// Exponential backoff before each client retry, instead of the fixed `retry_interval`.
-    pub backoff: Option<BackoffRaw>,
-    /// How the client picks a replica of the entry service (default `{policy: round_robin}`).
-    pub load_balancer: Option<LoadBalancerRaw>,
-    /// Network delay, drawn once for the request and once for the reply (default none).
-    pub latency: Option<DistRaw>,
-}
-
-impl ClassRaw {
-    /// The class's client keys, as the shorthand `client` would hold them.
-    pub fn client(&self) -> ClientRaw {
-        ClientRaw {
-            entry: self.entry.clone(),
-            attempt_timeout: self.attempt_timeout,
-            retries: self.retries,
-            retry_interval: self.retry_interval,
-            propagate_deadline: self.propagate_deadline,
-            cancel_on_abandon: self.cancel_on_abandon,
-            retry_on: self.retry_on.clone(),
-            call_timeout: self.call_timeout,
-            backoff: self.backoff.clone(),
-            load_balancer: self.load_balancer.clone(),
-            latency: self.latency.clone(),
+        $(#[$class_meta:meta])*
+        pub struct $class:ident {
+            $( $(#[$own_meta:meta])* pub $own:ident: $own_ty:ty, )*
         }
+
+        keys {
+            $( $(#[$key_meta:meta])* pub $key:ident: $key_ty:ty, )*
+        }
+    ) => {
+        $(#[$client_meta])*
+        pub struct $client {
+            $( $(#[$key_meta])* pub $key: $key_ty, )*
+        }
+
+        $(#[$class_meta])*
+        pub struct $class {
+            $( $(#[$own_meta])* pub $own: $own_ty, )*
+            $( $(#[$key_meta])* pub $key: $key_ty, )*
+        }
+
+        impl $class {
+            /// The class's client keys, as the shorthand `client` would hold them.
+            pub fn client(&self) -> $client {
+                $client {
+                    $( $key: Clone::clone(&self.$key), )*
+                }
+            }
+        }
+    };
+}
+
+client_keys! {
+    /// The client: the user (or SDK) that sends each user request to the entry service.
+    #[derive(Clone, Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ClientRaw;
+
+    /// A request class under `clients:`: its arrivals, its priority, and the keys of `client`.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub struct ClassRaw {
+        /// How this class's user requests arrive (the keys of the top-level `arrivals`). Required.
+        pub arrivals: ArrivalsRaw,
+        /// Higher is more important: an integer, or one of the SRE book's criticalities
+        /// `critical_plus` (3), `critical` (2), `sheddable_plus` (1), `sheddable` (0) (default 0).
+        pub priority: Option<PriorityRaw>,
+    }
+
+    keys {
+        /// The service user requests go to. Required.
+        pub entry: String,
+        /// How long the user waits per attempt. Required.
+        pub attempt_timeout: DurationText,
+        /// Retries after a failed attempt (timeout, error or reject).
+        #[schemars(extend("default" = DEFAULT_RETRIES))]
+        pub retries: Option<u32>,
+        /// Fixed wait before each client retry.
+        #[schemars(extend("default" = DEFAULT_RETRY_INTERVAL.to_string()))]
+        pub retry_interval: Option<DurationText>,
+        /// Whether the attempt's absolute deadline (`now + attempt_timeout`) travels with the
+        /// request (default false).
+        pub propagate_deadline: Option<bool>,
+        /// When an attempt times out, cancel the entry service's work for it (default false).
+        pub cancel_on_abandon: Option<bool>,
+        /// Which failures the client retries, out of `timeout`, `reject`, `error` (default all
+        /// three).
+        pub retry_on: Option<Vec<FailureRaw>>,
+        /// Bounds all attempts and waits of one user request together, from its arrival (default
+        /// none; gRPC's call `timeout`).
+        pub call_timeout: Option<DurationText>,
+        /// Exponential backoff before each client retry, instead of the fixed `retry_interval`.
+        pub backoff: Option<BackoffRaw>,
+        /// How the client picks a replica of the entry service (default `{policy: round_robin}`).
+        pub load_balancer: Option<LoadBalancerRaw>,
+        /// Network delay, drawn once for the request and once for the reply (default none).
+        pub latency: Option<DistRaw>,
     }
 }
 
@@ -651,4 +658,155 @@ pub enum FaultKindRaw {
     Capacity,
     /// User arrivals come faster.
     Surge,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::{Document, Origin};
+
+    /// A value of each client key, unlike the base's `entry: a`, `attempt_timeout: 1s`.
+    const SAMPLES: &[(&str, &str)] = &[
+        ("entry", "b"),
+        ("attempt_timeout", "2s"),
+        ("retries", "4"),
+        ("retry_interval", "30ms"),
+        ("propagate_deadline", "true"),
+        ("cancel_on_abandon", "true"),
+        ("retry_on", "[timeout]"),
+        ("call_timeout", "5s"),
+        ("backoff", "{base: 10ms}"),
+        ("load_balancer", "{policy: least_request}"),
+        ("latency", "{dist: constant, value: 1ms}"),
+    ];
+
+    /// The keys `client:` accepts, as the loader's schema (generated from [`ClientRaw`]) lists them.
+    fn client_keys() -> Vec<String> {
+        let schema = crate::config::check::schema_of::<ClientRaw>();
+        let properties = schema["properties"].as_object().expect("properties");
+        properties.keys().cloned().collect()
+    }
+
+    /// A scenario whose `client:` and class `clients.web` both give the base `entry: a`,
+    /// `attempt_timeout: 1s` with `keys` over it (only parsed, so both may be there).
+    fn scenario_text(keys: &[(&str, &str)]) -> String {
+        let mut given = vec![("entry", "a"), ("attempt_timeout", "1s")];
+        for &(key, value) in keys {
+            match given.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => given.push((key, value)),
+            }
+        }
+        let lines = |indent: usize| {
+            given
+                .iter()
+                .map(|(k, v)| format!("{}{k}: {v}\n", " ".repeat(indent)))
+                .collect::<String>()
+        };
+        format!(
+            "duration: 10s\nclient:\n{}clients:\n  web:\n    arrivals: {{rate: 1}}\n{}\
+             services:\n  a: {{slots: 1}}\n  b: {{slots: 1}}\n",
+            lines(2),
+            lines(4)
+        )
+    }
+
+    fn parse(text: &str) -> Result<ScenarioRaw, crate::config::ConfigError> {
+        let doc = Document::from_text(Path::new("t.yaml"), text).expect("YAML");
+        crate::config::deserialize::<ScenarioRaw>(&doc)
+    }
+
+    /// The client `client:` holds and the one the class `web` carries over, as `Debug` text.
+    fn both_clients(keys: &[(&str, &str)]) -> (String, String) {
+        let text = scenario_text(keys);
+        let raw = parse(&text).unwrap_or_else(|e| panic!("{text}\n{e}"));
+        let client = raw.client.as_ref().expect("client");
+        let class = &raw.clients.as_ref().expect("clients")["web"];
+        (format!("{client:?}"), format!("{:?}", class.client()))
+    }
+
+    #[test]
+    fn a_class_accepts_every_client_key_and_carries_it_over() {
+        // A new client key needs a sample here, or this test fails.
+        let mut sampled: Vec<&str> = SAMPLES.iter().map(|(k, _)| *k).collect();
+        let mut keys = client_keys();
+        sampled.sort_unstable();
+        keys.sort_unstable();
+        assert_eq!(sampled, keys, "SAMPLES must give every client key a value");
+
+        let (base, _) = both_clients(&[]);
+        for &sample in SAMPLES {
+            let (client, carried) = both_clients(&[sample]);
+            assert_ne!(client, base, "`{}` changed nothing", sample.0);
+            assert_eq!(
+                carried, client,
+                "the class did not carry `{}` over",
+                sample.0
+            );
+        }
+        let (client, carried) = both_clients(SAMPLES);
+        assert_eq!(carried, client);
+    }
+
+    #[test]
+    fn a_class_refuses_a_key_the_client_refuses() {
+        // Each message lists the keys its place accepts: a class's own, then the client's.
+        let client = client_keys();
+        let class: Vec<String> = ["arrivals", "priority"]
+            .map(String::from)
+            .into_iter()
+            .chain(client.iter().cloned())
+            .collect();
+        let one_of = |keys: &[String]| {
+            let keys: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+            format!("(expected one of {})", keys.join(", "))
+        };
+        // A misspelt client key, and a key of a call edge that the client has no use for.
+        for (line, message) in [
+            (
+                "retires: 3",
+                "unknown key `retires`, did you mean `retries`?",
+            ),
+            (
+                "retry_budget: {}",
+                "unknown key `retry_budget`, did you mean `retry_on`?",
+            ),
+        ] {
+            let key = line.split_once(':').unwrap().0;
+            // Right under `client:` (line 3) and under the class's `arrivals` (line 9).
+            let text = scenario_text(&[])
+                .replace("client:\n", &format!("client:\n  {line}\n"))
+                .replace("{rate: 1}\n", &format!("{{rate: 1}}\n    {line}\n"));
+            let err = parse(&text).expect_err(line);
+            let got: Vec<(String, Origin, String)> = err
+                .diagnostics
+                .iter()
+                .map(|d| (d.key.clone(), d.origin.clone(), d.message.clone()))
+                .collect();
+            let at = |row: usize, column: usize| Origin::File {
+                path: "t.yaml".into(),
+                line: Some(row),
+                column: Some(column),
+                source_line: Some(text.lines().nth(row - 1).unwrap().to_owned()),
+            };
+            assert_eq!(
+                got,
+                vec![
+                    (
+                        format!("client.{key}"),
+                        at(3, 3),
+                        format!("{message} {}", one_of(&client))
+                    ),
+                    (
+                        format!("clients.web.{key}"),
+                        at(9, 5),
+                        format!("{message} {}", one_of(&class))
+                    ),
+                ],
+                "{text}"
+            );
+        }
+    }
 }
