@@ -466,12 +466,17 @@ pub enum Basis {
     /// plus, for the rest of `duration`, its events per second over the last `window` of it (its
     /// events less those of a second pilot that stops `window` earlier, over `window`).
     Tail {
+        /// How far the pilot ran.
         pilot: SimDuration,
+        /// The stretch at its end whose rate is extrapolated.
         window: SimDuration,
     },
     /// The pilot reached [`PILOT_EVENTS`] at simulated `at`: its events per user request so far,
     /// times the expected user requests of the whole run.
-    Cut { at: SimTime },
+    Cut {
+        /// Where the pilot's clock stood when it was cut.
+        at: SimTime,
+    },
 }
 
 /// The guard's realistic estimate of the events of a run ([`estimate_events`]).

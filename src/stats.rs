@@ -17,6 +17,7 @@ pub const MAX_SEEDS: usize = 10_000;
 pub struct MeanCi {
     /// Number of values.
     pub n: usize,
+    /// Their mean.
     pub mean: f64,
     /// Half the interval's width; `None` for a single value (no spread to estimate).
     pub half_width: Option<f64>,

@@ -16,8 +16,11 @@ use crate::time::{SimDuration, SimTime};
 /// queue-floor benchmark, which replays a real run's pending-set profile on the queue alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum QueueOp {
-    /// An event scheduled this far after the current instant (ns).
-    Push { delay: u64 },
+    /// An event was scheduled.
+    Push {
+        /// How far after the current instant (ns).
+        delay: u64,
+    },
     /// The next event was taken.
     Pop,
 }

@@ -226,7 +226,7 @@ pub(crate) struct Source {
 impl Source {
     /// Reads `path`: JSON when `json` (checked as JSON first, for its line and column), else
     /// YAML; both through loadsim's YAML reader (JSON is YAML), which indexes every key.
-    pub fn read(path: &Path, json: bool) -> Result<Source, ConfigError> {
+    pub(crate) fn read(path: &Path, json: bool) -> Result<Source, ConfigError> {
         let text = read_text(path)?;
         let at = |line: usize, column: usize, message: String| {
             ConfigError::one(Diagnostic {
@@ -254,13 +254,13 @@ impl Source {
     }
 
     /// Records a problem at `key` (a dotted/indexed path into the file).
-    pub fn problem(&mut self, key: &str, message: impl Into<String>) {
+    pub(crate) fn problem(&mut self, key: &str, message: impl Into<String>) {
         let d = self.doc.diagnostic(key, message);
         self.problems.push(d);
     }
 
     /// The problems so far, as an error, or `out` with every unsupported field located.
-    pub fn done(self, mut out: Imported) -> Result<Imported, ConfigError> {
+    pub(crate) fn done(self, mut out: Imported) -> Result<Imported, ConfigError> {
         for u in &mut out.unsupported {
             let field = u.field.split(": ").next().unwrap_or_default();
             u.origin = Some(self.doc.locate(field));
@@ -272,7 +272,7 @@ impl Source {
     }
 
     /// The problems so far, as an error, or `ok`.
-    pub fn finish<T>(self, ok: T) -> Result<T, ConfigError> {
+    pub(crate) fn finish<T>(self, ok: T) -> Result<T, ConfigError> {
         if self.problems.is_empty() {
             Ok(ok)
         } else {

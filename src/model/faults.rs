@@ -14,7 +14,7 @@ use crate::time::SimTime;
 
 /// One fault window on a service.
 #[derive(Clone, Debug)]
-pub struct FaultSpan<T> {
+pub(crate) struct FaultSpan<T> {
     pub from: SimTime,
     pub to: SimTime,
     pub what: T,
@@ -29,7 +29,7 @@ impl<T> FaultSpan<T> {
 
 /// An error fault on one service.
 #[derive(Debug)]
-pub struct ErrorFault {
+pub(crate) struct ErrorFault {
     /// Share of arrivals failed, drawn from `stream`.
     pub fraction: f64,
     pub stream: Stream,
@@ -40,14 +40,14 @@ pub struct ErrorFault {
 
 /// A slow fault: its sampler, and for a `fraction` below 1 that share and its own stream.
 #[derive(Clone, Debug)]
-pub struct Slow {
+pub(crate) struct Slow {
     pub sampler: Sampler,
     pub share: Option<(f64, Stream)>,
 }
 
 /// The faults acting on one replica of a service (on the service, for one replica).
 #[derive(Debug, Default)]
-pub struct ServiceFaults {
+pub(crate) struct ServiceFaults {
     pub slow: Vec<FaultSpan<Slow>>,
     /// Error fraction and the fault's own stream.
     pub error: Vec<FaultSpan<ErrorFault>>,
@@ -58,7 +58,7 @@ pub struct ServiceFaults {
 
 impl ServiceFaults {
     /// Whether any fault acts on the service.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.slow.is_empty()
             && self.error.is_empty()
             && self.outage.is_empty()
@@ -69,7 +69,7 @@ impl ServiceFaults {
     /// slow fault in force decides; with a `fraction`, one draw of its stream says whether this
     /// work is slow (if not, the normal service time applies).
     #[inline]
-    pub fn slow_sampler(&mut self, now: SimTime) -> Option<&Sampler> {
+    pub(crate) fn slow_sampler(&mut self, now: SimTime) -> Option<&Sampler> {
         let w = self.slow.iter_mut().rev().find(|w| w.active(now))?;
         if let Some((fraction, stream)) = &mut w.what.share
             && stream.unit() >= *fraction
@@ -81,14 +81,14 @@ impl ServiceFaults {
 
     /// Whether an outage rejects arrivals at `now`.
     #[inline]
-    pub fn outage(&self, now: SimTime) -> bool {
+    pub(crate) fn outage(&self, now: SimTime) -> bool {
         self.outage.iter().any(|w| w.active(now))
     }
 
     /// Whether an error fault fails this arrival (one draw per active error fault, up to the
     /// first that fails it): `Some(retryable)` when one does.
     #[inline]
-    pub fn error(&mut self, now: SimTime) -> Option<bool> {
+    pub(crate) fn error(&mut self, now: SimTime) -> Option<bool> {
         let w = self
             .error
             .iter_mut()
@@ -104,7 +104,7 @@ impl ServiceFaults {
 
     /// Slots in force at `now`.
     #[inline]
-    pub fn slots(&self, now: SimTime, normal: u32) -> u32 {
+    pub(crate) fn slots(&self, now: SimTime, normal: u32) -> u32 {
         self.capacity
             .iter()
             .filter(|w| w.active(now))
@@ -115,7 +115,7 @@ impl ServiceFaults {
 /// Builds the fault list of each replica, given as `(service, replica)` in the simulation's
 /// layout. A fault's streams are per replica: replica 0 keeps the fault's own label
 /// (`fault/<name>`, `fault/<name>/slow`), replica `r` adds `/replica/<r>`.
-pub fn per_unit(sc: &Scenario, units: &[(ServiceIx, ReplicaIx)]) -> Vec<ServiceFaults> {
+pub(crate) fn per_unit(sc: &Scenario, units: &[(ServiceIx, ReplicaIx)]) -> Vec<ServiceFaults> {
     let mut out: Vec<ServiceFaults> = units.iter().map(|_| ServiceFaults::default()).collect();
     for f in &sc.faults {
         let Some(s) = f.kind.service() else { continue };

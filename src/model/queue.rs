@@ -16,14 +16,14 @@ use crate::time::SimTime;
 
 /// Which end to serve.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum End {
+pub(super) enum End {
     Oldest,
     Newest,
 }
 
 /// Busy slots and queued jobs of one service, with their time integrals.
 #[derive(Debug)]
-pub struct Station {
+pub(super) struct Station {
     busy: u32,
     /// Queued jobs, stale (cancelled) entries included: lane 0.
     entries: VecDeque<Handle>,
@@ -38,7 +38,7 @@ pub struct Station {
 impl Station {
     /// An idle station with `lanes` priority lanes (1 for a plain queue); `arrivals_end` bounds
     /// the period the summary averages over.
-    pub fn new(arrivals_end: SimTime, lanes: usize) -> Self {
+    pub(super) fn new(arrivals_end: SimTime, lanes: usize) -> Self {
         Station {
             busy: 0,
             entries: VecDeque::new(),
@@ -51,7 +51,7 @@ impl Station {
 
     /// Number of priority lanes.
     #[inline]
-    pub fn lanes(&self) -> usize {
+    pub(super) fn lanes(&self) -> usize {
         1 + self.more.len()
     }
 
@@ -75,25 +75,25 @@ impl Station {
 
     /// Slots in use.
     #[inline]
-    pub fn busy(&self) -> u32 {
+    pub(super) fn busy(&self) -> u32 {
         self.busy
     }
 
     /// Live queued jobs.
     #[inline]
-    pub fn queued(&self) -> usize {
+    pub(super) fn queued(&self) -> usize {
         self.len - self.stale
     }
 
     /// Whether the queue holds no entry at all, live or stale.
     #[inline]
-    pub fn has_no_entries(&self) -> bool {
+    pub(super) fn has_no_entries(&self) -> bool {
         self.len == 0
     }
 
     /// Whether no live job waits.
     #[inline]
-    pub fn queue_is_empty(&self) -> bool {
+    pub(super) fn queue_is_empty(&self) -> bool {
         self.queued() == 0
     }
 
@@ -105,21 +105,21 @@ impl Station {
 
     /// A job takes a slot at `now`.
     #[inline]
-    pub fn occupy(&mut self, now: SimTime) {
+    pub(super) fn occupy(&mut self, now: SimTime) {
         self.advance(now);
         self.busy += 1;
     }
 
     /// A job gives its slot back at `now`.
     #[inline]
-    pub fn release(&mut self, now: SimTime) {
+    pub(super) fn release(&mut self, now: SimTime) {
         self.advance(now);
         self.busy -= 1;
     }
 
     /// A job joins lane `lane` at the newest end at `now`; returns the queue's new length.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, job: Handle, lane: usize) -> usize {
+    pub(super) fn enqueue(&mut self, now: SimTime, job: Handle, lane: usize) -> usize {
         self.advance(now);
         self.lane_mut(lane).push_back(job);
         self.len += 1;
@@ -129,21 +129,21 @@ impl Station {
     /// The live job at `end` of `lane` leaves the queue at `now` (the caller checked it is live
     /// with [`Station::peek`]): served, or evicted.
     #[inline]
-    pub fn dequeue(&mut self, now: SimTime, lane: usize, end: End) -> Option<Handle> {
+    pub(super) fn dequeue(&mut self, now: SimTime, lane: usize, end: End) -> Option<Handle> {
         self.advance(now);
         self.pop(lane, end)
     }
 
     /// A queued job was cancelled at `now`: it no longer counts, its entry is now stale.
     #[inline]
-    pub fn cancel_queued(&mut self, now: SimTime) {
+    pub(super) fn cancel_queued(&mut self, now: SimTime) {
         self.advance(now);
         self.stale += 1;
     }
 
     /// Removes the stale entry at `end` of `lane` (no level changes).
     #[inline]
-    pub fn discard_stale(&mut self, lane: usize, end: End) {
+    pub(super) fn discard_stale(&mut self, lane: usize, end: End) {
         if self.pop(lane, end).is_some() {
             self.stale -= 1;
         }
@@ -151,7 +151,7 @@ impl Station {
 
     /// The entry at `end` of `lane` without removing it (it may be stale).
     #[inline]
-    pub fn peek(&self, lane: usize, end: End) -> Option<Handle> {
+    pub(super) fn peek(&self, lane: usize, end: End) -> Option<Handle> {
         let q = self.lane(lane);
         match end {
             End::Oldest => q.front().copied(),
@@ -173,17 +173,17 @@ impl Station {
     }
 
     /// The levels' integrals and peaks at a time-series bin boundary `at`.
-    pub fn sample(&mut self, at: SimTime) -> LevelSample {
+    pub(super) fn sample(&mut self, at: SimTime) -> LevelSample {
         self.meter.sample(at, self.busy, self.queued())
     }
 
     /// ∫ busy slots dt from 0 to `now` (the autoscaler's reading).
-    pub fn busy_area(&self, now: SimTime) -> u128 {
+    pub(super) fn busy_area(&self, now: SimTime) -> u128 {
         self.meter.busy_area_at(now, self.busy)
     }
 
     /// The levels' integrals over the arrival period.
-    pub fn period_areas(&self) -> LevelAreas {
+    pub(super) fn period_areas(&self) -> LevelAreas {
         self.meter.period_areas(self.busy, self.queued())
     }
 }

@@ -146,7 +146,7 @@ pub(crate) mod bad_snippets {
 
     /// Where a snippet goes.
     #[derive(Clone, Copy, Debug)]
-    pub enum At {
+    pub(crate) enum At {
         /// Under `client:`; keys are reported as `client.…`.
         Client,
         /// Under `services.a.calls.b:`; keys are reported as `services.a.calls.b.…`.
@@ -169,7 +169,7 @@ pub(crate) mod bad_snippets {
     }
 
     /// The scenario with `snippet` (YAML lines, unindented) placed `at`.
-    pub fn scenario_text(at: At, snippet: &str) -> String {
+    pub(crate) fn scenario_text(at: At, snippet: &str) -> String {
         let indent = |n: usize| {
             snippet
                 .lines()
@@ -207,7 +207,7 @@ pub(crate) mod bad_snippets {
 
     /// Checks each `(snippet, key under the attachment point, message)`: the scenario is refused
     /// with exactly that one diagnostic.
-    pub fn check(at: At, cases: &[(&str, &str, &str)]) {
+    pub(crate) fn check(at: At, cases: &[(&str, &str, &str)]) {
         for &(snippet, key, message) in cases {
             let text = scenario_text(at, snippet);
             let doc = Document::from_text(Path::new("t.yaml"), &text)
@@ -227,7 +227,7 @@ pub(crate) mod bad_snippets {
     }
 
     /// Checks that each snippet is accepted.
-    pub fn accepted(at: At, snippets: &[&str]) {
+    pub(crate) fn accepted(at: At, snippets: &[&str]) {
         for snippet in snippets {
             let text = scenario_text(at, snippet);
             let doc = Document::from_text(Path::new("t.yaml"), &text).unwrap();

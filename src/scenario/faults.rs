@@ -187,7 +187,7 @@ pub fn capacity_slots(slots: u32, reduced: u32) -> u32 {
 pub(crate) mod test_support {
     /// Issue 18's case: nine one-minute surges of ×2 … ×10 from 0 s, one after another, as the
     /// entries of a `faults:` map.
-    pub fn one_minute_surge_steps() -> String {
+    pub(crate) fn one_minute_surge_steps() -> String {
         (0..9)
             .map(|i| {
                 format!(

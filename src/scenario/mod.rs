@@ -340,11 +340,6 @@ impl Scenario {
         self.classes.len() > 1
     }
 
-    /// Replicas of all services together.
-    pub fn total_replicas(&self) -> u64 {
-        self.services.iter().map(|s| s.max_units() as u64).sum()
-    }
-
     /// Index of the service called `name`.
     pub fn service_id(&self, name: &str) -> Option<ServiceIx> {
         self.services

@@ -311,14 +311,6 @@ impl ConcurrencyLimit {
             _ => Vec::new(),
         }
     }
-
-    /// Whether the rule draws random numbers (and so needs its own stream).
-    pub fn is_random(&self) -> bool {
-        matches!(
-            self,
-            ConcurrencyLimit::Vegas(_) | ConcurrencyLimit::EnvoyGradient(_)
-        )
-    }
 }
 
 /// Checks `concurrency_limit` at `key`.

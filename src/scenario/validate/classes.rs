@@ -17,10 +17,10 @@ use crate::scenario::{
 use crate::time::SimDuration;
 
 /// Largest `arrivals.scale` accepted.
-pub const MAX_LOAD_SCALE: f64 = 1000.0;
+pub(super) const MAX_LOAD_SCALE: f64 = 1000.0;
 
 /// Most request classes in one scenario.
-pub const MAX_CLASSES: usize = 1_000;
+pub(super) const MAX_CLASSES: usize = 1_000;
 
 impl Validator<'_> {
     /// The request classes of `raw`: `clients`, or the shorthand as one class `default`.

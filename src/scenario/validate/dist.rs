@@ -14,11 +14,11 @@ use crate::scenario::raw::{BucketBound, DistKindRaw, DistRaw};
 use crate::scenario::{Dist, Shape};
 
 /// Largest `scale` (and `slowdown`) accepted.
-pub const MAX_SCALE: f64 = 1e6;
+pub(super) const MAX_SCALE: f64 = 1e6;
 /// Most samples an `empirical` distribution holds.
-pub const MAX_SAMPLES: usize = 10_000_000;
+pub(super) const MAX_SAMPLES: usize = 10_000_000;
 /// Largest samples file read, in bytes.
-pub const MAX_SAMPLE_BYTES: u64 = 256 << 20;
+pub(super) const MAX_SAMPLE_BYTES: u64 = 256 << 20;
 
 impl Validator<'_> {
     /// The distribution at `key`, every problem of it reported.
@@ -418,7 +418,7 @@ impl Validator<'_> {
 /// The kind of file an `empirical` distribution's `file:` is, for [`crate::config::inputs`]:
 /// read safely (a regular file only), at most [`MAX_SAMPLE_BYTES`] bytes, once per command, and
 /// recorded as an input of the output plan and of a journal's identity.
-pub const SAMPLES: crate::config::inputs::Kind = crate::config::inputs::Kind {
+pub(super) const SAMPLES: crate::config::inputs::Kind = crate::config::inputs::Kind {
     what: "samples",
     max_bytes: MAX_SAMPLE_BYTES,
 };
@@ -426,7 +426,11 @@ pub const SAMPLES: crate::config::inputs::Kind = crate::config::inputs::Kind {
 /// The durations of an `empirical` distribution's file at `path` (for messages), from its
 /// `text`: one per line (blank lines and `#` comments skipped), or with `column` a CSV whose
 /// header names the column; the error names the file and line.
-pub fn parse_samples(path: &Path, text: &str, column: Option<&str>) -> Result<Vec<f64>, String> {
+pub(super) fn parse_samples(
+    path: &Path,
+    text: &str,
+    column: Option<&str>,
+) -> Result<Vec<f64>, String> {
     let shown = path.display();
     let parse = |text: &str, line: u64| {
         crate::config::duration::parse_duration(text)

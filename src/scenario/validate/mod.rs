@@ -22,18 +22,18 @@ use crate::protections::{
 use crate::time::SimDuration;
 
 /// Largest arrival rate accepted (user requests per second).
-pub const MAX_RATE: f64 = 10_000_000.0;
+pub(super) const MAX_RATE: f64 = 10_000_000.0;
 /// Largest slot count or queue cap accepted.
-pub const MAX_SLOTS: u32 = 10_000_000;
+pub(super) const MAX_SLOTS: u32 = 10_000_000;
 /// Most services in one scenario. Requests pass down a call chain by nested calls within one
 /// event, so chain length is stack depth; 1 000 is far beyond any topology we model and well
 /// inside the stack of a worker thread.
-pub const MAX_SERVICES: usize = 1_000;
+pub(super) const MAX_SERVICES: usize = 1_000;
 /// Longest arrival period or drain accepted: 30 days.
-pub const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
+pub(super) const MAX_DURATION: SimDuration = SimDuration::from_secs(30 * 24 * 3600);
 /// Most replicas of all services together: each is a set of slots and a queue with its own
 /// stream, and a balancer keeps one count per replica per caller.
-pub const MAX_TOTAL_REPLICAS: u64 = 10_000;
+pub(super) const MAX_TOTAL_REPLICAS: u64 = 10_000;
 
 /// A [`Scenario`] is built only by validation: from a file, or from a merged document.
 impl Scenario {
@@ -58,7 +58,7 @@ impl Scenario {
 
 /// Deserializes and validates a merged document: the shape problems (unknown keys, types, enum
 /// values, durations) and the problems of meaning of the rest, all in one report in file order.
-pub fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
+pub(super) fn validate(doc: &Document) -> Result<Scenario, ConfigError> {
     let mut partial = deserialize_all::<ScenarioRaw>(doc);
     // The problems of imported files come with the rest; an edge whose import failed lacks the
     // imported keys, which is no news at the edge itself.
@@ -678,7 +678,7 @@ impl Validator<'_> {
 /// Whether `name` may name a service: ASCII letters, digits, `_` and `-`, not empty. Edge names
 /// (`caller->callee`) and dotted key paths are built from service names; with `>` or `.` allowed,
 /// `p` → `q->r` and `p->q` → `r` would both be the edge `p->q->r`.
-pub fn valid_service_name(name: &str) -> bool {
+pub(super) fn valid_service_name(name: &str) -> bool {
     !name.is_empty()
         && name
             .chars()
