@@ -5,9 +5,8 @@
 //! bisections side by side. Renders Markdown on stdout and, with `--out`, writes every probe and
 //! cell as CSV (and the diagram as an SVG heatmap).
 
-use std::collections::HashSet;
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::Output;
 use crate::Error;
@@ -19,7 +18,7 @@ use crate::config::ConfigError;
 use crate::guard;
 use crate::model::{RunOptions, run_with};
 use crate::report::markdown::MarkdownTable;
-use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, write_output};
+use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, export};
 
 /// Arguments of `loadsim boundary`, independent of clap.
 #[derive(Clone, Debug)]
@@ -99,14 +98,13 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
     }
     check_budget(req, &axes, tolerance)?;
     let searched = load_searched(req, &axes)?;
-    if let Some(dir) = &req.out {
-        let mut plan = OutputPlan::new(searched.iter().flat_map(|s| s.subject.inputs()));
-        let names: HashSet<String> = searched
-            .iter()
-            .flat_map(|s| output_names(&s.name, &axes))
-            .collect();
-        plan.folder("--out", dir, move |n| names.contains(n))?;
-    }
+    let folder = match &req.out {
+        Some(dir) => {
+            let mut plan = OutputPlan::new(searched.iter().flat_map(|s| s.subject.inputs()));
+            Some(plan.folder("--out", dir, &export::BOUNDARY)?)
+        }
+        None => None,
+    };
     let runner = Runner::new(None)?;
     let mut out = String::new();
     if let [axis] = &axes[..] {
@@ -127,8 +125,10 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
         }
         for (s, seeds) in searched.iter().zip(&per_subject) {
             render_search(&mut out, axis, &s.name, seeds);
-            if let Some(dir) = &req.out {
-                write_search_csv(dir, axis, &s.name, seeds)?;
+            if let Some(folder) = &folder {
+                for (file, bytes) in search_files(axis, &s.name, seeds) {
+                    folder.write(&file, &bytes)?;
+                }
             }
         }
     } else {
@@ -143,18 +143,10 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
         let phases = phase_all(&runner, &searched, &axes, req)?;
         for (s, p) in searched.iter().zip(&phases) {
             render_phase(&mut out, x, y, &s.name, p);
-            if let Some(dir) = &req.out {
-                write_phase_csv(dir, x, y, &s.name, p)?;
-                let stem = format!("{}.{}.{}.phase", s.name, x.key, y.key);
-                write_heatmap(
-                    &dir.join(format!("{stem}.svg")),
-                    &format!("{}: recovery time (s)", s.name),
-                    x,
-                    &p.xs,
-                    y,
-                    &p.ys,
-                    &p.medians(),
-                )?;
+            if let Some(folder) = &folder {
+                for (file, bytes) in phase_files(x, y, &s.name, p)? {
+                    folder.write(&file, &bytes)?;
+                }
             }
         }
     }
@@ -183,21 +175,6 @@ fn check_budget(req: &BoundaryRequest, axes: &[SearchAxis], tolerance: f64) -> R
     )?;
     guard::check_run_limit(runs, req.yes)?;
     Ok(())
-}
-
-/// The files `--out` receives for the scenario `name`.
-fn output_names(name: &str, axes: &[SearchAxis]) -> Vec<String> {
-    match axes {
-        [a] => vec![
-            format!("{name}.{}.probes.csv", a.key),
-            format!("{name}.{}.boundary.csv", a.key),
-        ],
-        [x, y] => vec![
-            format!("{name}.{}.{}.phase.csv", x.key, y.key),
-            format!("{name}.{}.{}.phase.svg", x.key, y.key),
-        ],
-        _ => Vec::new(),
-    }
 }
 
 /// One-key searches of every file and seed: every scan value of every search runs at once, then
@@ -560,14 +537,13 @@ fn render_phase(out: &mut String, x: &SearchAxis, y: &SearchAxis, name: &str, p:
     let _ = writeln!(out, "{t}");
 }
 
-/// Writes `rows` as a CSV file at `dir/file`, atomically.
-fn write_csv(dir: &Path, file: &str, rows: Vec<Vec<String>>) -> Result<(), Error> {
+/// `rows` as CSV text.
+fn csv_bytes(rows: Vec<Vec<String>>) -> Vec<u8> {
     let mut w = csv::Writer::from_writer(Vec::new());
     for row in rows {
         w.write_record(&row).expect("writing CSV to memory");
     }
-    let bytes = w.into_inner().expect("flushing CSV to memory");
-    write_output(&dir.join(file), &bytes)
+    w.into_inner().expect("flushing CSV to memory")
 }
 
 fn outcome_fields(o: ProbeValue) -> [String; 2] {
@@ -577,13 +553,9 @@ fn outcome_fields(o: ProbeValue) -> [String; 2] {
     ]
 }
 
-/// `<scenario>.<key>.probes.csv` (every run) and `<scenario>.<key>.boundary.csv` (per seed).
-fn write_search_csv(
-    dir: &Path,
-    axis: &SearchAxis,
-    name: &str,
-    results: &[SeedSearch],
-) -> Result<(), Error> {
+/// The files of one search ([`export::BOUNDARY`]): `<scenario>.<key>.probes.csv` (every run) and
+/// `<scenario>.<key>.boundary.csv` (per seed), named and rendered.
+fn search_files(axis: &SearchAxis, name: &str, results: &[SeedSearch]) -> [(String, Vec<u8>); 2] {
     let mut rows = vec![vec![
         "scenario".to_owned(),
         "seed".into(),
@@ -609,7 +581,7 @@ fn write_search_csv(
             }
         }
     }
-    write_csv(dir, &format!("{name}.{}.probes.csv", axis.key), rows)?;
+    let probes = (format!("{name}.{}.probes.csv", axis.key), csv_bytes(rows));
     let mut rows = vec![vec![
         "scenario".to_owned(),
         "seed".into(),
@@ -638,17 +610,18 @@ fn write_search_csv(
             again.join(" "),
         ]);
     }
-    write_csv(dir, &format!("{name}.{}.boundary.csv", axis.key), rows)
+    let found = (format!("{name}.{}.boundary.csv", axis.key), csv_bytes(rows));
+    [probes, found]
 }
 
-/// `<scenario>.<x>.<y>.phase.csv`: one row per grid point and seed.
-fn write_phase_csv(
-    dir: &Path,
+/// The files of one phase diagram ([`export::BOUNDARY`]): `<scenario>.<x>.<y>.phase.csv`, one row
+/// per grid point and seed, and `<scenario>.<x>.<y>.phase.svg`, its heatmap.
+fn phase_files(
     x: &SearchAxis,
     y: &SearchAxis,
     name: &str,
     p: &Phase,
-) -> Result<(), Error> {
+) -> Result<[(String, Vec<u8>); 2], Error> {
     let mut rows = vec![
         [
             "scenario",
@@ -680,23 +653,35 @@ fn write_phase_csv(
             }
         }
     }
-    write_csv(dir, &format!("{name}.{}.{}.phase.csv", x.key, y.key), rows)
+    let stem = format!("{name}.{}.{}.phase", x.key, y.key);
+    let svg = heatmap_svg(
+        &format!("{name}: recovery time (s)"),
+        x,
+        &p.xs,
+        y,
+        &p.ys,
+        &p.medians(),
+    )?;
+    Ok([
+        (format!("{stem}.csv"), csv_bytes(rows)),
+        (format!("{stem}.svg"), svg.into_bytes()),
+    ])
 }
 
-/// The phase diagram as an SVG heatmap (`loadsim::plot::heatmap`): `cells[yi][xi]` is the
+/// The phase diagram as an SVG heatmap (`loadsim::plot::heatmap_svg`): `cells[yi][xi]` is the
 /// median recovery time over seeds (`None` = never, drawn as "never") at `x_values[xi]`,
 /// `y_values[yi]`.
-fn write_heatmap(
-    path: &Path,
+fn heatmap_svg(
     title: &str,
     x: &SearchAxis,
     x_values: &[f64],
     y: &SearchAxis,
     y_values: &[f64],
     cells: &[Vec<Option<f64>>],
-) -> Result<(), Error> {
+) -> Result<String, Error> {
     let xs: Vec<String> = x_values.iter().map(|&v| x.show(v)).collect();
     let ys: Vec<String> = y_values.iter().map(|&v| y.show(v)).collect();
-    crate::plot::heatmap(path, title, &x.key, &xs, &y.key, &ys, cells, "never")?;
-    Ok(())
+    Ok(crate::plot::heatmap_svg(
+        title, &x.key, &xs, &y.key, &ys, cells, "never",
+    )?)
 }

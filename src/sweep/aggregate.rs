@@ -721,11 +721,11 @@ impl Figure {
         }
     }
 
-    /// Draws the figure into `dir` (a placeholder that says why, when there is nothing to draw).
-    pub fn draw(&self, dir: &std::path::Path) -> Result<(), crate::plot::PlotError> {
+    /// Draws the figure as an SVG document (a placeholder that says why, when there is nothing
+    /// to draw).
+    pub fn svg(&self) -> Result<String, crate::plot::PlotError> {
         match self {
             Figure::Sensitivity {
-                file,
                 title,
                 lines,
                 metric_label,
@@ -736,21 +736,18 @@ impl Figure {
                 .flat_map(|l| &l.points)
                 .any(|p| p.0.is_finite() && !p.1.is_nan()) =>
             {
-                crate::plot::placeholder(
-                    &dir.join(file),
+                crate::plot::placeholder_svg(
                     title,
                     &format!("{empty_note}: no run has a value of `{metric_label}` to draw"),
                 )
             }
             Figure::Sensitivity {
-                file,
                 title,
                 style,
                 lines,
                 ..
-            } => crate::plot::sensitivity_chart_styled(&dir.join(file), title, style, lines),
+            } => crate::plot::sensitivity_svg_styled(title, style, lines),
             Figure::Heatmap {
-                file,
                 title,
                 x_label,
                 x_values,
@@ -758,8 +755,8 @@ impl Figure {
                 y_values,
                 cells,
                 never_label,
-            } => crate::plot::heatmap(
-                &dir.join(file),
+                ..
+            } => crate::plot::heatmap_svg(
                 title,
                 x_label,
                 x_values,

@@ -24,7 +24,7 @@ use crate::config::ConfigError;
 use crate::metrics::RunSummary;
 
 /// The journal's file name in the output folder.
-pub const FILE: &str = "journal.jsonl";
+pub const FILE: &str = crate::runner::export::JOURNAL;
 const KIND: &str = "loadsim sweep journal";
 
 /// The first line: which sweep the cells belong to.

@@ -8,7 +8,6 @@
 
 pub mod aggregate;
 pub mod expand;
-pub mod files;
 pub mod journal;
 pub mod manifest;
 pub mod merge;
@@ -46,7 +45,10 @@ pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
         Some(_) => Ok(()),
         // A journal of an older loadsim: a sweep's folder all the same.
         None if journal::written_by_loadsim(&dir.join(journal::FILE)) => Ok(()),
-        None => match files::FIXED.iter().find(|n| dir.join(n).exists()) {
+        None => match crate::runner::export::SWEEP_FIXED
+            .iter()
+            .find(|n| dir.join(n).exists())
+        {
             Some(name) => Err(ConfigError::flag(
                 "--out",
                 format!(
