@@ -461,7 +461,7 @@ pub fn write_outputs(
 /// with fewer tables, or a table renamed), so results.md and the folder agree: the SVG files the
 /// earlier results.md (`earlier`) embedded, and `figure_N.svg` files of the numbered names
 /// figures had before they were named after their tables. Nothing else in the folder is touched.
-fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure], earlier: &str) {
+fn remove_stale_figures(out: &Path, figures: &[super::figure::Figure], earlier: &str) {
     let embedded: Vec<&str> = earlier
         .split("](")
         .skip(1)
