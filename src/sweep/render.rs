@@ -82,7 +82,7 @@ impl Results<'_> {
         self.report().0
     }
 
-    /// results.md and the figures it embeds (files beside it, drawn by [`Figure::draw`]).
+    /// results.md and the figures it embeds (files beside it, drawn by [`Figure::svg`]).
     pub fn report(&self) -> (String, Vec<Figure>) {
         let mut figures = Vec::new();
         let spec = self.spec;
