@@ -118,7 +118,7 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
         None => None,
     };
     let journal = SearchJournal::open(
-        req.out.as_deref(),
+        folder.as_ref(),
         req.resume,
         &Header::new(
             &format!("calibrate {}", plan.scenario),

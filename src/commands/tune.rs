@@ -144,7 +144,7 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
         None => None,
     };
     let journal = SearchJournal::open(
-        req.out.as_deref(),
+        folder.as_ref(),
         req.resume,
         &Header::new(
             &format!("tune {}", plan.scenario),

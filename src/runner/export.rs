@@ -473,6 +473,15 @@ impl Folder {
         Ok(self.dir.join(name))
     }
 
+    /// Removes the file `name` if its table declares it (a figure an earlier run drew that this
+    /// one does not); anything else in the folder is never touched. A file that cannot be
+    /// removed is left.
+    pub fn remove(&self, name: &str) {
+        if self.table.declares(name) {
+            let _ = std::fs::remove_file(self.dir.join(name));
+        }
+    }
+
     /// Writes the declared file `name` atomically; returns its path.
     pub fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
         let path = self.path(name)?;

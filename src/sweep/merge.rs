@@ -134,7 +134,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
     let _lock = FolderLock::acquire(out, "--out")?;
     super::check_folder_sweep(out, &spec.name)?;
     let header = Header::new(&spec.name, &first.inputs_sha256, "1/1");
-    let journal_path = out.join(journal::FILE);
+    let journal_path = folder.path(export::JOURNAL)?;
     Journal::create(&journal_path, &header, &records)
         .map_err(|e| output_error(&journal_path, e))?;
     let manifest = Manifest {

@@ -290,7 +290,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         std::iter::once(text.as_bytes()).chain(identity.iter().map(Vec::as_slice)),
     );
     let header = Header::new(&spec.name, &inputs_sha256, &shard.to_string());
-    let journal_path = out.join(journal::FILE);
+    let journal_path = folder.path(export::JOURNAL)?;
     let mut done: Vec<CellRecord> = Vec::new();
     if o.resume {
         match journal::read(&journal_path)? {
@@ -449,7 +449,7 @@ pub fn write_outputs(
         };
         folder.write(figure.file(), svg.as_bytes())?;
     }
-    remove_stale_figures(out, &figures, &earlier);
+    remove_stale_figures(folder, &figures, &earlier);
     let page = super::page::sweep_page(out, spec, &markdown, manifest);
     folder.write(export::REPORT_HTML, page.render().as_bytes())?;
     timing.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
@@ -461,14 +461,14 @@ pub fn write_outputs(
 /// with fewer tables, or a table renamed), so results.md and the folder agree: the SVG files the
 /// earlier results.md (`earlier`) embedded, and `figure_N.svg` files of the numbered names
 /// figures had before they were named after their tables. Nothing else in the folder is touched.
-fn remove_stale_figures(out: &Path, figures: &[super::figure::Figure], earlier: &str) {
+fn remove_stale_figures(folder: &Folder, figures: &[super::figure::Figure], earlier: &str) {
     let embedded: Vec<&str> = earlier
         .split("](")
         .skip(1)
         .filter_map(|rest| rest.split_once(')').map(|(file, _)| file))
         .filter(|file| file.ends_with(".svg") && !file.contains('/') && !file.contains('\\'))
         .collect();
-    let Ok(entries) = std::fs::read_dir(out) else {
+    let Ok(entries) = std::fs::read_dir(folder.dir()) else {
         return;
     };
     for e in entries.flatten() {
@@ -479,7 +479,7 @@ fn remove_stale_figures(out: &Path, figures: &[super::figure::Figure], earlier: 
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         let stale = numbered || embedded.contains(&name.as_str());
         if stale && !figures.iter().any(|f| f.file() == name) {
-            let _ = std::fs::remove_file(e.path());
+            folder.remove(&name);
         }
     }
 }
