@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 
 use loadsim::model::run;
-use loadsim::plot::{Line, heatmap, sensitivity_chart};
+use loadsim::plot::{Line, heatmap_svg, sensitivity_svg};
 use loadsim::scenario::Scenario;
 
 const POLICIES: [&str; 4] = ["naive", "deadline", "deadline_budget", "protected"];
@@ -57,14 +57,14 @@ fn main() {
         })
         .collect();
     let path = dir.join("sensitivity_rate_success_after.svg");
-    sensitivity_chart(
-        &path,
+    let svg = sensitivity_svg(
         "Success after the fault window vs load",
         "arrival rate (user requests/s)",
         "success rate after the window",
         &lines,
     )
     .unwrap();
+    std::fs::write(&path, svg).unwrap();
     println!("wrote {}", path.display());
 
     // Heatmap: rows are y values (bottom to top), columns x values; None is "never".
@@ -86,8 +86,7 @@ fn main() {
         })
         .collect();
     let path = dir.join("heatmap_deadline_recovery.svg");
-    heatmap(
-        &path,
+    let svg = heatmap_svg(
         "deadline: recovery time after the window (s), seed 7",
         "fault window length",
         &windows.map(String::from),
@@ -97,5 +96,6 @@ fn main() {
         "never",
     )
     .unwrap();
+    std::fs::write(&path, svg).unwrap();
     println!("wrote {}", path.display());
 }

@@ -365,7 +365,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_resolution)]
     pub timeseries_resolution: SimDuration,
     /// Also draw SVG figures into DIR (created if missing): success_rate.svg,
-    /// queue_length.svg and amplification.svg.
+    /// queue_length.svg and amplification.svg, and concurrency_limit.svg when a run has a
+    /// concurrency limiter.
     #[arg(long, value_name = "DIR", value_hint = ValueHint::DirPath)]
     pub plot: Option<PathBuf>,
     /// Also write a self-contained HTML report to FILE: the table, the figures, the scenario

@@ -2,24 +2,24 @@
 //! smallest value of the key at which a run no longer recovers (scan, then bisection:
 //! [`crate::analysis::boundary`]); two draw the phase diagram over a grid of both keys. Runs on the
 //! grid runner ([`crate::runner`]): every scan value of every file and seed at once, then the
-//! bisections side by side. Renders Markdown on stdout and, with `--out`, writes every probe and
-//! cell as CSV (and the diagram as an SVG heatmap).
+//! bisections side by side. This file orchestrates (checks the request, plans the output folder,
+//! runs the probes); [`render`] makes the Markdown on stdout and, with `--out`, the files the
+//! exporter writes ([`crate::runner::export::BOUNDARY`]): every probe and cell as CSV, and the
+//! diagram as an SVG heatmap.
 
-use std::collections::HashSet;
-use std::fmt::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::Output;
 use crate::Error;
 use crate::analysis::boundary::{
-    Agreement, Criterion, Found, Phase, PhasePoint, ProbeValue, SearchAxis, SeedSearch, agreement,
-    bisect, max_bisections,
+    Criterion, Phase, PhasePoint, ProbeValue, SearchAxis, SeedSearch, bisect, max_bisections,
 };
 use crate::config::ConfigError;
 use crate::guard;
 use crate::model::{RunOptions, run_with};
-use crate::report::markdown::MarkdownTable;
-use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, write_output};
+use crate::runner::{OutputPlan, Progress, Runner, Subject, collect_all, export};
+
+mod render;
 
 /// Arguments of `loadsim boundary`, independent of clap.
 #[derive(Clone, Debug)]
@@ -99,62 +99,40 @@ pub fn boundary(req: &BoundaryRequest) -> Result<Output, Error> {
     }
     check_budget(req, &axes, tolerance)?;
     let searched = load_searched(req, &axes)?;
-    if let Some(dir) = &req.out {
-        let mut plan = OutputPlan::new(searched.iter().flat_map(|s| s.subject.inputs()));
-        let names: HashSet<String> = searched
-            .iter()
-            .flat_map(|s| output_names(&s.name, &axes))
-            .collect();
-        plan.folder("--out", dir, move |n| names.contains(n))?;
-    }
+    let folder = match &req.out {
+        Some(dir) => {
+            let mut plan = OutputPlan::new(searched.iter().flat_map(|s| s.subject.inputs()));
+            Some(plan.folder("--out", dir, &export::BOUNDARY)?)
+        }
+        None => None,
+    };
     let runner = Runner::new(None)?;
     let mut out = String::new();
     if let [axis] = &axes[..] {
         let per_subject = search_all(&runner, &searched, &axes, req, tolerance)?;
-        let _ = writeln!(
-            out,
-            "# Boundary over `{}` from {} to {}\n\ncriterion: {}.  \nscan: {} values, every {}; bisection until the interval is at most {} wide.",
-            axis.key,
-            axis.show(axis.low),
-            axis.show(axis.high),
-            req.criterion.describe(),
-            axis.grid(req.steps).len(),
-            axis.show((axis.high - axis.low) / (req.steps - 1) as f64),
-            axis.show(tolerance),
-        );
+        render::search_heading(&mut out, axis, req.criterion, req.steps, tolerance);
         if searched.len() > 1 {
-            render_summary(&mut out, axis, &searched, &per_subject);
+            let names: Vec<&str> = searched.iter().map(|s| s.name.as_str()).collect();
+            render::summary(&mut out, axis, &names, &per_subject);
         }
         for (s, seeds) in searched.iter().zip(&per_subject) {
-            render_search(&mut out, axis, &s.name, seeds);
-            if let Some(dir) = &req.out {
-                write_search_csv(dir, axis, &s.name, seeds)?;
+            render::search(&mut out, axis, &s.name, seeds);
+            if let Some(folder) = &folder {
+                for (file, bytes) in render::search_files(axis, &s.name, seeds) {
+                    folder.write(&file, &bytes)?;
+                }
             }
         }
     } else {
         let (x, y) = (&axes[0], &axes[1]);
-        let _ = writeln!(
-            out,
-            "# Phase diagram over `{}` (x) × `{}` (y)\n\ncriterion: {}.",
-            x.key,
-            y.key,
-            req.criterion.describe(),
-        );
+        render::phase_heading(&mut out, x, y, req.criterion);
         let phases = phase_all(&runner, &searched, &axes, req)?;
         for (s, p) in searched.iter().zip(&phases) {
-            render_phase(&mut out, x, y, &s.name, p);
-            if let Some(dir) = &req.out {
-                write_phase_csv(dir, x, y, &s.name, p)?;
-                let stem = format!("{}.{}.{}.phase", s.name, x.key, y.key);
-                write_heatmap(
-                    &dir.join(format!("{stem}.svg")),
-                    &format!("{}: recovery time (s)", s.name),
-                    x,
-                    &p.xs,
-                    y,
-                    &p.ys,
-                    &p.medians(),
-                )?;
+            render::phase(&mut out, x, y, &s.name, p);
+            if let Some(folder) = &folder {
+                for (file, bytes) in render::phase_files(x, y, &s.name, p)? {
+                    folder.write(&file, &bytes)?;
+                }
             }
         }
     }
@@ -183,21 +161,6 @@ fn check_budget(req: &BoundaryRequest, axes: &[SearchAxis], tolerance: f64) -> R
     )?;
     guard::check_run_limit(runs, req.yes)?;
     Ok(())
-}
-
-/// The files `--out` receives for the scenario `name`.
-fn output_names(name: &str, axes: &[SearchAxis]) -> Vec<String> {
-    match axes {
-        [a] => vec![
-            format!("{name}.{}.probes.csv", a.key),
-            format!("{name}.{}.boundary.csv", a.key),
-        ],
-        [x, y] => vec![
-            format!("{name}.{}.{}.phase.csv", x.key, y.key),
-            format!("{name}.{}.{}.phase.svg", x.key, y.key),
-        ],
-        _ => Vec::new(),
-    }
 }
 
 /// One-key searches of every file and seed: every scan value of every search runs at once, then
@@ -374,329 +337,4 @@ fn load_searched(req: &BoundaryRequest, axes: &[SearchAxis]) -> Result<Vec<Searc
         }
     });
     Ok(collect_all(searched)?)
-}
-
-/// A recovery time in seconds, or `never`.
-fn show_outcome(o: ProbeValue) -> String {
-    match o {
-        Some(s) => crate::util::number::trimmed(s, 2),
-        None => "never".to_owned(),
-    }
-}
-
-/// One seed's boundary: `(a, b]`, `≤ LOW`, `> HIGH`.
-fn show_found(axis: &SearchAxis, f: Found) -> String {
-    match f {
-        Found::Between { recovers, never } => {
-            format!("({}, {}]", axis.show(recovers), axis.show(never))
-        }
-        Found::AtLow => format!("≤ {} (never recovers at LOW)", axis.show(axis.low)),
-        Found::AboveHigh => format!("> {} (recovers everywhere)", axis.show(axis.high)),
-    }
-}
-
-fn show_agreement(axis: &SearchAxis, a: Agreement) -> String {
-    match a {
-        Agreement::Agree { recovers, never } => {
-            format!("agree: ({}, {}]", axis.show(recovers), axis.show(never))
-        }
-        Agreement::Spread { lowest, highest } => format!(
-            "disagree: from {} to {}",
-            axis.show(lowest),
-            axis.show(highest)
-        ),
-        Agreement::AllAboveHigh => format!("all recover up to {}", axis.show(axis.high)),
-        Agreement::AllAtLow => format!("none recovers even at {}", axis.show(axis.low)),
-        Agreement::Mixed => "mixed: some seeds at an end of the range".to_owned(),
-    }
-}
-
-fn seed_columns(per_subject: &[Vec<SeedSearch>]) -> Vec<u64> {
-    let mut seeds: Vec<u64> = Vec::new();
-    for s in per_subject.iter().flatten() {
-        if !seeds.contains(&s.seed) {
-            seeds.push(s.seed);
-        }
-    }
-    seeds
-}
-
-fn render_summary(
-    out: &mut String,
-    axis: &SearchAxis,
-    subjects: &[Searched],
-    per_subject: &[Vec<SeedSearch>],
-) {
-    let seeds = seed_columns(per_subject);
-    let _ = writeln!(
-        out,
-        "\n## Summary: the smallest `{}` at which a run no longer recovers\n\n`(a, b]`: recovers at a, not at b. `*`: not monotone over the scan (see the scenario's section).\n",
-        axis.key
-    );
-    let mut header = vec!["scenario".to_owned()];
-    header.extend(seeds.iter().map(|s| format!("seed {s}")));
-    header.push("seeds together".into());
-    let mut t = MarkdownTable::new(header);
-    for (s, results) in subjects.iter().zip(per_subject) {
-        let mut row = vec![s.name.clone()];
-        for seed in &seeds {
-            row.push(match results.iter().find(|r| r.seed == *seed) {
-                Some(r) => {
-                    let mark = if r.monotone() { "" } else { " *" };
-                    format!("{}{mark}", show_found(axis, r.found))
-                }
-                None => "—".into(),
-            });
-        }
-        row.push(show_agreement(axis, agreement(axis, results)));
-        t.row(row);
-    }
-    let _ = writeln!(out, "{t}");
-}
-
-fn render_search(out: &mut String, axis: &SearchAxis, name: &str, results: &[SeedSearch]) {
-    let _ = writeln!(
-        out,
-        "\n## `{name}`\n\nrecovery time (s) at the scan values; `never`: `recovery_s` is null.\n"
-    );
-    let mut header = vec![axis.key.clone()];
-    header.extend(results.iter().map(|r| format!("seed {}", r.seed)));
-    let mut t = MarkdownTable::new(header);
-    if let Some(first) = results.first() {
-        for (i, &(v, _)) in first.scan.iter().enumerate() {
-            let mut row = vec![axis.show(v)];
-            row.extend(results.iter().map(|r| show_outcome(r.scan[i].1)));
-            t.row(row);
-        }
-    }
-    t.right_from(0);
-    let _ = writeln!(out, "{t}\n");
-    let mut t = MarkdownTable::new([
-        "seed",
-        "boundary",
-        "runs",
-        "bisection (value → recovery)",
-        "monotone over the scan",
-    ]);
-    for r in results {
-        let probes: Vec<String> = r
-            .bisection
-            .iter()
-            .map(|&(v, o)| format!("{} → {}", axis.show(v), show_outcome(o)))
-            .collect();
-        let monotone = if r.monotone() {
-            "yes".to_owned()
-        } else {
-            let again = &r.recovers_again_at;
-            let first_never = r
-                .scan
-                .iter()
-                .find(|(_, o)| o.is_none())
-                .map_or(String::new(), |&(v, _)| axis.show(v));
-            let shown: Vec<String> = again.iter().take(4).map(|&v| axis.show(v)).collect();
-            let more = match again.len() {
-                n if n > 4 => format!(" … ({n} scan values, up to {})", axis.show(again[n - 1])),
-                _ => String::new(),
-            };
-            format!(
-                "no: never at {first_never}, recovers again at {}{more}",
-                shown.join(", ")
-            )
-        };
-        t.row(vec![
-            r.seed.to_string(),
-            show_found(axis, r.found),
-            format!("{} + {}", r.scan.len(), r.bisection.len()),
-            if probes.is_empty() {
-                "—".into()
-            } else {
-                probes.join("; ")
-            },
-            monotone,
-        ]);
-    }
-    let _ = writeln!(out, "{t}\n");
-    let _ = writeln!(
-        out,
-        "seeds {}.",
-        show_agreement(axis, agreement(axis, results))
-    );
-}
-
-fn render_phase(out: &mut String, x: &SearchAxis, y: &SearchAxis, name: &str, p: &Phase) {
-    let seeds: Vec<String> = p.seeds.iter().map(u64::to_string).collect();
-    let _ = writeln!(
-        out,
-        "\n## `{name}`\n\nrecovery time (s), the median over seeds {} with `never` counted as longest; `never`: the median seed does not recover; `(k/n)`: only k of n seeds recover. Rows: `{}`, columns: `{}`.\n",
-        seeds.join(", "),
-        y.key,
-        x.key
-    );
-    let mut header = vec![format!("{} ╲ {}", y.key, x.key)];
-    header.extend(p.xs.iter().map(|&v| x.show(v)));
-    header.push("first never".into());
-    let mut t = MarkdownTable::new(header);
-    let medians = p.medians();
-    for yi in (0..p.ys.len()).rev() {
-        let mut row = vec![y.show(p.ys[yi])];
-        for (xi, m) in medians[yi].iter().enumerate() {
-            let cell = &p.cells[yi][xi];
-            let k = cell.iter().filter(|o| o.is_some()).count();
-            let mut text = show_outcome(*m);
-            if k != 0 && k != cell.len() {
-                text.push_str(&format!(" ({k}/{})", cell.len()));
-            }
-            row.push(text);
-        }
-        row.push(
-            medians[yi]
-                .iter()
-                .position(Option::is_none)
-                .map_or("—".to_owned(), |xi| x.show(p.xs[xi])),
-        );
-        t.row(row);
-    }
-    t.right_from(0);
-    let _ = writeln!(out, "{t}");
-}
-
-/// Writes `rows` as a CSV file at `dir/file`, atomically.
-fn write_csv(dir: &Path, file: &str, rows: Vec<Vec<String>>) -> Result<(), Error> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    for row in rows {
-        w.write_record(&row).expect("writing CSV to memory");
-    }
-    let bytes = w.into_inner().expect("flushing CSV to memory");
-    write_output(&dir.join(file), &bytes)
-}
-
-fn outcome_fields(o: ProbeValue) -> [String; 2] {
-    [
-        o.is_some().to_string(),
-        o.map_or(String::new(), |s| s.to_string()),
-    ]
-}
-
-/// `<scenario>.<key>.probes.csv` (every run) and `<scenario>.<key>.boundary.csv` (per seed).
-fn write_search_csv(
-    dir: &Path,
-    axis: &SearchAxis,
-    name: &str,
-    results: &[SeedSearch],
-) -> Result<(), Error> {
-    let mut rows = vec![vec![
-        "scenario".to_owned(),
-        "seed".into(),
-        "key".into(),
-        "phase".into(),
-        "value".into(),
-        "recovers".into(),
-        "recovery_s".into(),
-    ]];
-    for r in results {
-        let phases = [("scan", &r.scan), ("bisection", &r.bisection)];
-        for (phase, probes) in phases {
-            for &(v, o) in probes {
-                let mut row = vec![
-                    name.to_owned(),
-                    r.seed.to_string(),
-                    axis.key.clone(),
-                    phase.to_owned(),
-                    axis.csv(v),
-                ];
-                row.extend(outcome_fields(o));
-                rows.push(row);
-            }
-        }
-    }
-    write_csv(dir, &format!("{name}.{}.probes.csv", axis.key), rows)?;
-    let mut rows = vec![vec![
-        "scenario".to_owned(),
-        "seed".into(),
-        "key".into(),
-        "found".into(),
-        "recovers_at".into(),
-        "never_at".into(),
-        "monotone".into(),
-        "recovers_again_at".into(),
-    ]];
-    for r in results {
-        let (found, lo, hi) = match r.found {
-            Found::Between { recovers, never } => ("between", axis.csv(recovers), axis.csv(never)),
-            Found::AtLow => ("at_low", String::new(), axis.csv(axis.low)),
-            Found::AboveHigh => ("above_high", axis.csv(axis.high), String::new()),
-        };
-        let again: Vec<String> = r.recovers_again_at.iter().map(|&v| axis.csv(v)).collect();
-        rows.push(vec![
-            name.to_owned(),
-            r.seed.to_string(),
-            axis.key.clone(),
-            found.to_owned(),
-            lo,
-            hi,
-            r.monotone().to_string(),
-            again.join(" "),
-        ]);
-    }
-    write_csv(dir, &format!("{name}.{}.boundary.csv", axis.key), rows)
-}
-
-/// `<scenario>.<x>.<y>.phase.csv`: one row per grid point and seed.
-fn write_phase_csv(
-    dir: &Path,
-    x: &SearchAxis,
-    y: &SearchAxis,
-    name: &str,
-    p: &Phase,
-) -> Result<(), Error> {
-    let mut rows = vec![
-        [
-            "scenario",
-            "seed",
-            "x_key",
-            "x",
-            "y_key",
-            "y",
-            "recovers",
-            "recovery_s",
-        ]
-        .map(str::to_owned)
-        .to_vec(),
-    ];
-    for (yi, row) in p.cells.iter().enumerate() {
-        for (xi, cell) in row.iter().enumerate() {
-            for (si, &o) in cell.iter().enumerate() {
-                let [rec, secs] = outcome_fields(o);
-                rows.push(vec![
-                    name.to_owned(),
-                    p.seeds[si].to_string(),
-                    x.key.clone(),
-                    x.csv(p.xs[xi]),
-                    y.key.clone(),
-                    y.csv(p.ys[yi]),
-                    rec,
-                    secs,
-                ]);
-            }
-        }
-    }
-    write_csv(dir, &format!("{name}.{}.{}.phase.csv", x.key, y.key), rows)
-}
-
-/// The phase diagram as an SVG heatmap (`loadsim::plot::heatmap`): `cells[yi][xi]` is the
-/// median recovery time over seeds (`None` = never, drawn as "never") at `x_values[xi]`,
-/// `y_values[yi]`.
-fn write_heatmap(
-    path: &Path,
-    title: &str,
-    x: &SearchAxis,
-    x_values: &[f64],
-    y: &SearchAxis,
-    y_values: &[f64],
-    cells: &[Vec<Option<f64>>],
-) -> Result<(), Error> {
-    let xs: Vec<String> = x_values.iter().map(|&v| x.show(v)).collect();
-    let ys: Vec<String> = y_values.iter().map(|&v| y.show(v)).collect();
-    crate::plot::heatmap(path, title, &x.key, &xs, &y.key, &ys, cells, "never")?;
-    Ok(())
 }

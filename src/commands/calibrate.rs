@@ -29,9 +29,7 @@ use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
 use crate::report::markdown::MarkdownTable;
-use crate::runner::{
-    FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
-};
+use crate::runner::{FolderLock, OutputPlan, Progress, Runner, Subject, export, output_error};
 use crate::scenario::Scenario;
 use crate::sweep::journal::{self, CellRecord, Header, SearchJournal};
 use crate::util::number::trimmed;
@@ -69,8 +67,6 @@ pub struct CalibrateRequest {
 }
 
 /// The files `--out` receives besides the journal.
-const OUT_FILES: [&str; 3] = ["calibrate.md", "calibrate.json", "candidates.csv"];
-
 /// A fitted key's share of its range (on its search scale) that candidates as good as the best
 /// may span before the key counts as not identified by the data.
 pub const FLAT_SHARE: f64 = 0.5;
@@ -109,20 +105,20 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
     guard::check_run_limit(candidates.saturating_mul(plan.seeds.len() as u64), req.yes)?;
     let mut plan_out = OutputPlan::new(plan.subject.inputs());
     plan_out.add_inputs(req.observed.iter().map(PathBuf::as_path));
-    if let Some(w) = &req.write {
-        plan_out.file("--write", w)?;
-    }
-    if let Some(dir) = &req.out {
-        plan_out.folder("--out", dir, |n| {
-            OUT_FILES.contains(&n) || n == journal::FILE
-        })?;
-    }
+    let write = match &req.write {
+        Some(w) => Some(plan_out.file("--write", w)?),
+        None => None,
+    };
+    let folder = match &req.out {
+        Some(dir) => Some(plan_out.folder("--out", dir, &export::CALIBRATE)?),
+        None => None,
+    };
     let _lock = match &req.out {
         Some(dir) => Some(FolderLock::acquire(dir, "--out")?),
         None => None,
     };
     let journal = SearchJournal::open(
-        req.out.as_deref(),
+        folder.as_ref(),
         req.resume,
         &Header::new(
             &format!("calibrate {}", plan.scenario),
@@ -243,17 +239,15 @@ pub fn calibrate(req: &CalibrateRequest) -> Result<Output, Error> {
     let markdown = report.markdown();
     let json = serde_json::to_string_pretty(&report).expect("reports serialize") + "\n";
     let mut notes = Vec::new();
-    if let Some(w) = &req.write {
-        write_output(w, overlay(&plan, req, &report, w).as_bytes())?;
-        notes.push(format!("wrote the fitted values to {}", w.display()));
+    if let Some(w) = &write {
+        w.write(overlay(&plan, req, &report, w.path()).as_bytes())?;
+        notes.push(format!("wrote the fitted values to {}", w.path().display()));
     }
-    if let Some(dir) = &req.out {
-        write_output(&dir.join("calibrate.md"), markdown.as_bytes())?;
-        write_output(&dir.join("calibrate.json"), json.as_bytes())?;
-        write_output(
-            &dir.join("candidates.csv"),
-            &candidates_csv(&plan, &tuned.tried, &map),
-        )?;
+    if let Some(folder) = &folder {
+        let dir = folder.dir();
+        folder.write("calibrate.md", markdown.as_bytes())?;
+        folder.write("calibrate.json", json.as_bytes())?;
+        folder.write("candidates.csv", &candidates_csv(&plan, &tuned.tried, &map))?;
         notes.push(format!(
             "wrote calibrate.md, calibrate.json, candidates.csv and {} in {}",
             journal::FILE,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use super::Output;
 use crate::Error;
 use crate::import::{self, Imported};
-use crate::runner::{OutputPlan, write_output};
+use crate::runner::OutputPlan;
 
 /// What to import.
 #[derive(Clone, Debug)]
@@ -73,21 +73,19 @@ fn traces(
     samples: bool,
     clients: &[String],
 ) -> Result<Output, Error> {
-    let mut plan = match out {
+    let target = match out {
         Some(path) => {
             let mut plan = OutputPlan::new(files.iter().map(PathBuf::as_path));
-            plan.file("--out", path)?;
-            Some(plan)
+            Some(plan.file("--out", path)?)
         }
         None => None,
     };
     let imported = import::traces::import(files, format, samples, clients)?;
     let mut notes = imported.report;
-    match out {
-        Some(path) => {
-            write_output(path, imported.yaml.as_bytes())?;
-            plan.take();
-            notes.push(format!("wrote {}", path.display()));
+    match target {
+        Some(target) => {
+            target.write(imported.yaml.as_bytes())?;
+            notes.push(format!("wrote {}", target.path().display()));
             Ok(Output {
                 stdout: String::new(),
                 notes,

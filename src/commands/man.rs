@@ -26,9 +26,11 @@ pub fn write_all(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> 
         what: what.display().to_string(),
         source,
     };
-    crate::runner::OutputPlan::new(Vec::<PathBuf>::new()).folder("--out", dir, |n| {
-        n.starts_with("loadsim") && n.ends_with(".1")
-    })?;
+    let folder = crate::runner::OutputPlan::new(Vec::<PathBuf>::new()).folder(
+        "--out",
+        dir,
+        &crate::runner::export::MAN,
+    )?;
     let mut cmd = versioned(cmd);
     cmd.build();
     let mut written = Vec::new();
@@ -45,13 +47,12 @@ pub fn write_all(cmd: clap::Command, dir: &Path) -> Result<Vec<PathBuf>, Error> 
             format!("loadsim-{}", page.get_name())
         };
         let page = page.display_name(name.clone());
-        let path = dir.join(format!("{name}.1"));
+        let file = format!("{name}.1");
         let mut out = Vec::new();
         clap_mangen::Man::new(page)
             .render(&mut out)
-            .map_err(|e| failed(&path, e))?;
-        crate::runner::write_output(&path, &out)?;
-        written.push(path);
+            .map_err(|e| failed(&dir.join(&file), e))?;
+        written.push(folder.write(&file, &out)?);
     }
     Ok(written)
 }

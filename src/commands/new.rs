@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::Output;
 use crate::Error;
 use crate::config::ConfigError;
-use crate::runner::{output_error, write_output};
+use crate::runner::{Target, output_error};
 use crate::schema;
 
 /// File name of the schema written next to a new scenario, and named by its modeline.
@@ -167,9 +167,9 @@ pub fn new_scenario(req: &NewRequest) -> Result<Written, Error> {
         &path.display().to_string(),
         modeline.as_deref(),
     );
-    write_output(&path, text.as_bytes())?;
+    Target::unplanned(&path).write(text.as_bytes())?;
     let schema = if write_schema {
-        write_output(&schema_path, schema_text.as_bytes())?;
+        Target::unplanned(&schema_path).write(schema_text.as_bytes())?;
         Some(schema_path)
     } else {
         None

@@ -15,8 +15,8 @@ use crate::metrics::{RunSummary, SeriesRecorder, TimeSeries};
 use crate::model::{RunError, RunOptions, Simulation, Watch, run_watched, run_watched_with_series};
 use crate::report::Format;
 use crate::runner::{
-    OutputPlan, Progress, RunProgress, Runner, Subject, collect_all, load_scenarios, output_error,
-    write_output,
+    OutputPlan, Progress, RunProgress, Runner, Subject, Target, collect_all, export,
+    load_scenarios, output_error,
 };
 use crate::scenario::Scenario;
 use crate::time::SimDuration;
@@ -254,10 +254,11 @@ pub fn check_spans_size(sc: &Scenario, sample: f64, limit: u64) -> Result<(), Er
 fn run_with_spans(
     (_, sc, options): &Admitted,
     outputs: &RunOutputs,
-    path: &std::path::Path,
+    target: &Target,
 ) -> Result<(RunSummary, Option<TimeSeries>, String), Error> {
+    let path = target.path();
     let bar = RunProgress::new(sc, outputs.quiet);
-    let file = AtomicFile::create(path).map_err(|e| output_error(path, e))?;
+    let file = target.create()?;
     let mut writer = crate::report::otlp::OtlpWriter::new(sc, file)
         .sampled_at(outputs.span_sample)
         .limited_to(outputs.max_spans_size);
@@ -304,18 +305,23 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         check_resolution(&scenarios, outputs.resolution, outputs.max_memory)?;
     }
     let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _, _)| s.inputs()));
-    if let Some(path) = &outputs.output {
-        plan.file("--output", path)?;
-    }
-    if let Some(path) = &outputs.timeseries {
-        plan.file("--timeseries", path)?;
-    }
-    if let Some(dir) = &outputs.plot_dir {
-        plan.folder("--plot", dir, |n| crate::plot::run::FIGURES.contains(&n))?;
-    }
-    if let Some(path) = &outputs.html {
-        plan.file("--html", path)?;
-    }
+    let output = match &outputs.output {
+        Some(path) => Some(plan.file("--output", path)?),
+        None => None,
+    };
+    let timeseries = match &outputs.timeseries {
+        Some(path) => Some(plan.file("--timeseries", path)?),
+        None => None,
+    };
+    let plot = match &outputs.plot_dir {
+        Some(dir) => Some(plan.folder("--plot", dir, &export::RUN_PLOT)?),
+        None => None,
+    };
+    let html = match &outputs.html {
+        Some(path) => Some(plan.file("--html", path)?),
+        None => None,
+    };
+    let mut spans = None;
     if let Some(path) = &outputs.spans {
         if loaded.len() > 1 {
             return Err(ConfigError::flag(
@@ -327,16 +333,16 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
             )
             .into());
         }
-        plan.file("--spans", path)?;
+        spans = Some(plan.file("--spans", path)?);
         check_spans_size(&loaded[0].1, outputs.span_sample, outputs.max_spans_size)?;
     }
     // The unsupported fields of imports are `loadsim import`'s and `loadsim check`'s to report,
     // not every run's.
     let mut notes: Vec<String> = Vec::new();
     let summaries: Vec<RunSummary> = if series {
-        let runs: Vec<(RunSummary, TimeSeries)> = match &outputs.spans {
-            Some(path) => {
-                let (summary, series, note) = run_with_spans(&loaded[0], outputs, path)?;
+        let runs: Vec<(RunSummary, TimeSeries)> = match &spans {
+            Some(target) => {
+                let (summary, series, note) = run_with_spans(&loaded[0], outputs, target)?;
                 notes.push(note);
                 vec![(summary, series.expect("series were asked for"))]
             }
@@ -345,31 +351,41 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
             })?,
         };
         let mut written = Vec::new();
-        if let Some(path) = &outputs.timeseries {
+        if let Some(target) = &timeseries {
             let pairs: Vec<(&str, &TimeSeries)> =
                 runs.iter().map(|(s, t)| (s.scenario.as_str(), t)).collect();
             let csv = crate::report::timeseries::render_long(&pairs);
-            write_output(path, csv.as_bytes())?;
-            written.push(path.clone());
+            target.write(csv.as_bytes())?;
+            written.push(target.path().to_owned());
         }
-        if let Some(dir) = &outputs.plot_dir {
+        if let Some(folder) = &plot {
             let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
-            written.extend(crate::plot::run_plots(dir, &pairs)?);
+            let figures = crate::plot::run_figures(&pairs)?;
+            for (name, svg) in [
+                (export::SUCCESS_RATE_SVG, Some(figures.success_rate)),
+                (export::QUEUE_LENGTH_SVG, Some(figures.queue_length)),
+                (export::AMPLIFICATION_SVG, Some(figures.amplification)),
+                (export::CONCURRENCY_LIMIT_SVG, figures.concurrency_limit),
+            ] {
+                if let Some(svg) = svg {
+                    written.push(folder.write(name, svg.as_bytes())?);
+                }
+            }
         }
-        if let Some(path) = &outputs.html {
+        if let Some(target) = &html {
             let pairs: Vec<(&RunSummary, &TimeSeries)> = runs.iter().map(|(s, t)| (s, t)).collect();
             let docs: Vec<_> = loaded.iter().map(|(s, _, _)| s.doc.clone()).collect();
             let findings: Vec<_> = loaded.iter().map(|(_, sc, _)| check_findings(sc)).collect();
             let page = page::run_page(&pairs, &findings, &docs, &outputs.command)?;
-            write_output(path, page.render().as_bytes())?;
-            written.push(path.clone());
+            target.write(page.render().as_bytes())?;
+            written.push(target.path().to_owned());
         }
         notes.extend(written.iter().map(|p| format!("wrote {}", p.display())));
         runs.into_iter().map(|(s, _)| s).collect()
     } else {
-        match &outputs.spans {
-            Some(path) => {
-                let (summary, _, note) = run_with_spans(&loaded[0], outputs, path)?;
+        match &spans {
+            Some(target) => {
+                let (summary, _, note) = run_with_spans(&loaded[0], outputs, target)?;
                 notes.push(note);
                 vec![summary]
             }
@@ -377,9 +393,9 @@ pub fn run(req: &RunRequest, outputs: &RunOutputs) -> Result<Output, Error> {
         }
     };
     let report = outputs.format.renderer().render(&summaries);
-    match &outputs.output {
-        Some(path) => {
-            write_output(path, report.as_bytes())?;
+    match &output {
+        Some(target) => {
+            target.write(report.as_bytes())?;
             Ok(Output {
                 stdout: String::new(),
                 notes,

@@ -16,7 +16,7 @@ use crate::model::{RunOptions, run_with};
 use crate::report::Format;
 use crate::report::flat::{EngineColumns, flatten};
 use crate::report::markdown::MarkdownTable;
-use crate::runner::{OutputPlan, Runner, write_output};
+use crate::runner::{OutputPlan, Runner};
 use crate::scenario::Scenario;
 use crate::stats::{MAX_SEEDS, mean_ci95};
 
@@ -79,10 +79,13 @@ pub fn run_seeds(req: &RunRequest, seeds: &[u64], outputs: &RunOutputs) -> Resul
     let runs = (seeds.len() as u64).saturating_mul(req.files.len() as u64);
     crate::guard::check_seed_runs(runs, req.yes)?;
     let loaded = load_checked(req)?;
-    if let Some(path) = &outputs.output {
-        let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _, _)| s.inputs()));
-        plan.file("--output", path)?;
-    }
+    let output = match &outputs.output {
+        Some(path) => {
+            let mut plan = OutputPlan::new(loaded.iter().flat_map(|(s, _, _)| s.inputs()));
+            Some(plan.file("--output", path)?)
+        }
+        None => None,
+    };
     let jobs: Vec<(Scenario, RunOptions)> = loaded
         .iter()
         .flat_map(|(_, sc, options)| {
@@ -98,9 +101,9 @@ pub fn run_seeds(req: &RunRequest, seeds: &[u64], outputs: &RunOutputs) -> Resul
         .into_iter()
         .collect::<Result<_, _>>()?;
     let text = render(&runs, seeds, outputs.format);
-    match &outputs.output {
-        Some(path) => {
-            write_output(path, text.as_bytes())?;
+    match &output {
+        Some(target) => {
+            target.write(text.as_bytes())?;
             Ok(Output::default())
         }
         None => Ok(Output::stdout(text)),

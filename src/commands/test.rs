@@ -22,7 +22,7 @@ use crate::guard;
 use crate::metrics::RunSummary;
 use crate::model::{RunError, RunOptions, run_with};
 use crate::report::flat::{EngineColumns, flatten};
-use crate::runner::{OutputPlan, Progress};
+use crate::runner::{OutputPlan, Progress, Target};
 use crate::scenario::{ConfigError, Scenario};
 
 /// Arguments of `loadsim test`, independent of clap.
@@ -113,15 +113,18 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
         .into());
     }
     // Checked once every input is known, as `run --output` is: the JUnit file is none of them.
-    if let Some(path) = &req.junit {
-        let mut plan = OutputPlan::new(tests.iter().flat_map(|t| t.inputs.iter()));
-        for t in &tests {
-            for w in &t.writes {
-                plan.written_elsewhere(&format!("the snapshot of {}", t.shown), w);
+    let junit = match &req.junit {
+        Some(path) => {
+            let mut plan = OutputPlan::new(tests.iter().flat_map(|t| t.inputs.iter()));
+            for t in &tests {
+                for w in &t.writes {
+                    plan.written_elsewhere(&format!("the snapshot of {}", t.shown), w);
+                }
             }
+            Some(plan.file("--junit", path)?)
         }
-        plan.file("--junit", path)?;
-    }
+        None => None,
+    };
 
     let jobs = Jobs::plan(&tests);
     let progress = Progress::new(Some(jobs.scenarios.len() as u64), "runs", req.quiet);
@@ -169,8 +172,8 @@ pub fn test(req: &TestRequest) -> Result<TestRun, Error> {
             wall_s: wall_s(&results, &read),
         });
     }
-    if let Some(path) = &req.junit {
-        crate::runner::write_output(path, expect::junit::render(&report).as_bytes())?;
+    if let Some(target) = &junit {
+        target.write(expect::junit::render(&report).as_bytes())?;
     }
     Ok(TestRun { report, pending })
 }
@@ -472,14 +475,13 @@ fn compare_snapshot(
         .unwrap_or_default();
     let new = Snapshot::of_run(&ran.summary, &source, settings.digits);
     let write = |path: &Path, snap: &Snapshot| -> Result<(), Error> {
-        let io = |source| Error::Output {
-            what: path.display().to_string(),
-            source,
-        };
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(io)?;
+            std::fs::create_dir_all(dir).map_err(|source| Error::Output {
+                what: path.display().to_string(),
+                source,
+            })?;
         }
-        crate::util::fs::write_atomically(path, snap.to_text().as_bytes()).map_err(io)
+        Target::unplanned(path).write(snap.to_text().as_bytes())
     };
     let remove_stale = || {
         let _ = std::fs::remove_file(&new_path);

@@ -27,13 +27,11 @@ use crate::metrics::RunSummary;
 use crate::model::{RunOptions, run_with};
 use crate::report::flat::metric_columns;
 use crate::report::flat::{EngineColumns, flatten};
-use crate::runner::{
-    FolderLock, OutputPlan, Progress, Runner, Subject, output_error, write_output,
-};
+use crate::runner::{FolderLock, OutputPlan, Progress, Runner, Subject, export, output_error};
 use crate::scenario::Scenario;
 use crate::sweep::journal::{self, CellRecord, Header, SearchJournal};
 use plan::{Plan, Variant, set_args};
-use render::{Report, candidates_csv, write_pareto_svg};
+use render::{Report, candidates_csv, pareto_svg};
 
 pub(crate) mod plan;
 mod render;
@@ -131,21 +129,22 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
         let sc = candidate_scenario(&v.doc, &[], plan.seeds[0])?;
         guard::admit(&sc, &req.file, req.options)?;
     }
-    if let Some(dir) = &req.out {
-        let mut plan_out = OutputPlan::new(plan.subject.inputs());
-        if let Some(f) = &req.faults {
-            plan_out.add_inputs([f.as_path()]);
+    let folder = match &req.out {
+        Some(dir) => {
+            let mut plan_out = OutputPlan::new(plan.subject.inputs());
+            if let Some(f) = &req.faults {
+                plan_out.add_inputs([f.as_path()]);
+            }
+            Some(plan_out.folder("--out", dir, &export::TUNE)?)
         }
-        plan_out.folder("--out", dir, |n| {
-            OUT_FILES.contains(&n) || n == journal::FILE
-        })?;
-    }
+        None => None,
+    };
     let _lock = match &req.out {
         Some(dir) => Some(FolderLock::acquire(dir, "--out")?),
         None => None,
     };
     let journal = SearchJournal::open(
-        req.out.as_deref(),
+        folder.as_ref(),
         req.resume,
         &Header::new(
             &format!("tune {}", plan.scenario),
@@ -224,18 +223,18 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
         .iter()
         .map(|w| format!("warning: {w}"))
         .collect();
-    if let Some(dir) = &req.out {
-        write_output(&dir.join("tune.md"), report.markdown(&plan).as_bytes())?;
-        write_output(
-            &dir.join("tune.json"),
+    if let Some(folder) = &folder {
+        folder.write("tune.md", report.markdown(&plan).as_bytes())?;
+        folder.write(
+            "tune.json",
             (serde_json::to_string_pretty(&report).expect("reports serialize") + "\n").as_bytes(),
         )?;
-        write_output(&dir.join("candidates.csv"), &candidates_csv(&plan, &tuned))?;
-        write_pareto_svg(&dir.join("pareto.svg"), &plan, &tuned)?;
+        folder.write("candidates.csv", &candidates_csv(&plan, &tuned))?;
+        folder.write("pareto.svg", pareto_svg(&plan, &tuned)?.as_bytes())?;
         notes.push(format!(
             "wrote tune.md, tune.json, candidates.csv, pareto.svg and {} in {}",
             journal::FILE,
-            dir.display()
+            folder.dir().display()
         ));
     }
     if report.recommended.is_none() {
@@ -251,8 +250,6 @@ pub fn tune(req: &TuneRequest) -> Result<Output, Error> {
 }
 
 /// The files `--out` receives besides the journal.
-const OUT_FILES: [&str; 4] = ["tune.md", "tune.json", "candidates.csv", "pareto.svg"];
-
 fn cell_key(sets: &[String], variant: &str, seed: u64) -> String {
     format!("{} | {variant} | seed {seed}", sets.join(" "))
 }

@@ -11,15 +11,14 @@
 //! `<text>` in the generic `sans-serif` family: no font file is read at build or run time (the
 //! `ttf` feature of plotters is off; its layout uses a fixed width estimate per character).
 //!
-//! Each figure has a `*_svg` function returning the document as a string (what the tests parse)
-//! and a function writing it to a path.
+//! Each figure has a `*_svg` function returning the document as a string (what the tests parse);
+//! the plot code only draws: the caller hands the string to the exporter
+//! ([`crate::runner::export`]), which names and writes the file.
 
 pub mod labels;
 pub mod run;
 pub mod sweep;
 pub mod time_axis;
-
-use std::path::{Path, PathBuf};
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -28,12 +27,12 @@ use thiserror::Error;
 
 pub use labels::AxisKind;
 pub use run::{
-    amplification_svg, class_success_rate_svg, concurrency_limit_svg, queue_length_svg,
-    replica_levels_svg, run_plots, success_rate_svg,
+    RunFigures, amplification_svg, class_success_rate_svg, concurrency_limit_svg, queue_length_svg,
+    replica_levels_svg, run_figures, success_rate_svg,
 };
 pub use sweep::{
-    Band, ChartStyle, Line, heatmap, heatmap_svg, placeholder, placeholder_svg, sensitivity_chart,
-    sensitivity_chart_styled, sensitivity_svg, sensitivity_svg_styled, viridis,
+    Band, ChartStyle, Line, heatmap_svg, placeholder_svg, sensitivity_svg, sensitivity_svg_styled,
+    viridis,
 };
 pub use time_axis::{TimeAxis, TimeUnit};
 
@@ -46,12 +45,6 @@ pub enum PlotError {
     /// plotters failed while drawing.
     #[error("cannot draw {what}: {why}")]
     Draw { what: String, why: String },
-    /// The file could not be written.
-    #[error("cannot write {}: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
 }
 
 /// Width of every figure, in pixels.
@@ -157,15 +150,6 @@ pub(crate) fn render(
         })?;
     }
     Ok(svg)
-}
-
-/// Writes an SVG document to `path` atomically (a full disk leaves the old file or none, never a
-/// truncated figure), creating nothing but the file.
-pub(crate) fn write(path: &Path, svg: &str) -> Result<(), PlotError> {
-    crate::util::fs::write_atomically(path, svg.as_bytes()).map_err(|source| PlotError::Write {
-        path: path.to_owned(),
-        source,
-    })
 }
 
 /// Text style of `size` px (plotters divides the given size by 1.24 when writing the SVG).

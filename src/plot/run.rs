@@ -19,8 +19,6 @@
 //! ([`class_success_rate_svg`]) and per service of more than one replica a figure of each
 //! replica's requests in flight and queued ([`replica_levels_svg`]).
 
-use std::path::{Path, PathBuf};
-
 use plotters::chart::MeshStyle;
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
@@ -30,7 +28,7 @@ use super::time_axis::TimeAxis;
 use super::{
     Area, DrawResult, Entry, Marker, PlotError, chart_height, dashed, draw_marker_at, font,
     legend_height, legend_row, line_style, nice_max, render, scenario_color, service_color,
-    short_number, write,
+    short_number,
 };
 use crate::metrics::{RunSummary, TimeSeries};
 
@@ -40,36 +38,30 @@ pub type RunData<'a> = (&'a RunSummary, &'a TimeSeries);
 const TITLE_H: u32 = 44;
 const SHADE: RGBColor = RGBColor(0x99, 0x99, 0x99);
 
-/// The files [`run_plots`] writes, in order.
-pub const FIGURES: [&str; 3] = ["success_rate.svg", "queue_length.svg", "amplification.svg"];
-
-/// Writes the three run figures into `dir` (created if missing); returns the files written.
-pub fn run_plots(dir: &Path, runs: &[RunData<'_>]) -> Result<Vec<PathBuf>, PlotError> {
-    std::fs::create_dir_all(dir).map_err(|source| PlotError::Write {
-        path: dir.to_owned(),
-        source,
-    })?;
-    let figures = [
-        (FIGURES[0], success_rate_svg(runs)?),
-        (FIGURES[1], queue_length_svg(runs)?),
-        (FIGURES[2], amplification_svg(runs)?),
-    ];
-    let mut written = Vec::new();
-    for (name, svg) in figures {
-        let path = dir.join(name);
-        write(&path, &svg)?;
-        written.push(path);
-    }
-    if runs.iter().any(|(_, ts)| !limit_columns(ts).is_empty()) {
-        let path = dir.join(LIMIT_FIGURE);
-        write(&path, &concurrency_limit_svg(runs)?)?;
-        written.push(path);
-    }
-    Ok(written)
+/// The figures of `run --plot` as SVG documents (their files are named by the exporter's
+/// [`crate::runner::export::RUN_PLOT`]).
+#[derive(Debug, Clone)]
+pub struct RunFigures {
+    pub success_rate: String,
+    pub queue_length: String,
+    pub amplification: String,
+    /// Drawn only when some run has a concurrency limiter.
+    pub concurrency_limit: Option<String>,
 }
 
-/// The figure [`run_plots`] adds when some run has a concurrency limiter.
-pub const LIMIT_FIGURE: &str = "concurrency_limit.svg";
+/// Draws the figures of `run --plot`.
+pub fn run_figures(runs: &[RunData<'_>]) -> Result<RunFigures, PlotError> {
+    Ok(RunFigures {
+        success_rate: success_rate_svg(runs)?,
+        queue_length: queue_length_svg(runs)?,
+        amplification: amplification_svg(runs)?,
+        concurrency_limit: if runs.iter().any(|(_, ts)| !limit_columns(ts).is_empty()) {
+            Some(concurrency_limit_svg(runs)?)
+        } else {
+            None
+        },
+    })
+}
 
 /// The concurrency-limit columns of a run (`services.<s>.limit`, `calls.<a>-><b>.limit`).
 fn limit_columns(ts: &TimeSeries) -> Vec<&str> {

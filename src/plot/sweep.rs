@@ -1,21 +1,19 @@
 //! Sweep figures, for `loadsim sweep` (beside its `results.md`) and for phase diagrams:
 //!
-//! - [`sensitivity_chart`]: one sensitivity table as a line chart — a metric against the swept
+//! - [`sensitivity_svg`]: one sensitivity table as a line chart — a metric against the swept
 //!   axis value, one line per scenario (the mean over seeds) with a shaded min–max band over seeds;
-//! - [`heatmap`]: a metric over a two-axis grid, each cell coloured on the viridis scale and
+//! - [`heatmap_svg`]: a metric over a two-axis grid, each cell coloured on the viridis scale and
 //!   labelled with its value; a cell without a value (a recovery that never happened) is hatched
 //!   grey and labelled with `never_label`, so it never reads as a small or large number;
 //! - [`placeholder_svg`]: a figure that has nothing to draw (every value undefined, like a
 //!   recovery time where nothing recovered) says so in words, in place of the chart.
-
-use std::path::Path;
 
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::{
     AxisKind, Entry, Marker, PlotError, dashed, draw_marker_at, draw_title, font, legend_height,
-    legend_row, line_style, nice_max, render, scenario_color, short_number, title_height, write,
+    legend_row, line_style, nice_max, render, scenario_color, short_number, title_height,
 };
 
 /// One line of a sensitivity chart.
@@ -58,30 +56,6 @@ pub struct ChartStyle {
     /// The y axis: numbers, integers (integer ticks), or a share (0 to 100 %).
     pub y_kind: AxisKind,
     pub band: Band,
-}
-
-/// Writes [`sensitivity_svg`] to `path`.
-pub fn sensitivity_chart(
-    path: &Path,
-    title: &str,
-    axis_label: &str,
-    metric_label: &str,
-    lines: &[Line],
-) -> Result<(), PlotError> {
-    write(
-        path,
-        &sensitivity_svg(title, axis_label, metric_label, lines)?,
-    )
-}
-
-/// Writes [`sensitivity_svg_styled`] to `path`.
-pub fn sensitivity_chart_styled(
-    path: &Path,
-    title: &str,
-    style: &ChartStyle,
-    lines: &[Line],
-) -> Result<(), PlotError> {
-    write(path, &sensitivity_svg_styled(title, style, lines)?)
 }
 
 /// A metric against a swept axis: x is `axis_label` (give the unit, e.g. "arrival rate (req/s)"),
@@ -426,11 +400,6 @@ pub fn placeholder_svg(title: &str, message: &str) -> Result<String, PlotError> 
     })
 }
 
-/// Writes [`placeholder_svg`] to `path`.
-pub fn placeholder(path: &Path, title: &str, message: &str) -> Result<(), PlotError> {
-    write(path, &placeholder_svg(title, message)?)
-}
-
 /// `label` in lines of at most `room` characters, broken at spaces (at most two lines; the
 /// second holds the rest).
 fn wrap_label(label: &str, room: usize) -> Vec<String> {
@@ -450,32 +419,6 @@ fn wrap_label(label: &str, room: usize) -> Vec<String> {
 
 fn finite_or(v: f64, fallback: f64) -> f64 {
     if v.is_finite() { v } else { fallback }
-}
-
-/// Writes [`heatmap_svg`] to `path`.
-#[allow(clippy::too_many_arguments)]
-pub fn heatmap(
-    path: &Path,
-    title: &str,
-    x_label: &str,
-    x_values: &[String],
-    y_label: &str,
-    y_values: &[String],
-    cells: &[Vec<Option<f64>>],
-    never_label: &str,
-) -> Result<(), PlotError> {
-    write(
-        path,
-        &heatmap_svg(
-            title,
-            x_label,
-            x_values,
-            y_label,
-            y_values,
-            cells,
-            never_label,
-        )?,
-    )
 }
 
 /// The viridis colour scale (perceptually uniform, colour-blind safe) at `t` in [0, 1].

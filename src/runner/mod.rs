@@ -7,17 +7,17 @@
 //! - [`map`]: the order-preserving parallel map on a pool of `--jobs` threads ([`Runner`]) and the
 //!   progress bars on stderr ([`Progress`] for many runs, [`RunProgress`] for one long run in
 //!   simulated time; hidden when stderr is not a terminal or the command is quiet);
-//! - [`output`]: every file a command writes — checked before anything runs (an output is never
-//!   one of the inputs or another output, and its folder is created the same way for every flag),
-//!   written atomically (temporary file, then rename), with one error path, and the lock a sweep
-//!   folder is held by while a command writes into it.
+//! - [`export`]: every file a command writes — declared in one table per command, checked before
+//!   anything runs (an output is never one of the inputs or another output, and its folder is
+//!   created the same way for every flag), written atomically (temporary file, then rename), with
+//!   one error path, and the lock a sweep folder is held by while a command writes into it.
 //!
 //! A command is then: load subjects, plan and check outputs, map runs, render, write.
 
+pub mod export;
 pub mod load;
 pub mod map;
-pub mod output;
 
+pub use export::{Folder, FolderLock, OutputPlan, Target, output_error};
 pub use load::{Subject, collect_all, load_scenarios, load_subjects};
 pub use map::{Progress, RunProgress, Runner};
-pub use output::{FolderLock, OutputPlan, output_error, write_output};

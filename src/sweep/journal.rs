@@ -24,7 +24,7 @@ use crate::config::ConfigError;
 use crate::metrics::RunSummary;
 
 /// The journal's file name in the output folder.
-pub const FILE: &str = "journal.jsonl";
+pub const FILE: &str = crate::runner::export::JOURNAL;
 const KIND: &str = "loadsim sweep journal";
 
 /// The first line: which sweep the cells belong to.
@@ -238,14 +238,14 @@ pub struct SearchJournal {
 }
 
 impl SearchJournal {
-    /// Opens the journal of `dir` for a search identified by `header`.
+    /// Opens the journal in the `--out` folder for a search identified by `header`.
     pub fn open(
-        dir: Option<&Path>,
+        folder: Option<&crate::runner::Folder>,
         resume: bool,
         header: &Header,
         what: &str,
     ) -> Result<Option<SearchJournal>, crate::Error> {
-        let Some(dir) = dir else {
+        let Some(folder) = folder else {
             if resume {
                 return Err(ConfigError::flag(
                     "--resume",
@@ -255,7 +255,7 @@ impl SearchJournal {
             }
             return Ok(None);
         };
-        let path = dir.join(FILE);
+        let path = folder.path(FILE)?;
         let mut done = HashMap::new();
         if resume && let Some(contents) = read(&path)? {
             if &contents.header != header {

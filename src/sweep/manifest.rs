@@ -55,7 +55,7 @@ impl Manifest {
 
     /// Reads the manifest of an output folder.
     pub fn read(dir: &Path) -> Result<Manifest, ConfigError> {
-        let path = dir.join(super::files::MANIFEST);
+        let path = dir.join(crate::runner::export::MANIFEST);
         let text = read_regular(&path, MAX_MANIFEST_BYTES).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
                 ConfigError::file(
@@ -85,7 +85,11 @@ impl Manifest {
     /// The `sweep` named by the manifest of `dir`, whatever loadsim wrote it; `None` when there
     /// is no readable manifest.
     pub fn sweep_of(dir: &Path) -> Option<String> {
-        let text = read_regular(&dir.join(super::files::MANIFEST), MAX_MANIFEST_BYTES).ok()?;
+        let text = read_regular(
+            &dir.join(crate::runner::export::MANIFEST),
+            MAX_MANIFEST_BYTES,
+        )
+        .ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         v.get("sweep")?.as_str().map(str::to_owned)
     }

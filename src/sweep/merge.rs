@@ -14,7 +14,7 @@ use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
 use crate::config::ConfigError;
-use crate::runner::{FolderLock, OutputPlan, output_error};
+use crate::runner::{FolderLock, OutputPlan, export, output_error};
 use crate::util::Output;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
@@ -40,7 +40,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
     for (m, d) in manifests.iter().zip(dirs).skip(1) {
         if m.inputs_sha256 != first.inputs_sha256 || m.sweep != first.sweep {
             return Err(ConfigError::file(
-                d.join(super::files::MANIFEST),
+                d.join(export::MANIFEST),
                 format!(
                     "comes from sweep `{}` with inputs {}, but {} comes from sweep `{}` with inputs {}; merge only shards of one sweep file run on the same scenario files",
                     m.sweep,
@@ -124,17 +124,17 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
 
     let inputs: Vec<PathBuf> = dirs
         .iter()
-        .flat_map(|d| [d.join(super::files::MANIFEST), d.join(journal::FILE)])
+        .flat_map(|d| [d.join(export::MANIFEST), d.join(journal::FILE)])
         .collect();
-    OutputPlan::new(inputs.iter().map(PathBuf::as_path)).folder(
+    let folder = OutputPlan::new(inputs.iter().map(PathBuf::as_path)).folder(
         "--out",
         out,
-        super::files::writes,
+        &export::SWEEP,
     )?;
     let _lock = FolderLock::acquire(out, "--out")?;
     super::check_folder_sweep(out, &spec.name)?;
     let header = Header::new(&spec.name, &first.inputs_sha256, "1/1");
-    let journal_path = out.join(journal::FILE);
+    let journal_path = folder.path(export::JOURNAL)?;
     Journal::create(&journal_path, &header, &records)
         .map_err(|e| output_error(&journal_path, e))?;
     let manifest = Manifest {
@@ -155,7 +155,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         jobs: None,
         wall_s: 0.0,
     };
-    write_outputs(out, &spec, &cells, &records, &manifest, timing, started)?;
+    write_outputs(&folder, &spec, &cells, &records, &manifest, timing, started)?;
     if quiet {
         return Ok(Output::default());
     }

@@ -2,17 +2,19 @@
 //! writes tables that compare them. Owns the pipeline
 //! `sweeps/*.yaml` → [`spec`] (the file, checked) → [`expand`](mod@expand) (cells, each validated as a
 //! scenario before anything runs) → [`run`] (on the grid runner, [`journal`] of finished cells,
-//! `--resume`, `--shard`) → [`aggregate`] (results.csv, results.md) and [`merge`] (shards into one
-//! result). Outputs are byte-identical for any thread count, shard split or interruption: cells
+//! `--resume`, `--shard`) → [`aggregate`] (the finished cells over seeds) → [`render`]
+//! (results.csv, results.md) and [`figure`] (the figures results.md embeds), and [`merge`] (shards
+//! into one result). Outputs are byte-identical for any thread count, shard split or interruption: cells
 //! carry their own seed, and outputs are rendered from the journal in cell order.
 
 pub mod aggregate;
 pub mod expand;
-pub mod files;
+pub mod figure;
 pub mod journal;
 pub mod manifest;
 pub mod merge;
 pub mod page;
+pub mod render;
 pub mod run;
 pub mod spec;
 
@@ -46,7 +48,10 @@ pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
         Some(_) => Ok(()),
         // A journal of an older loadsim: a sweep's folder all the same.
         None if journal::written_by_loadsim(&dir.join(journal::FILE)) => Ok(()),
-        None => match files::FIXED.iter().find(|n| dir.join(n).exists()) {
+        None => match crate::runner::export::SWEEP_FIXED
+            .iter()
+            .find(|n| dir.join(n).exists())
+        {
             Some(name) => Err(ConfigError::flag(
                 "--out",
                 format!(

@@ -17,8 +17,7 @@ use crate::Error;
 use crate::config::{ConfigError, Diagnostic, read::read_text};
 use crate::guard;
 use crate::model::{Buffers, RunOptions, run_with_buffers};
-use crate::plot::PlotError;
-use crate::runner::{FolderLock, OutputPlan, Progress, Runner, output_error, write_output};
+use crate::runner::{Folder, FolderLock, OutputPlan, Progress, Runner, export, output_error};
 use crate::scenario::Scenario;
 use crate::util::Output;
 
@@ -283,7 +282,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
 
     let mut plan = OutputPlan::new([file]);
     plan.add_inputs(sources.paths());
-    plan.folder("--out", &out, super::files::writes)?;
+    let folder = plan.folder("--out", &out, &export::SWEEP)?;
     let _lock = FolderLock::acquire(&out, "--out")?;
     super::check_folder_sweep(&out, &spec.name)?;
     let identity = sources.identity();
@@ -291,7 +290,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         std::iter::once(text.as_bytes()).chain(identity.iter().map(Vec::as_slice)),
     );
     let header = Header::new(&spec.name, &inputs_sha256, &shard.to_string());
-    let journal_path = out.join(journal::FILE);
+    let journal_path = folder.path(export::JOURNAL)?;
     let mut done: Vec<CellRecord> = Vec::new();
     if o.resume {
         match journal::read(&journal_path)? {
@@ -407,7 +406,7 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         jobs: Some(runner.threads()),
         wall_s: 0.0,
     };
-    write_outputs(&out, &spec, &cells, &records, &manifest, timing, started)?;
+    write_outputs(&folder, &spec, &cells, &records, &manifest, timing, started)?;
     if o.quiet {
         return Ok(Output::default());
     }
@@ -423,9 +422,9 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
 }
 
 /// Writes results.csv, results.md, manifest.json, the figures, report.html and timing.json into
-/// `out`, each atomically.
+/// the sweep's folder ([`export::SWEEP`]).
 pub fn write_outputs(
-    out: &Path,
+    folder: &Folder,
     spec: &SweepSpec,
     cells: &[Cell],
     records: &[CellRecord],
@@ -435,51 +434,41 @@ pub fn write_outputs(
 ) -> Result<(), Error> {
     let results = Results::new(spec, cells, records);
     let (markdown, figures) = results.report();
-    let earlier = crate::config::read::read_regular(&out.join(super::files::RESULTS_MD), 64 << 20)
+    let out = folder.dir();
+    let earlier = crate::config::read::read_regular(&out.join(export::RESULTS_MD), 64 << 20)
         .unwrap_or_default();
     // The tables first: a figure never costs the results.
-    for (name, text) in [
-        (super::files::RESULTS_CSV, results.csv()),
-        (super::files::RESULTS_MD, markdown.clone()),
-    ] {
-        write_output(&out.join(name), text.as_bytes())?;
-    }
-    write_output(
-        &out.join(super::files::MANIFEST),
-        manifest.to_text().as_bytes(),
-    )?;
+    folder.write(export::RESULTS_CSV, results.csv().as_bytes())?;
+    folder.write(export::RESULTS_MD, markdown.as_bytes())?;
+    folder.write(export::MANIFEST, manifest.to_text().as_bytes())?;
     for figure in &figures {
-        match figure.draw(out) {
-            Ok(()) => {}
-            Err(e @ PlotError::Write { .. }) => return Err(e.into()),
+        let svg = match figure.svg() {
+            Ok(svg) => svg,
             // Data the chart cannot show: the figure says why instead.
-            Err(e) => {
-                crate::plot::placeholder(&out.join(figure.file()), figure.title(), &e.to_string())?
-            }
-        }
+            Err(e) => crate::plot::placeholder_svg(figure.title(), &e.to_string())?,
+        };
+        folder.write(figure.file(), svg.as_bytes())?;
     }
-    remove_stale_figures(out, &figures, &earlier);
+    remove_stale_figures(folder, &figures, &earlier);
     let page = super::page::sweep_page(out, spec, &markdown, manifest);
-    write_output(
-        &out.join(super::files::REPORT_HTML),
-        page.render().as_bytes(),
-    )?;
+    folder.write(export::REPORT_HTML, page.render().as_bytes())?;
     timing.wall_s = (started.elapsed().as_secs_f64() * 1000.0).round() / 1000.0;
-    write_output(&out.join(super::files::TIMING), timing.to_text().as_bytes())
+    folder.write(export::TIMING, timing.to_text().as_bytes())?;
+    Ok(())
 }
 
 /// Removes the figures an earlier report of this sweep drew that this one does not (a report
 /// with fewer tables, or a table renamed), so results.md and the folder agree: the SVG files the
 /// earlier results.md (`earlier`) embedded, and `figure_N.svg` files of the numbered names
 /// figures had before they were named after their tables. Nothing else in the folder is touched.
-fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure], earlier: &str) {
+fn remove_stale_figures(folder: &Folder, figures: &[super::figure::Figure], earlier: &str) {
     let embedded: Vec<&str> = earlier
         .split("](")
         .skip(1)
         .filter_map(|rest| rest.split_once(')').map(|(file, _)| file))
         .filter(|file| file.ends_with(".svg") && !file.contains('/') && !file.contains('\\'))
         .collect();
-    let Ok(entries) = std::fs::read_dir(out) else {
+    let Ok(entries) = std::fs::read_dir(folder.dir()) else {
         return;
     };
     for e in entries.flatten() {
@@ -490,7 +479,7 @@ fn remove_stale_figures(out: &Path, figures: &[super::aggregate::Figure], earlie
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
         let stale = numbered || embedded.contains(&name.as_str());
         if stale && !figures.iter().any(|f| f.file() == name) {
-            let _ = std::fs::remove_file(e.path());
+            folder.remove(&name);
         }
     }
 }

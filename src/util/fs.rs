@@ -1,7 +1,7 @@
 //! Files put in place at once. Owns the one way loadsim writes a file: a temporary file in the
 //! same folder, synced, then renamed over the target, so a reader, a crash or a full disk leaves
 //! the old file or the new one, never a part. Which files a command writes, and the error a
-//! failed write becomes, are the exporter's ([`crate::runner::output`]).
+//! failed write becomes, are the exporter's ([`crate::runner::export`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

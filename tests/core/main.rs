@@ -13,6 +13,7 @@ mod common;
 mod determinism;
 mod dists;
 mod docs;
+mod exporter;
 mod files;
 mod fleet;
 mod guard;

@@ -107,21 +107,19 @@ fn amplification_has_a_panel_per_service_and_a_line_per_scenario() {
 }
 
 #[test]
-fn run_plots_writes_three_files_and_svgs_are_deterministic() {
+fn run_figures_are_three_without_a_limiter_and_deterministic() {
     let runs = short_runs();
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("nested/plots");
-    let written = plot::run_plots(&target, &pairs(&runs)).unwrap();
-    let names: Vec<_> = written
-        .iter()
-        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
-        .collect();
-    assert_eq!(
-        names,
-        ["success_rate.svg", "queue_length.svg", "amplification.svg"]
+    let figures = plot::run_figures(&pairs(&runs)).unwrap();
+    assert!(
+        figures.concurrency_limit.is_none(),
+        "no limiter, no limit figure"
     );
-    for p in &written {
-        inspect(&std::fs::read_to_string(p).unwrap());
+    for svg in [
+        &figures.success_rate,
+        &figures.queue_length,
+        &figures.amplification,
+    ] {
+        inspect(svg);
     }
     let again = short_runs();
     assert_eq!(

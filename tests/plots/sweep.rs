@@ -54,11 +54,8 @@ fn sensitivity_chart_has_a_line_and_band_per_scenario_and_its_labels() {
 }
 
 #[test]
-fn sensitivity_chart_writes_a_file_and_refuses_empty_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("load.svg");
-    plot::sensitivity_chart(&path, "t", "x (s)", "y", &lines()).unwrap();
-    inspect(&std::fs::read_to_string(&path).unwrap());
+fn sensitivity_chart_draws_and_refuses_empty_input() {
+    inspect(&sensitivity_svg("t", "x (s)", "y", &lines()).unwrap());
     let empty = [Line {
         scenario: "a".into(),
         points: vec![],
@@ -126,11 +123,8 @@ fn heatmap_refuses_a_grid_of_the_wrong_shape() {
     cells[1].pop();
     let err = heatmap_svg("t", "x", &x, "y", &y, &cells, "never").unwrap_err();
     assert!(err.to_string().contains("2 rows"), "{err}");
-    let dir = tempfile::tempdir().unwrap();
     let (x, y, cells) = grid();
-    let path = dir.path().join("h.svg");
-    plot::heatmap(&path, "t", "x", &x, "y", &y, &cells, "never").unwrap();
-    inspect(&std::fs::read_to_string(&path).unwrap());
+    inspect(&heatmap_svg("t", "x", &x, "y", &y, &cells, "never").unwrap());
 }
 
 /// A policy that never recovers is drawn: each of its points is a mark in a "never" row above

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
-use std::path::Path;
 
 use serde::Serialize;
 
@@ -633,7 +632,7 @@ const PARETO_NOTE: &str =
 /// The Pareto front as a chart: objective on x, the worst fault's recovery on y, both axes from
 /// the data (recovery from 0); the front, its feasible part and the recommendation as lines of
 /// points, no band.
-pub(super) fn write_pareto_svg(path: &Path, plan: &Plan, t: &Tuned) -> Result<(), Error> {
+pub(super) fn pareto_svg(plan: &Plan, t: &Tuned) -> Result<String, Error> {
     let (title, x_label, lines) = pareto_lines(plan, t);
     // A recovery of "never" is drawn in the chart's "never" row; only an undefined objective
     // leaves nothing to draw.
@@ -648,15 +647,13 @@ pub(super) fn write_pareto_svg(path: &Path, plan: &Plan, t: &Tuned) -> Result<()
             band: crate::plot::Band::None { note: PARETO_NOTE },
             ..crate::plot::ChartStyle::default()
         };
-        crate::plot::sensitivity_chart_styled(path, &title, &style, &lines)?;
+        Ok(crate::plot::sensitivity_svg_styled(&title, &style, &lines)?)
     } else {
-        crate::plot::placeholder(
-            path,
+        Ok(crate::plot::placeholder_svg(
             &title,
             "no candidate on the Pareto front has a defined objective",
-        )?;
+        )?)
     }
-    Ok(())
 }
 
 /// The title, x label and lines of `pareto.svg`.

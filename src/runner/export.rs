@@ -1,11 +1,19 @@
-//! Every file a command writes. Owns three promises:
+//! The exporter: every file a command writes, in one place. Owns four promises:
 //!
+//! - **Declared** ([`FolderTable`], [`FILE_FLAGS`]): each command's output folder has a table of
+//!   the files it writes there (a name or a name template, a format, a line on what it holds) —
+//!   [`SWEEP`] (also `merge`), [`TUNE`], [`CALIBRATE`], [`BOUNDARY`], [`RUN_PLOT`], [`MAN`] — and
+//!   each single-file flag (`run --output`, `--timeseries`, `--html`, `--spans`, …) its line in
+//!   [`FILE_FLAGS`]. A [`Folder`] writes only the names its table declares; the tests list the
+//!   folder after each command against its table.
 //! - **Checked before anything runs** ([`OutputPlan`]): each output flag's path gets its folder
 //!   created the same way (`--output`, `--timeseries`, `--plot`, `--out`, `--junit` alike), must
 //!   be writable, and must be neither one of the command's inputs (the scenario, a base it
 //!   `extends`, an import, a trace, a sweep file, a snapshot — compared after resolving symlinks)
 //!   nor another output of the same command. A refused output creates no folder. A refusal is a
-//!   [`ConfigError`] (exit 2) naming the flag, so a long run never fails at its end.
+//!   [`ConfigError`] (exit 2) naming the flag, so a long run never fails at its end. The plan
+//!   hands back the destinations it checked ([`Target`] for a file, [`Folder`] for a folder),
+//!   and only those write.
 //! - **Written atomically** ([`write_atomically`]): a temporary file in the same folder, synced,
 //!   then renamed over the target, so a reader, a crash or a full disk leaves the old file or the
 //!   new one, never a part.
@@ -13,7 +21,8 @@
 //!   folder while it writes there; a second command refuses (exit 2) and names the holder's
 //!   process id; a lock left by a process that no longer runs is taken over.
 //!
-//! [`output_error`] is the one way a failed write becomes an [`Error`] (exit 1).
+//! [`output_error`] is the one way a failed write becomes an [`Error`] (exit 1). Commands render
+//! (figures come from [`crate::plot`] as SVG text) and hand the bytes here.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -21,7 +30,381 @@ use std::path::{Path, PathBuf};
 
 use crate::Error;
 use crate::scenario::{ConfigError, Diagnostic, Origin};
-use crate::util::fs::write_atomically;
+use crate::util::fs::{AtomicFile, write_atomically};
+
+/// What a written file holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// A Markdown report.
+    Markdown,
+    /// A CSV table with a header row.
+    Csv,
+    /// One JSON document.
+    Json,
+    /// One JSON object a line.
+    JsonLines,
+    /// An SVG figure.
+    Svg,
+    /// A self-contained HTML page.
+    Html,
+    /// A YAML file loadsim reads back.
+    Yaml,
+    /// A JUnit XML report.
+    Xml,
+    /// A manual page (roff).
+    Roff,
+    /// The format the command's `--format` chose (text, Markdown, JSON or CSV).
+    Chosen,
+}
+
+impl Format {
+    /// The format's name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "Markdown",
+            Format::Csv => "CSV",
+            Format::Json => "JSON",
+            Format::JsonLines => "JSON lines",
+            Format::Svg => "SVG",
+            Format::Html => "HTML",
+            Format::Yaml => "YAML",
+            Format::Xml => "XML",
+            Format::Roff => "roff",
+            Format::Chosen => "--format",
+        }
+    }
+}
+
+/// One file a command writes in its output folder: its name, or a template where `*` stands for
+/// any text (`*.probes.csv`); its format; what it holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Declared {
+    pub name: &'static str,
+    pub format: Format,
+    pub about: &'static str,
+}
+
+const fn declared(name: &'static str, format: Format, about: &'static str) -> Declared {
+    Declared {
+        name,
+        format,
+        about,
+    }
+}
+
+/// The files one command writes in the folder one of its flags names.
+#[derive(Debug)]
+pub struct FolderTable {
+    /// The command (`sweep`, `tune`, …) and the flag naming the folder.
+    pub command: &'static str,
+    pub flag: &'static str,
+    pub files: &'static [Declared],
+}
+
+impl FolderTable {
+    /// Whether the command writes a file of this name in its folder: a declared name or template,
+    /// the folder's lock ([`LOCK_FILE`]) or the temporary file of an atomic write
+    /// (`.<name>.tmp-<pid>`, renamed away when the write ends).
+    pub fn declares(&self, name: &str) -> bool {
+        self.files.iter().any(|d| matches(d.name, name))
+            || name == LOCK_FILE
+            || (name.starts_with('.') && name.contains(".tmp-"))
+    }
+
+    /// The declared file of this name or template, if any.
+    pub fn get(&self, name: &str) -> Option<&'static Declared> {
+        self.files.iter().find(|d| d.name == name)
+    }
+}
+
+/// Whether `name` is `template`, `*` in it standing for any text (at most one `*`).
+fn matches(template: &str, name: &str) -> bool {
+    match template.split_once('*') {
+        None => template == name,
+        Some((head, tail)) => {
+            name.len() >= head.len() + tail.len() && name.starts_with(head) && name.ends_with(tail)
+        }
+    }
+}
+
+/// The sweep's results table (`sweep --out`, `merge --out`).
+pub const RESULTS_CSV: &str = "results.csv";
+/// The sweep's Markdown report, its tables and figures.
+pub const RESULTS_MD: &str = "results.md";
+/// What the sweep ran: its file's hash, the cells, loadsim's version.
+pub const MANIFEST: &str = "manifest.json";
+/// The record of every finished cell or probe (`--resume`).
+pub const JOURNAL: &str = "journal.jsonl";
+/// The sweep's HTML report, beside results.md.
+pub const REPORT_HTML: &str = "report.html";
+/// The machine-dependent record of a run (command, threads, wall time), not committed.
+pub const TIMING: &str = "timing.json";
+
+/// `loadsim sweep --out DIR` and `loadsim merge --out DIR`.
+pub const SWEEP: FolderTable = FolderTable {
+    command: "sweep",
+    flag: "--out",
+    files: &[
+        declared(
+            RESULTS_CSV,
+            Format::Csv,
+            "one row per cell and seed: every summary number",
+        ),
+        declared(
+            RESULTS_MD,
+            Format::Markdown,
+            "the report: the sweep's tables and their figures",
+        ),
+        declared(
+            MANIFEST,
+            Format::Json,
+            "what ran: the sweep file's hash, the cells, loadsim's version",
+        ),
+        declared(
+            JOURNAL,
+            Format::JsonLines,
+            "every finished cell, for --resume and merge",
+        ),
+        declared(
+            REPORT_HTML,
+            Format::Html,
+            "results.md as one page, figures inline",
+        ),
+        declared(
+            TIMING,
+            Format::Json,
+            "command, threads and wall time (differs between machines)",
+        ),
+        declared(
+            "*.svg",
+            Format::Svg,
+            "one figure per table of results.md, named after the table",
+        ),
+    ],
+};
+
+/// The files of fixed names a sweep (or a merge) writes in its output folder: one of them in a
+/// folder makes it a sweep's.
+pub const SWEEP_FIXED: [&str; 6] = [
+    RESULTS_CSV,
+    RESULTS_MD,
+    MANIFEST,
+    JOURNAL,
+    REPORT_HTML,
+    TIMING,
+];
+
+/// `loadsim tune --out DIR`.
+pub const TUNE: FolderTable = FolderTable {
+    command: "tune",
+    flag: "--out",
+    files: &[
+        declared(
+            "tune.md",
+            Format::Markdown,
+            "the report (what stdout shows)",
+        ),
+        declared("tune.json", Format::Json, "the report as JSON"),
+        declared(
+            "candidates.csv",
+            Format::Csv,
+            "every candidate tried and its scores",
+        ),
+        declared(
+            "pareto.svg",
+            Format::Svg,
+            "the candidates' trade-off, the front marked",
+        ),
+        declared(
+            JOURNAL,
+            Format::JsonLines,
+            "every finished run, for --resume",
+        ),
+    ],
+};
+
+/// `loadsim calibrate --out DIR`.
+pub const CALIBRATE: FolderTable = FolderTable {
+    command: "calibrate",
+    flag: "--out",
+    files: &[
+        declared(
+            "calibrate.md",
+            Format::Markdown,
+            "the report (what stdout shows)",
+        ),
+        declared("calibrate.json", Format::Json, "the report as JSON"),
+        declared(
+            "candidates.csv",
+            Format::Csv,
+            "every candidate tried and its loss",
+        ),
+        declared(
+            JOURNAL,
+            Format::JsonLines,
+            "every finished run, for --resume",
+        ),
+    ],
+};
+
+/// `loadsim boundary --out DIR`: per scenario and searched key (`<scenario>.<key>`), or pair of
+/// keys (`<scenario>.<x>.<y>`).
+pub const BOUNDARY: FolderTable = FolderTable {
+    command: "boundary",
+    flag: "--out",
+    files: &[
+        declared(
+            "*.probes.csv",
+            Format::Csv,
+            "one search: every probe run, `<scenario>.<key>.probes.csv`",
+        ),
+        declared(
+            "*.boundary.csv",
+            Format::Csv,
+            "one search: the boundary per seed, `<scenario>.<key>.boundary.csv`",
+        ),
+        declared(
+            "*.phase.csv",
+            Format::Csv,
+            "a phase diagram: every grid point, `<scenario>.<x>.<y>.phase.csv`",
+        ),
+        declared(
+            "*.phase.svg",
+            Format::Svg,
+            "a phase diagram as a heatmap, `<scenario>.<x>.<y>.phase.svg`",
+        ),
+    ],
+};
+
+/// The success-rate figure of `run --plot DIR`.
+pub const SUCCESS_RATE_SVG: &str = "success_rate.svg";
+/// The queue-length figure of `run --plot DIR`.
+pub const QUEUE_LENGTH_SVG: &str = "queue_length.svg";
+/// The amplification figure of `run --plot DIR`.
+pub const AMPLIFICATION_SVG: &str = "amplification.svg";
+/// The figure `run --plot DIR` adds when some run has a concurrency limiter.
+pub const CONCURRENCY_LIMIT_SVG: &str = "concurrency_limit.svg";
+
+/// `loadsim run --plot DIR`.
+pub const RUN_PLOT: FolderTable = FolderTable {
+    command: "run",
+    flag: "--plot",
+    files: &[
+        declared(
+            SUCCESS_RATE_SVG,
+            Format::Svg,
+            "success rate over time, over the offered load",
+        ),
+        declared(
+            QUEUE_LENGTH_SVG,
+            Format::Svg,
+            "each service's queue length over time",
+        ),
+        declared(
+            AMPLIFICATION_SVG,
+            Format::Svg,
+            "attempts per request over time",
+        ),
+        declared(
+            CONCURRENCY_LIMIT_SVG,
+            Format::Svg,
+            "each concurrency limit over time (only when a run has a limiter)",
+        ),
+    ],
+};
+
+/// `loadsim man --out DIR`.
+pub const MAN: FolderTable = FolderTable {
+    command: "man",
+    flag: "--out",
+    files: &[
+        declared("loadsim.1", Format::Roff, "the program's page"),
+        declared(
+            "loadsim-*.1",
+            Format::Roff,
+            "one page per subcommand, `loadsim-<command>.1`",
+        ),
+    ],
+};
+
+/// Every folder table, for the tests and the docs.
+pub const FOLDERS: [&FolderTable; 6] = [&SWEEP, &TUNE, &CALIBRATE, &BOUNDARY, &RUN_PLOT, &MAN];
+
+/// A flag naming one file a command writes.
+#[derive(Debug, Clone, Copy)]
+pub struct FileFlag {
+    pub command: &'static str,
+    pub flag: &'static str,
+    pub format: Format,
+    pub about: &'static str,
+}
+
+const fn file_flag(
+    command: &'static str,
+    flag: &'static str,
+    format: Format,
+    about: &'static str,
+) -> FileFlag {
+    FileFlag {
+        command,
+        flag,
+        format,
+        about,
+    }
+}
+
+/// Every single-file output flag.
+pub const FILE_FLAGS: [FileFlag; 9] = [
+    file_flag(
+        "run",
+        "--output",
+        Format::Chosen,
+        "the report (also `run --seeds`)",
+    ),
+    file_flag(
+        "run",
+        "--timeseries",
+        Format::Csv,
+        "the time series, long form",
+    ),
+    file_flag(
+        "run",
+        "--html",
+        Format::Html,
+        "one page: the report, the figures, the scenario",
+    ),
+    file_flag(
+        "run",
+        "--spans",
+        Format::JsonLines,
+        "the runs' spans as OTLP JSON, one a line",
+    ),
+    file_flag(
+        "test",
+        "--junit",
+        Format::Xml,
+        "the verdicts as a JUnit report",
+    ),
+    file_flag(
+        "import",
+        "--out",
+        Format::Yaml,
+        "the scenario drafted from the traces",
+    ),
+    file_flag(
+        "calibrate",
+        "--write",
+        Format::Yaml,
+        "the scenario overlaid with the fitted values",
+    ),
+    file_flag("new", "FILE", Format::Yaml, "the new scenario"),
+    file_flag(
+        "new",
+        "scenario.schema.json",
+        Format::Json,
+        "the scenario schema beside it (unless --no-schema)",
+    ),
+];
 
 /// A write that failed, as the error the binary prints (exit 1).
 pub fn output_error(path: &Path, source: std::io::Error) -> Error {
@@ -31,17 +414,87 @@ pub fn output_error(path: &Path, source: std::io::Error) -> Error {
     }
 }
 
-/// [`write_atomically`], failing with [`output_error`].
-pub fn write_output(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    write_atomically(path, bytes).map_err(|e| output_error(path, e))
+/// A file output the plan checked: the one way to write it.
+#[derive(Debug, Clone)]
+pub struct Target {
+    path: PathBuf,
 }
 
-/// Which file names a folder output writes in its folder.
-type Writes = Box<dyn Fn(&str) -> bool>;
+impl Target {
+    /// A file the command writes that no output flag names, checked on the command's own terms
+    /// (`new`'s scenario and schema, `test`'s snapshots beside their scenarios).
+    pub fn unplanned(path: &Path) -> Target {
+        Target {
+            path: path.to_owned(),
+        }
+    }
 
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the whole file atomically.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), Error> {
+        write_atomically(&self.path, bytes).map_err(|e| output_error(&self.path, e))
+    }
+
+    /// Starts writing the file in pieces ([`AtomicFile`]: put in place by its commit).
+    pub fn create(&self) -> Result<AtomicFile, Error> {
+        AtomicFile::create(&self.path).map_err(|e| output_error(&self.path, e))
+    }
+}
+
+/// An output folder the plan checked: writes there only the names of its table.
+#[derive(Debug, Clone)]
+pub struct Folder {
+    dir: PathBuf,
+    table: &'static FolderTable,
+}
+
+impl Folder {
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The path of a declared file; a name its table does not declare is a bug, refused.
+    pub fn path(&self, name: &str) -> Result<PathBuf, Error> {
+        if !self.table.declares(name) {
+            debug_assert!(false, "`{name}` is not declared by {}", self.table.command);
+            return Err(output_error(
+                &self.dir.join(name),
+                std::io::Error::other(format!(
+                    "`{} {}` declares no file of this name",
+                    self.table.command, self.table.flag
+                )),
+            ));
+        }
+        Ok(self.dir.join(name))
+    }
+
+    /// Removes the file `name` if its table declares it (a figure an earlier run drew that this
+    /// one does not); anything else in the folder is never touched. A file that cannot be
+    /// removed is left.
+    pub fn remove(&self, name: &str) {
+        if self.table.declares(name) {
+            let _ = std::fs::remove_file(self.dir.join(name));
+        }
+    }
+
+    /// Writes the declared file `name` atomically; returns its path.
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<PathBuf, Error> {
+        let path = self.path(name)?;
+        write_atomically(&path, bytes).map_err(|e| output_error(&path, e))?;
+        Ok(path)
+    }
+}
+
+/// An output the plan has checked, resolved (symlinks followed).
 enum Planned {
     File(PathBuf),
-    Folder(PathBuf, Writes),
+    /// A folder and the table of the files written there.
+    Folder(PathBuf, &'static FolderTable),
 }
 
 /// The inputs and outputs of one command, checked before it runs anything.
@@ -73,7 +526,7 @@ impl OutputPlan {
 
     /// An output file asked for by `flag`: it must be no input and no other output (else nothing
     /// is created), then its folder is created and it must be writable.
-    pub fn file(&mut self, flag: &str, path: &Path) -> Result<(), ConfigError> {
+    pub fn file(&mut self, flag: &str, path: &Path) -> Result<Target, ConfigError> {
         let refuse = |message: String| refusal(flag, path, message);
         if path.as_os_str().is_empty() {
             return Err(refuse("the output path is empty".into()));
@@ -114,7 +567,9 @@ impl OutputPlan {
             Planned::File(resolved),
             format!("{flag} {}", path.display()),
         ));
-        Ok(())
+        Ok(Target {
+            path: path.to_owned(),
+        })
     }
 
     /// A file the command writes that no flag names (like a test's `.snap.new` beside its
@@ -126,14 +581,14 @@ impl OutputPlan {
         }
     }
 
-    /// An output folder asked for by `flag`, in which the command writes the files whose names
-    /// `writes` accepts: it is created, and must be writable and hold no input under such a name.
+    /// An output folder asked for by `flag`, in which the command writes the files `table`
+    /// declares: it is created, and must be writable and hold no input under such a name.
     pub fn folder(
         &mut self,
         flag: &str,
         dir: &Path,
-        writes: impl Fn(&str) -> bool + 'static,
-    ) -> Result<(), ConfigError> {
+        table: &'static FolderTable,
+    ) -> Result<Folder, ConfigError> {
         let refuse = |message: String| refusal(flag, dir, message);
         if dir.as_os_str().is_empty() {
             return Err(refuse("the output folder is empty".into()));
@@ -143,7 +598,7 @@ impl OutputPlan {
         }
         // Checked before the folder is created: a refused output leaves no folder behind.
         let resolved = resolve(dir).map_err(&refuse)?;
-        let planned = Planned::Folder(resolved, Box::new(writes));
+        let planned = Planned::Folder(resolved, table);
         if let Some((_, named)) = self.inputs.iter().find(|(c, _)| planned.covers(c)) {
             return Err(refuse(format!(
                 "would overwrite `{}`, an input of this command; choose another folder",
@@ -163,7 +618,10 @@ impl OutputPlan {
         probe_folder(dir).map_err(&refuse)?;
         self.outputs
             .push((planned, format!("{flag} {}", dir.display())));
-        Ok(())
+        Ok(Folder {
+            dir: dir.to_owned(),
+            table,
+        })
     }
 }
 
@@ -174,7 +632,9 @@ impl Planned {
             Planned::File(f) => f == p,
             Planned::Folder(d, writes) => {
                 p.parent() == Some(d.as_path())
-                    && p.file_name().and_then(|n| n.to_str()).is_some_and(writes)
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| writes.declares(n))
             }
         }
     }
@@ -390,6 +850,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn templates_match_any_text_at_the_star() {
+        assert!(matches("*.svg", "a b.svg"));
+        assert!(matches("loadsim-*.1", "loadsim-run.1"));
+        assert!(!matches("loadsim-*.1", "loadsim.1"));
+        assert!(matches("loadsim.1", "loadsim.1"));
+        assert!(!matches("*.probes.csv", ".probes.cs"));
+        assert!(SWEEP.declares(LOCK_FILE));
+        assert!(SWEEP.declares(".results.md.tmp-12"));
+        assert!(!SWEEP.declares("notes.txt"));
+        for name in SWEEP_FIXED {
+            assert!(SWEEP.get(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
     fn output_files_get_their_folder_and_must_be_writable_files() {
         let dir = tempfile::tempdir().unwrap();
         let mut plan = OutputPlan::new(Vec::<PathBuf>::new());
@@ -428,12 +903,14 @@ mod tests {
         plan.file("--output", &out).unwrap();
         let e = plan.file("--timeseries", &out).unwrap_err();
         assert!(e.to_string().contains("also written by --output"), "{e}");
-        let e = plan
-            .folder("--plot", dir.path(), |n| n.ends_with(".yaml"))
-            .unwrap_err();
+        const YAML: FolderTable = FolderTable {
+            command: "test",
+            flag: "--plot",
+            files: &[declared("*.yaml", Format::Yaml, "")],
+        };
+        let e = plan.folder("--plot", dir.path(), &YAML).unwrap_err();
         assert!(e.to_string().contains("an input of this command"), "{e}");
-        plan.folder("--plot", dir.path(), |n| n.ends_with(".svg"))
-            .unwrap();
+        plan.folder("--plot", dir.path(), &RUN_PLOT).unwrap();
     }
 
     #[test]
