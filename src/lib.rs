@@ -66,6 +66,7 @@ pub mod guard;
 pub mod import;
 #[warn(missing_docs)]
 pub mod ix;
+#[warn(missing_docs)]
 pub mod metrics;
 pub mod model;
 pub mod plot;
