@@ -75,6 +75,7 @@ pub mod report;
 #[warn(missing_docs)]
 pub mod rng;
 pub mod runner;
+#[warn(missing_docs)]
 pub mod scenario;
 pub mod schema;
 #[warn(missing_docs)]
