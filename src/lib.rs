@@ -70,6 +70,7 @@ pub mod ix;
 pub mod metrics;
 pub mod model;
 pub mod plot;
+#[warn(missing_docs)]
 pub mod protections;
 pub mod report;
 #[warn(missing_docs)]
