@@ -68,6 +68,7 @@ pub mod import;
 pub mod ix;
 #[warn(missing_docs)]
 pub mod metrics;
+#[warn(missing_docs)]
 pub mod model;
 pub mod plot;
 #[warn(missing_docs)]
