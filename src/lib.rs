@@ -52,6 +52,7 @@
 // (`missing_docs` per module below: the other modules do not yet).
 #![warn(unreachable_pub)]
 
+#[warn(missing_docs)]
 pub mod analysis;
 #[warn(missing_docs)]
 pub mod color;
