@@ -64,6 +64,7 @@ pub mod error;
 pub mod expect;
 #[warn(missing_docs)]
 pub mod guard;
+#[warn(missing_docs)]
 pub mod import;
 #[warn(missing_docs)]
 pub mod ix;
