@@ -61,6 +61,7 @@ pub mod config;
 #[warn(missing_docs)]
 pub mod engine;
 pub mod error;
+#[warn(missing_docs)]
 pub mod expect;
 #[warn(missing_docs)]
 pub mod guard;
