@@ -49,7 +49,7 @@
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
 // rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (runner, sweep, commands, plot, report, error and schema do not yet).
+// (runner, sweep, commands, plot, report, error and schema do not carry the lint yet).
 #![warn(unreachable_pub)]
 
 #[warn(missing_docs)]
