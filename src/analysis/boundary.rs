@@ -47,9 +47,13 @@ pub enum Kind {
 /// One varied key and its range. Values are `f64` in the key's unit (seconds for durations).
 #[derive(Clone, Debug, PartialEq)]
 pub struct SearchAxis {
+    /// The scenario key varied, as `--set` writes it (`services.b.slots`).
     pub key: String,
+    /// How its values are written back: a duration, a whole number or any number.
     pub kind: Kind,
+    /// The range's low end (LOW).
     pub low: f64,
+    /// The range's high end (HIGH).
     pub high: f64,
 }
 
@@ -211,7 +215,12 @@ pub type ProbeValue = Option<f64>;
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Found {
     /// Recovers at `recovers`, not at `never`: the boundary lies in `(recovers, never]`.
-    Between { recovers: f64, never: f64 },
+    Between {
+        /// The highest value seen to recover.
+        recovers: f64,
+        /// The lowest value above it seen not to.
+        never: f64,
+    },
     /// Does not recover even at LOW.
     AtLow,
     /// Recovers over the whole range.
@@ -221,11 +230,13 @@ pub enum Found {
 /// One seed's search.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SeedSearch {
+    /// The seed of every run of this search.
     pub seed: u64,
     /// The scan: each value with its outcome, in order.
     pub scan: Vec<(f64, ProbeValue)>,
     /// The bisection's probes, in the order they ran.
     pub bisection: Vec<(f64, ProbeValue)>,
+    /// Where the boundary lies for this seed.
     pub found: Found,
     /// Scan values where the seed recovers although it did not at a smaller scan value.
     pub recovers_again_at: Vec<f64>,
@@ -325,10 +336,20 @@ pub fn bisect<E>(
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Agreement {
     /// Every seed's interval contains `(recovers, never]` (the intersection of them all).
-    Agree { recovers: f64, never: f64 },
+    Agree {
+        /// The highest value every seed recovers at.
+        recovers: f64,
+        /// The lowest value no seed recovers at.
+        never: f64,
+    },
     /// The seeds' intervals do not overlap: the boundaries spread from the lowest seed's
     /// `recovers` to the highest seed's `never`.
-    Spread { lowest: f64, highest: f64 },
+    Spread {
+        /// The lowest seed's `recovers`.
+        lowest: f64,
+        /// The highest seed's `never`.
+        highest: f64,
+    },
     /// Every seed recovers over the whole range.
     AllAboveHigh,
     /// No seed recovers even at LOW.
@@ -376,8 +397,11 @@ pub fn agreement(axis: &SearchAxis, seeds: &[SeedSearch]) -> Agreement {
 /// A 2-D phase diagram: outcomes on the grid `xs × ys`, per seed.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Phase {
+    /// The x axis's grid values, low to high.
     pub xs: Vec<f64>,
+    /// The y axis's grid values, low to high.
     pub ys: Vec<f64>,
+    /// The seeds run at every grid point.
     pub seeds: Vec<u64>,
     /// `cells[yi][xi][seed index]`.
     pub cells: Vec<Vec<Vec<ProbeValue>>>,
@@ -403,8 +427,11 @@ pub fn phase<E>(
 /// One run of a phase diagram.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PhasePoint {
+    /// The run's seed.
     pub seed: u64,
+    /// The x key's value.
     pub x: f64,
+    /// The y key's value.
     pub y: f64,
 }
 

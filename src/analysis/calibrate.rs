@@ -41,6 +41,7 @@ pub enum FigureRaw<T> {
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ValueWithTolerance<T> {
+    /// `value`: the observed value.
     pub value: T,
     /// Relative tolerance, a share like `0.05` (5 %).
     pub tolerance: f64,
@@ -100,12 +101,20 @@ pub struct ObservedRaw {
 /// Which number of a run a figure is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Measure {
+    /// `user.success`: the run's `success_rate`, a share.
     UserSuccess,
+    /// `user.latency.p<q>`: the q-quantile of succeeded user requests' latency, seconds.
     UserLatency(f64),
+    /// `services.<s>.throughput`: the service's completions per second of `duration`.
     Throughput(String),
+    /// `services.<s>.latency.p<q>`: the q-quantile of the service's time from admission to
+    /// reply, seconds.
     Latency(String, f64),
+    /// `services.<s>.errors`: the share of the service's arrivals not completed.
     Errors(String),
+    /// `services.<s>.utilization`: the service's mean busy slots / slots, a share.
     Utilization(String),
+    /// `services.<s>.busy_slots`: the service's mean busy slots (mean in system − mean queued).
     BusySlots(String),
 }
 
@@ -114,9 +123,11 @@ pub enum Measure {
 pub struct Figure {
     /// Its key path in the file (`services.api.latency.p99`), also its name in reports.
     pub key: String,
+    /// Which number of a run it is compared with.
     pub measure: Measure,
     /// Seconds for latencies, requests per second, shares, or slots.
     pub observed: f64,
+    /// Its relative tolerance, a share (0.10: within 10 %).
     pub tolerance: f64,
 }
 
@@ -215,8 +226,11 @@ pub fn parse_quantile_key(key: &str) -> Result<f64, String> {
 /// The observed figures read from a file.
 #[derive(Clone, Debug)]
 pub struct Observed {
+    /// The file read.
     pub file: PathBuf,
+    /// Its YAML, with the key positions diagnostics point at.
     pub doc: Document,
+    /// Every figure it states, in file order.
     pub figures: Vec<Figure>,
     /// `load`: the multiple of the scenario's load the figures were observed at.
     pub load: f64,

@@ -24,7 +24,9 @@ pub const AFTER_FAULT_S: u64 = 20;
 /// A fault set read from a file.
 #[derive(Clone, Debug)]
 pub struct FaultSet {
+    /// The file read.
     pub file: PathBuf,
+    /// Its YAML, with the key positions diagnostics point at.
     pub doc: Document,
     /// `(name, fault as written)`, in file order.
     pub faults: Vec<(String, Value)>,

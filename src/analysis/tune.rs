@@ -46,7 +46,9 @@ pub const LOG_RATIO: f64 = 10.0;
 pub struct Requirement {
     /// The fault it is scoped to; `None`: every fault.
     pub fault: Option<String>,
+    /// The metric's key path in the run summary (`metrics.recovery_s`).
     pub metric: String,
+    /// What its value must satisfy.
     pub comparison: Relation,
 }
 
@@ -140,6 +142,7 @@ impl Requirement {
 /// A searched key: its range and its scale.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TuneAxis {
+    /// The key and its range.
     pub axis: SearchAxis,
     /// Searched on a log scale (the range spans at least a decade, LOW > 0).
     pub log: bool,
@@ -299,6 +302,7 @@ pub const DEFAULT_TIE_TOLERANCE: f64 = 0.01;
 /// What the search found: every candidate tried, in the order tried.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Tuned {
+    /// Every candidate with its outcome, in the order tried.
     pub tried: Vec<Scored>,
     /// The feasible candidate with the lowest objective (index into `tried`).
     pub best: Option<usize>,
@@ -547,7 +551,9 @@ fn deepest(axes: &[TuneAxis], tried: &[Scored], s: &Search, ties: &[usize]) -> O
 /// Which end of a key's range.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Edge {
+    /// At LOW.
     Low,
+    /// At HIGH.
     High,
 }
 
@@ -555,15 +561,30 @@ pub enum Edge {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EdgeFinding {
     /// The recommendation has a key at an edge.
-    Recommended { key: usize, edge: Edge },
+    Recommended {
+        /// The key's index among the searched axes.
+        key: usize,
+        /// Which end it is at.
+        edge: Edge,
+    },
     /// The best objective (when not the recommendation, and strictly below the
     /// recommendation's) has a key at an edge: the objective falls towards it, so the feasible
     /// boundary the search walks to may lie past it. An exactly flat objective says nothing.
-    Best { key: usize, edge: Edge },
+    Best {
+        /// The key's index among the searched axes.
+        key: usize,
+        /// Which end it is at.
+        edge: Edge,
+    },
     /// Every candidate tried is feasible: no boundary was found inside the ranges.
     AllFeasible,
     /// No candidate is feasible and the closest has a key at an edge.
-    Closest { key: usize, edge: Edge },
+    Closest {
+        /// The key's index among the searched axes.
+        key: usize,
+        /// Which end it is at.
+        edge: Edge,
+    },
 }
 
 fn edges_of(axes: &[TuneAxis], c: &Scored) -> Vec<(usize, Edge)> {

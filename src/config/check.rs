@@ -30,15 +30,20 @@ use super::suggest::{did_you_mean, explain_serde_message};
 /// One step of a path into a document.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Seg {
+    /// A key of a map.
     Key(String),
+    /// A 0-based index into a list.
     Index(usize),
 }
 
 /// A problem the walk found: where (as dotted text and as steps) and what.
 #[derive(Clone, Debug)]
 pub struct FoundValue {
+    /// Dotted key path of the value, like `services.svc_b.slots`.
     pub key: String,
+    /// The same path, as steps.
     pub path: Vec<Seg>,
+    /// What is wrong, and what to do.
     pub message: String,
     /// For a required value that is missing or has a shape problem: a value of the right shape
     /// to put in its place (instead of taking the value out), so that the rest of the document
@@ -51,6 +56,7 @@ pub struct FoundValue {
 pub struct StandIn {
     /// Where it goes.
     pub path: Vec<Seg>,
+    /// The placeholder value.
     pub value: Value,
     /// The key whose problems of meaning are no news with the placeholder in place: the value's
     /// own key, or for a kind that decides what its siblings mean (`dist`, `kind`, `policy`),

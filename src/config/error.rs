@@ -12,29 +12,44 @@ use std::path::PathBuf;
 pub enum Origin {
     /// A YAML file, at a 1-based line and 1-based column when known.
     File {
+        /// The file.
         path: PathBuf,
+        /// 1-based line (`None`: the whole file).
         line: Option<usize>,
+        /// 1-based column (`None`: unknown).
         column: Option<usize>,
+        /// The text of that line, for a caret under the column.
         source_line: Option<String>,
     },
     /// A `--set KEY=VALUE` argument, applied to the document read from `file`.
-    Set { argument: String, file: PathBuf },
+    Set {
+        /// The argument as given (`KEY=VALUE`).
+        argument: String,
+        /// The file the document was read from.
+        file: PathBuf,
+    },
     /// A command-line flag.
-    Flag { flag: String },
+    Flag {
+        /// The flag (`--jobs`), or the command when no one flag is at fault.
+        flag: String,
+    },
 }
 
 /// One problem with the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Where it points: a file position, a `--set` argument or a flag.
     pub origin: Origin,
     /// Dotted key path, like `services.svc_b.slots`; empty for the whole document.
     pub key: String,
+    /// A sentence that says what is wrong and what to do.
     pub message: String,
 }
 
 /// Every problem found in one input, reported together.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConfigError {
+    /// Every problem, in the order found (at least one).
     pub diagnostics: Vec<Diagnostic>,
 }
 

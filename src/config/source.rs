@@ -24,11 +24,14 @@ const MAX_EXTENDS_DEPTH: usize = 16;
 /// problems of the rest of the scenario in one pass.
 #[derive(Debug, Default)]
 pub struct Resolved {
+    /// Notes for stderr: the unsupported fields not acknowledged.
     pub notes: Vec<String>,
+    /// The files imported, each with its text.
     pub read: Vec<(PathBuf, String)>,
     /// Each imported file, its `keys` being the scenario keys its values became, with the index
     /// of the file that imports it (in [`Document::files`]).
     pub sources: Vec<(usize, SourceFile)>,
+    /// The problems found while importing.
     pub problems: Vec<Diagnostic>,
     /// The edges (`services.<s>.calls.<c>`) whose import failed: their keys are incomplete.
     pub failed: Vec<String>,
@@ -52,7 +55,9 @@ pub type Resolve = fn(&Path, usize, &mut Value, &HashMap<String, Pos>, &str) -> 
 /// One file that contributed to a document.
 #[derive(Debug, Clone)]
 pub struct SourceFile {
+    /// The file read.
     pub path: PathBuf,
+    /// Its text, for the source line of a diagnostic.
     pub text: String,
     /// Dotted key path → where the key is written.
     pub keys: HashMap<String, Pos>,
@@ -61,7 +66,9 @@ pub struct SourceFile {
 /// One `--set KEY=VALUE` override.
 #[derive(Debug, Clone)]
 pub struct SetOverride {
+    /// The dotted key path it sets.
     pub key: String,
+    /// The argument as given (`KEY=VALUE`).
     pub argument: String,
 }
 
@@ -80,9 +87,11 @@ pub struct Removal {
 /// A merged YAML document and the files and overrides it came from.
 #[derive(Debug, Clone)]
 pub struct Document {
+    /// The merged value: the `extends` chain merged, then every `--set` applied.
     pub value: Value,
     /// The file named on the command line first, then its `extends` chain.
     pub files: Vec<SourceFile>,
+    /// The `--set` overrides, in the order applied.
     pub sets: Vec<SetOverride>,
     /// What `null` removed while merging and setting.
     pub removals: Vec<Removal>,

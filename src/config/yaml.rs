@@ -27,7 +27,9 @@ const MAX_KEY_PATH: usize = 1024;
 /// Line and column (both 1-based) of a key in a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Pos {
+    /// 1-based line.
     pub line: usize,
+    /// 1-based column.
     pub column: usize,
 }
 
@@ -45,7 +47,9 @@ impl Pos {
 pub struct Problem {
     /// Dotted key path of the node, empty for the document as a whole.
     pub key: String,
+    /// What is wrong.
     pub message: String,
+    /// Where in the text (`None`: unknown).
     pub pos: Option<Pos>,
 }
 

@@ -27,6 +27,7 @@ pub const RECOVERY: &str = "metrics.recovery_s";
 /// A scenario file's expectations: its assertions and its snapshot settings.
 #[derive(Clone, Debug)]
 pub struct Expectations {
+    /// The `expect:` entries, in file order (empty without `expect`).
     pub assertions: Vec<Assertion>,
     /// `None` without `snapshot: true`.
     pub snapshot: Option<snapshot::Settings>,
@@ -35,10 +36,15 @@ pub struct Expectations {
 /// One comparison of a value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Relation {
+    /// `le`: at most this.
     Le(f64),
+    /// `lt`: below this.
     Lt(f64),
+    /// `ge`: at least this.
     Ge(f64),
+    /// `gt`: above this.
     Gt(f64),
+    /// `eq`: exactly this.
     Eq(f64),
     /// Both ends included.
     Between(f64, f64),
@@ -106,6 +112,7 @@ pub struct Baseline {
     pub written: String,
     /// Resolved against the folder of the file that names it.
     pub path: PathBuf,
+    /// The baseline scenario, loaded; run on the assertion's seeds.
     pub scenario: Scenario,
 }
 
@@ -114,17 +121,22 @@ pub struct Baseline {
 pub struct Assertion {
     /// Position in `expect`.
     pub index: usize,
+    /// `metric`: dotted path of a metric in the run JSON (`metrics.recovery_s`).
     pub metric: String,
+    /// What the value must satisfy (`le`, `lt`, `ge`, `gt`, `eq`, `between` or `is`).
     pub comparison: Relation,
     /// The seeds to run; `None` for the scenario's own seed.
     pub seeds: Option<Vec<u64>>,
+    /// How the seeds are read: every one, a `share`, or the `mean`.
     pub reading: Reading,
+    /// `compare.baseline`: assert on this minus the baseline (`None`: on the value itself).
     pub baseline: Option<Baseline>,
 }
 
 /// An assertion's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Verdict {
+    /// Whether the assertion holds.
     pub passed: bool,
     /// One line on what was observed: `3.0`, `holds on 19 of 20 seeds (needs 19)`,
     /// `mean 2.3 ± 0.4 (95 % CI [1.9, 2.7], n = 20)`.

@@ -16,8 +16,11 @@ pub enum TestFormat {
 /// Everything `loadsim test` found.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct TestReport {
+    /// Cases that passed, over every file.
     pub passed: usize,
+    /// Cases that failed, over every file.
     pub failed: usize,
+    /// Per scenario file, in the order checked.
     pub files: Vec<FileReport>,
 }
 
@@ -26,7 +29,9 @@ pub struct TestReport {
 pub struct FileReport {
     /// The file as found (relative to where `loadsim test` ran, when it was given so).
     pub file: String,
+    /// The scenario's name (its file stem).
     pub scenario: String,
+    /// Its cases: one per assertion, and one for the snapshot.
     pub cases: Vec<CaseReport>,
     /// Wall-clock seconds of the runs this file's cases read, each run once (JUnit's `time` of
     /// the testsuite; machine-dependent, so only in `--junit`).
@@ -38,16 +43,20 @@ pub struct FileReport {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CaseKind {
+    /// One `expect:` entry.
     Assertion,
+    /// The comparison with the stored snapshot (`snapshot: true`).
     Snapshot,
 }
 
 /// One test case.
 #[derive(Clone, Debug, Serialize)]
 pub struct CaseReport {
+    /// An assertion or a snapshot.
     pub kind: CaseKind,
     /// `expect[0]: metrics.recovery_s le 5 (seeds 1..20, share 0.95)` or `snapshot`.
     pub name: String,
+    /// Whether the case passed.
     pub passed: bool,
     /// One line: what was observed, or what happened to the snapshot.
     pub message: String,
@@ -63,6 +72,7 @@ pub struct CaseReport {
     /// For snapshots: the snapshot file, and the pending `.snap.new` when one was written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// For snapshots: the pending `<stem>.snap.new`, when one was written (`None` otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pending: Option<String>,
     /// Wall-clock seconds of the runs this case read (JUnit's `time` of the testcase). Cases of
@@ -74,14 +84,18 @@ pub struct CaseReport {
 /// A metric's value on one seed.
 #[derive(Clone, Debug, Serialize)]
 pub struct SeedValue {
+    /// The seed.
     pub seed: u64,
+    /// The metric's value on it (this minus baseline when paired); `None` where undefined.
     pub value: Option<f64>,
 }
 
 /// A mean over seeds with its interval.
 #[derive(Clone, Debug, Serialize)]
 pub struct MeanReport {
+    /// Seeds averaged.
     pub n: usize,
+    /// The mean over them.
     pub mean: f64,
     /// `[low, high]`; absent for a single seed.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -95,22 +95,30 @@ pub struct SnapshotHeader {
     pub scenario: String,
     /// The file name of the scenario, as insta's `source`.
     pub source: String,
+    /// The seed of the run snapshotted.
     pub seed: u64,
+    /// Significant digits kept of each float metric (`snapshot.digits`, default 6).
     pub digits: u32,
 }
 
 /// A snapshot: its header and `(metric, value text)` lines.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Snapshot {
+    /// Who wrote it, for which scenario, seed and precision.
     pub header: SnapshotHeader,
+    /// `(metric path, value as text)`, in the order of the flattened run summary (engine columns
+    /// excluded).
     pub metrics: Vec<(String, String)>,
 }
 
 /// One metric that differs between two snapshots; `None` where a side lacks it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Change {
+    /// The metric's dotted path.
     pub metric: String,
+    /// Its value in the stored snapshot.
     pub old: Option<String>,
+    /// Its value in this run's snapshot.
     pub new: Option<String>,
 }
 

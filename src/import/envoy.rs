@@ -38,9 +38,11 @@ pub const DEFAULT_MAX_FACTOR: u64 = 10;
 /// Envoy's default circuit-breaker thresholds (circuit_breaker.proto): `max_requests`,
 /// `max_retries`.
 pub const DEFAULT_MAX_REQUESTS: u64 = 1024;
+/// Envoy's default circuit-breaker `max_retries`: retries outstanding at once.
 pub const DEFAULT_MAX_RETRIES: u64 = 3;
 /// Envoy's retry budget defaults: `budget_percent` 20 %, `min_retry_concurrency` 3.
 pub const DEFAULT_BUDGET_PERCENT: f64 = 20.0;
+/// Envoy's retry budget default `min_retry_concurrency`: retries always allowed at once.
 pub const DEFAULT_MIN_RETRY_CONCURRENCY: u64 = 3;
 
 /// The fields of each message read, as its proto declares them (envoyproxy/data-plane-api at
@@ -260,7 +262,9 @@ fn declared(src: &mut Source, at: &str, k: &str, message: (&str, &[&str])) -> bo
 /// Which route and cluster to read.
 #[derive(Clone, Debug, Default)]
 pub struct Select {
+    /// The route to read, by name (`--route`; `None`: no route).
     pub route: Option<String>,
+    /// The cluster to read, by name (`--cluster`; `None`: no cluster).
     pub cluster: Option<String>,
 }
 

@@ -36,6 +36,7 @@ pub const MAX_TOKENS: f64 = 1000.0;
 pub struct Select {
     /// `package.Service`.
     pub service: Option<String>,
+    /// The method's name (`--method`); with `service` `None` too, the file's only methodConfig.
     pub method: Option<String>,
 }
 

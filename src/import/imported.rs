@@ -16,7 +16,9 @@ use crate::time::SimDuration;
 /// One loadsim edge key produced by an import, with the source fields it came from.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
+    /// The loadsim key under the edge (`attempt_timeout`, `retries`, `backoff`, …).
     pub key: &'static str,
+    /// Its value, as YAML.
     pub value: Value,
     /// The source fields and rule, for the comment beside the key.
     pub from: String,
@@ -43,7 +45,9 @@ pub struct Unsupported {
 pub struct Imported {
     /// What was read, for the header comment (`methodConfig[0] (service "a.B", method "C")`).
     pub source: String,
+    /// The loadsim keys it gives, each with where it came from.
     pub entries: Vec<Entry>,
+    /// The source's fields loadsim cannot model.
     pub unsupported: Vec<Unsupported>,
     /// Further comment lines (defaults applied, hints).
     pub notes: Vec<String>,

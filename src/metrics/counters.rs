@@ -66,6 +66,7 @@ pub enum CounterKind {
 pub struct Counter {
     /// Its name in the summary JSON and, for [`CounterKind::Series`], in the time series.
     pub name: &'static str,
+    /// How it is reported: summary only, time series too, in seconds, or gated.
     pub kind: CounterKind,
 }
 
@@ -78,6 +79,7 @@ impl Counter {
 
 /// A reported counter value that is left out of the summary: a gated counter not shown.
 pub trait Reported {
+    /// Whether the value is left out of the summary (`None` of a gated counter).
     fn is_absent(&self) -> bool;
 }
 
@@ -204,12 +206,20 @@ counters! {
     /// Per-edge counters, as reported.
     #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
     pub struct CallMetrics {
+        /// Attempts sent to the callee (first tries, retries and hedges; model.md §2.6 step 4).
         attempts: series,
+        /// Sent attempts that were retries.
         retries: series,
+        /// Retries the edge's gRFC A6 retry throttle refused (the call failed).
         retries_throttled: series,
+        /// Attempts settled by their attempt timeout.
         timeouts: series,
+        /// Attempts settled by a `reject` reply (callee queue full, outage).
         rejects: series,
+        /// Attempts settled by an `error` reply (dropped at the callee, a failed call of its own,
+        /// an error fault).
         errors: series,
+        /// Attempts settled by a `success` reply.
         successes: series,
         /// Calls not sent because the caller's deadline had passed.
         deadline_exhausted: series,
@@ -219,17 +229,20 @@ counters! {
         throttled_locally: series,
         /// Attempts refused because the circuit breaker was open (or out of half-open probes).
         rejected_circuit_open: series,
-        /// Times the breaker opened, and the time it spent open (set at the end of the run).
+        /// Times the breaker opened.
         circuit_opened: summary,
+        /// Time the breaker spent open, in nanoseconds, set at the end of the run (reported as
+        /// `circuit_open_s`, in seconds).
         circuit_open_ns as circuit_open_s: seconds,
-        /// Hedged attempts sent, and hedges the A6 bucket refused.
+        /// Hedged attempts sent.
         hedges: series,
+        /// Hedges the edge's gRFC A6 bucket refused.
         hedges_throttled: series,
         /// Cancellations sent to the callee for abandoned attempts.
         cancels_sent: series,
-        /// Retries that waited for a retry-after hint; retries dropped because the callee said not
-        /// to.
+        /// Retries that waited for the callee's retry-after hint (`honor_retry_after`).
         pushback_honored: series,
+        /// Retries not sent because the callee's reply said not to retry (`honor_retry_after`).
         pushback_no_retry: series,
         /// Attempts refused locally by the edge's rate limit (edges with `rate_limit` only).
         rate_limited: gated,
@@ -246,14 +259,23 @@ counters! {
     /// Per-service counters, as reported (the first fields of [`super::ServiceMetrics`]).
     #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
     pub struct ServiceCounts {
+        /// Requests that reached the service, rejected ones included (model.md §2.4).
         arrivals: series,
+        /// Arrivals admitted as jobs (queued or started at once).
         admitted: series,
+        /// Jobs that finished, with success or with error; drops and cancellations are not
+        /// completions.
         completed: series,
+        /// Completions whose reply found its attempt already settled (timed out or abandoned by
+        /// the caller): wasted work.
         completed_abandoned: series,
+        /// Arrivals rejected because the queue held `queue_cap` live jobs.
         rejected_full: series,
+        /// Dropped at dequeue because the request's deadline had passed (`drop_expired`).
         dropped_expired: series,
         /// The longest the queue was.
         max_queue: summary,
+        /// Arrivals whose instant falls inside the fault window (model.md §3.1).
         arrivals_during_fault: summary,
         /// Arrivals rejected by an `outage` fault.
         rejected_outage: series,
@@ -277,23 +299,28 @@ counters! {
     also {
         /// Admitted requests that had to queue.
         enqueued: u64,
-        /// Requests that started work, and the sum of their queueing times.
+        /// Requests that started work.
         started: u64,
+        /// Σ (start − admission) over started requests, in nanoseconds.
         wait_sum_ns: u128,
+        /// The queueing times of started requests, for the queue-wait quantiles.
         queue_wait: MicrosHistogram,
-        /// Requests that left the service (completed or dropped), and their time in it.
+        /// Requests that left the service (completed or dropped).
         departed: u64,
+        /// Σ (departure − admission) over departed requests, in nanoseconds.
         sojourn_sum_ns: u128,
         /// With `metrics.quantiles` only: time in the service (admission to reply) of the
         /// requests it completed, for `services.<s>.latency_quantiles`.
         completed_latency: Option<MicrosHistogram>,
         /// Completions in the call tree of a succeeded user request.
         useful: u64,
-        /// Requests admitted during the arrival period, and the sum of their admission instants.
+        /// Requests admitted during the arrival period.
         admitted_in_period: u64,
+        /// Σ of the admission instants of those requests, in nanoseconds.
         admitted_at_sum_ns: u128,
-        /// Requests that left during the arrival period, and the sum of their departure instants.
+        /// Requests that left during the arrival period.
         departed_in_period: u64,
+        /// Σ of the departure instants of those requests, in nanoseconds.
         departed_at_sum_ns: u128,
     }
 }
@@ -305,12 +332,17 @@ counters! {
     /// Per-replica counters, as reported (the first fields of [`super::summary::ReplicaMetrics`]).
     #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
     pub struct ReplicaCounts {
+        /// Requests the balancer sent to this replica, rejected ones included.
         arrivals: summary,
+        /// Of those, admitted as jobs.
         admitted: summary,
+        /// Jobs the replica finished, with success or with error.
         completed: summary,
+        /// Arrivals rejected because the replica's queue was full.
         rejected_full: summary,
         /// Dropped at dequeue (expired deadline, `max_queue_time`, CoDel).
         dropped: summary,
+        /// Admitted jobs whose caller cancelled them (queued or running).
         cancelled: summary,
         /// The longest the queue was.
         max_queue: summary,

@@ -10,7 +10,9 @@ use crate::time::SimTime;
 /// ∫ busy slots dt and ∫ queue length dt, in slot-nanoseconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LevelAreas {
+    /// ∫ busy slots dt.
     pub busy: u128,
+    /// ∫ queue length dt (live queued jobs).
     pub queue: u128,
 }
 
@@ -32,6 +34,7 @@ pub struct LevelSample {
     pub areas: LevelAreas,
     /// The highest levels since the previous sample, the current ones included.
     pub busy_max: u32,
+    /// The highest queue length since the previous sample, the current one included.
     pub queue_max: u64,
 }
 

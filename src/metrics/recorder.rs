@@ -15,22 +15,34 @@ use crate::time::{SimDuration, SimTime};
 /// Which part of the run a user request arrived in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArrivalWindow {
+    /// Before the fault window, `[0, from)`; every request of a run without faults.
     Before = 0,
+    /// Inside the fault window, `[from, to)`.
     During = 1,
+    /// After the fault window, `[to, duration)`.
     After = 2,
 }
 
 /// Counters for user requests.
 #[derive(Debug)]
 pub struct UserCounters {
+    /// Requests that arrived, by [`ArrivalWindow`] (indexed by its value).
     pub by_window: [u64; 3],
+    /// Requests that succeeded, by the window they arrived in.
     pub succeeded_by_window: [u64; 3],
+    /// Requests that arrived, per whole second of arrival time (for R2's `recovery_s`).
     pub per_second_arrivals: Vec<u32>,
+    /// Requests that succeeded, per whole second of their arrival time.
     pub per_second_succeeded: Vec<u32>,
+    /// Requests that ended with success.
     pub succeeded: u64,
+    /// Requests that ended with failure (unfinished ones are neither).
     pub failed: u64,
+    /// Client attempts sent: first tries and client retries.
     pub client_attempts: u64,
+    /// End − arrival of the succeeded requests.
     pub success_latency: MicrosHistogram,
+    /// End − arrival of the failed requests.
     pub failed_latency: MicrosHistogram,
     /// Ended requests by the time-series bin they arrived in, when time series were asked for.
     pub by_arrival_bin: Option<OutcomesByArrival>,
@@ -40,8 +52,9 @@ pub struct UserCounters {
 #[derive(Clone, Debug)]
 pub struct OutcomesByArrival {
     resolution: SimDuration,
-    /// Per bin: requests that succeeded, and that failed.
+    /// Per bin: requests that succeeded.
     pub succeeded: Vec<u32>,
+    /// Per bin: requests that failed.
     pub failed: Vec<u32>,
     /// Per bin, the latency of its succeeded requests in µs (HDR, 2 significant digits, sized to
     /// the bin's longest latency; `None` for a bin without success), for the latency quantile
@@ -104,10 +117,15 @@ impl OutcomesByArrival {
 /// User requests arriving in one named measurement window (`metrics.windows`).
 #[derive(Clone, Debug)]
 pub struct WindowCounts {
+    /// The window: its name and its span of arrival time.
     pub window: Window,
+    /// User requests that arrived in it.
     pub arrivals: u64,
+    /// Of those, requests that succeeded.
     pub succeeded: u64,
+    /// Of those, requests that failed.
     pub failed: u64,
+    /// End − arrival of its succeeded requests.
     pub success_latency: MicrosHistogram,
 }
 
@@ -118,7 +136,9 @@ pub struct Recorder {
     pub users: UserCounters,
     /// Per request class, with more than one class (empty otherwise: the total is the class).
     pub classes: Vec<UserCounters>,
+    /// Per service, by service index.
     pub services: Vec<ServiceCounters>,
+    /// Per call edge, by edge index.
     pub edges: Vec<EdgeCounters>,
     /// The scenario's measurement windows (empty without `metrics.windows`: nothing to do).
     pub windows: Vec<WindowCounts>,

@@ -31,10 +31,13 @@ use crate::time::{NANOS_PER_SEC, SimTime};
 /// State at the end of a run that the recorder does not hold.
 #[derive(Debug)]
 pub struct FinalState {
+    /// The simulated instant the run ended (`simulated_s`).
     pub end: SimTime,
+    /// Per service, admitted jobs not yet done (queued or holding a slot): `in_flight_at_end`.
     pub in_flight: Vec<u64>,
     /// Per service, its level integrals over the arrival period.
     pub levels: Vec<LevelAreas>,
+    /// User requests still open at the end (every class together).
     pub unfinished_users: u64,
     /// Per request class (with more than one class; empty otherwise): user requests still open.
     pub unfinished_by_class: Vec<u64>,
@@ -42,9 +45,13 @@ pub struct FinalState {
     pub replica_stats: Vec<Vec<ReplicaMetrics>>,
     /// Per service, what its autoscaler did (`None` without `autoscale`).
     pub autoscale: Vec<Option<AutoscaleMetrics>>,
+    /// Events the engine ran.
     pub events: u64,
+    /// Most events pending in the engine's queue at once.
     pub peak_pending: u64,
+    /// Most jobs alive at once (`peak_in_flight_requests`).
     pub peak_jobs: u64,
+    /// Wall-clock time the run took (machine-dependent).
     pub wall: std::time::Duration,
 }
 
@@ -70,7 +77,9 @@ impl FinalState {
 /// One run: scenario, seed and every metric.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct RunSummary {
+    /// The scenario's name.
     pub scenario: String,
+    /// The seed the run used.
     pub seed: u64,
     /// User-facing outcomes of every request class together.
     pub metrics: RunMetrics,
@@ -78,8 +87,11 @@ pub struct RunSummary {
     /// `clients:`; absent for the shorthand).
     #[serde(default, skip_serializing_if = "IndexMap::is_empty")]
     pub classes: IndexMap<String, RunMetrics>,
+    /// Per service, by name, in the scenario's order.
     pub services: IndexMap<String, ServiceMetrics>,
+    /// Per call edge, keyed `<caller>-><callee>`.
     pub calls: IndexMap<String, CallMetrics>,
+    /// What the run cost the simulator.
     pub engine: EngineMetrics,
 }
 
@@ -104,19 +116,29 @@ pub struct RunMetrics {
     /// only when `false` (absent means `true`, and runs without faults are `true`).
     #[serde(default = "measurable", skip_serializing_if = "is_measurable")]
     pub recovery_measurable: bool,
+    /// User requests that arrived (`succeeded + failed + unfinished`).
     pub requests: u64,
+    /// User requests that arrived inside the fault window.
     pub requests_during_fault: u64,
+    /// User requests that ended with success.
     pub succeeded: u64,
+    /// User requests that ended with failure.
     pub failed: u64,
     /// User requests still open at the horizon.
     pub unfinished: u64,
+    /// Succeeded / requests, over the whole run (an unfinished request counts as not succeeded).
     pub success_rate: Option<f64>,
     /// Client attempts (first tries and client retries) per user request.
     pub client_attempts_per_request: Option<f64>,
+    /// Median end − arrival of failed user requests, client retries included, in seconds.
     pub failed_latency_p50_s: Option<f64>,
+    /// Median end − arrival of succeeded user requests, client retries included, in seconds.
     pub success_latency_p50_s: Option<f64>,
+    /// 99th percentile of end − arrival of succeeded user requests, in seconds.
     pub success_latency_p99_s: Option<f64>,
+    /// Start of the fault window, in seconds (`None` without faults).
     pub fault_start_s: Option<f64>,
+    /// End of the fault window (excluded), in seconds (`None` without faults).
     pub fault_end_s: Option<f64>,
     /// With `metrics.quantiles` only: the latency of succeeded and of failed user requests at
     /// each quantile, as `success_<p>_s` and `failed_<p>_s` (`p50`, `p99_9`, …), nearest-rank over
@@ -169,7 +191,9 @@ pub struct ServiceMetrics {
     pub in_flight_at_end: u64,
     /// Mean queueing time of requests that started work (zero for those that found a free slot).
     pub queue_wait_mean_s: Option<f64>,
+    /// Median queueing time of requests that started work, in seconds.
     pub queue_wait_p50_s: Option<f64>,
+    /// 99th percentile of the same queueing times, in seconds.
     pub queue_wait_p99_s: Option<f64>,
     /// Admitted requests that had to queue / admitted (Erlang C's probability of waiting).
     pub waited_fraction: Option<f64>,
@@ -177,6 +201,7 @@ pub struct ServiceMetrics {
     pub utilization: f64,
     /// Mean number queued or in a slot over the arrival period.
     pub mean_in_system: f64,
+    /// Mean number queued over the arrival period.
     pub mean_queue_len: f64,
     /// Mean time from admission to leaving (completion or drop).
     pub sojourn_mean_s: Option<f64>,
@@ -222,8 +247,11 @@ pub struct AutoscaleMetrics {
 /// One change of an autoscaled service's replicas.
 #[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ReplicaChange {
+    /// When the change happened, in simulated seconds.
     pub at_s: f64,
+    /// Replicas started from then on (warming up or ready; draining ones not counted).
     pub replicas: u32,
+    /// Of those, replicas ready to take traffic.
     pub ready: u32,
 }
 
@@ -235,6 +263,7 @@ pub struct ReplicaMetrics {
     pub counts: ReplicaCounts,
     /// Mean busy slots / slots over the arrival period.
     pub utilization: f64,
+    /// Mean number queued at this replica over the arrival period.
     pub mean_queue_len: f64,
     /// Times callers' outlier detection ejected this replica, summed over the calls with
     /// `outlier_detection` toward the service (absent when none has it).
@@ -248,9 +277,13 @@ pub struct ReplicaMetrics {
 /// What the run cost.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct EngineMetrics {
+    /// Events run (a settled timeout the queue dropped is not one).
     pub events: u64,
+    /// Wall-clock seconds the run took (depends on the machine).
     pub wall_s: f64,
+    /// `events / wall_s` (depends on the machine).
     pub events_per_s: f64,
+    /// Most events pending in the engine's queue at once.
     pub peak_pending_events: u64,
     /// Most requests admitted at services (queued or in a slot) at once.
     pub peak_in_flight_requests: u64,

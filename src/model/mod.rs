@@ -148,38 +148,59 @@ pub enum RunError {
     #[error(
         "scenario `{scenario}` stopped after {events} events at simulated {at}: over the limit of {limit} events; raise it with --max-events if the run is meant to be this large"
     )]
+    /// More events than `--max-events` allows.
     TooManyEvents {
+        /// The scenario's name.
         scenario: String,
+        /// Events run when it stopped.
         events: u64,
+        /// The simulated instant it stopped at.
         at: SimTime,
+        /// The limit (`--max-events`).
         limit: u64,
     },
     #[error(
         "scenario `{scenario}` stopped at simulated {at}: its {events} pending events, {jobs} jobs, {attempts} attempts and {users} open user requests take about {bytes} bytes, above the limit of {limit}; bound the queues (`queue_cap`), shorten the timeouts, `duration` or `arrivals.rate`, or raise --max-memory if the machine has the memory"
     )]
+    /// Live records estimated above `--max-memory`.
     OutOfMemory {
+        /// The scenario's name.
         scenario: String,
+        /// The simulated instant it stopped at.
         at: SimTime,
+        /// Events pending in the queue.
         events: u64,
+        /// Jobs alive.
         jobs: u64,
+        /// Attempts alive.
         attempts: u64,
+        /// User requests open.
         users: u64,
+        /// The estimated size of those records, in bytes.
         bytes: u64,
+        /// The limit (`--max-memory`), in bytes.
         limit: u64,
     },
     #[error(
         "scenario `{scenario}` stopped at simulated {at}: {events} events in a row without the clock moving (a request cycle that takes no time, like closed-loop users with zero think time calling services with zero work); give `think_time`, `service_time` or network `latency` a positive value"
     )]
+    /// Too many events in a row at one simulated instant.
     Stalled {
+        /// The scenario's name.
         scenario: String,
+        /// The instant the clock stayed at.
         at: SimTime,
+        /// Events run at that instant.
         events: u64,
     },
     #[error(
         "scenario `{scenario}`: no user request arrived in the run (arrivals end at {duration}); raise `arrivals.rate` or `duration`, shorten `think_time`, or set `allow_no_requests: true` if a run without requests is intended"
     )]
+    /// No user request arrived (and `allow_no_requests` is not set).
     NoRequests {
+        /// The scenario's name.
         scenario: String,
+        /// The arrival period, at whose end arrivals stop.
         duration: SimDuration,
     },
 }
@@ -486,7 +507,9 @@ struct Progress {
 /// A finished run: its summary and, when asked for, its time series.
 #[derive(Clone, Debug)]
 pub struct RunOutput {
+    /// Every metric of the run.
     pub summary: RunSummary,
+    /// The binned time series (`None` unless they were asked for).
     pub series: Option<TimeSeries>,
     /// Every event-queue operation, when recording was asked for (empty otherwise).
     pub queue_ops: Vec<QueueOp>,

@@ -110,7 +110,10 @@ impl<T> std::ops::IndexMut<u32> for Slab<T> {
 /// A handle to a generation-checked record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Handle {
+    /// The record's slot in the slab.
     pub index: u32,
+    /// The slot's generation when the record was inserted: a handle to a freed and reused slot
+    /// no longer matches.
     pub generation: u32,
 }
 

@@ -27,14 +27,18 @@ use crate::time::SimTime;
 /// What a span stands for (OTLP `SpanKind`: 2 server, 3 client).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SpanKind {
+    /// A service's work on an attempt, admission to reply.
     Server,
+    /// An attempt, at the client or on a call edge.
     Client,
 }
 
 /// Whose span it is: the client (resource `service.name` [`CLIENT_SERVICE`]) or a service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
+    /// The client.
     Client,
+    /// The service of this index.
     Service(usize),
 }
 
@@ -44,14 +48,22 @@ pub const CLIENT_SERVICE: &str = "client";
 /// One finished span.
 #[derive(Clone, Debug)]
 pub struct SpanRecord<'a> {
+    /// The trace id: the user request's (never zero).
     pub trace: u128,
+    /// The span id, distinct within the trace (never zero).
     pub span: u64,
     /// The parent span's id, 0 for a root.
     pub parent: u64,
+    /// Whose span it is.
     pub resource: Resource,
+    /// The request class for the client's attempts and a service's work, the callee for a
+    /// call's attempts.
     pub name: &'a str,
+    /// Server or client.
     pub kind: SpanKind,
+    /// When it opened.
     pub start: SimTime,
+    /// When it closed (the run's end if still open).
     pub end: SimTime,
     /// With error status: the reason (a counter's name, like `rejected_full` or `timeout`).
     pub error: Option<&'static str>,
@@ -62,7 +74,9 @@ pub struct SpanRecord<'a> {
     /// Attempts only: the attempt's number on its call (1 the first), and whether it is a retry
     /// or a hedge.
     pub attempt: u32,
+    /// Attempts only: whether it is a retry.
     pub retry: bool,
+    /// Attempts only: whether it is a hedge.
     pub hedge: bool,
     /// Jobs that waited in the queue: when they took a slot.
     pub dequeued: Option<SimTime>,

@@ -50,6 +50,7 @@ pub const TOLERANCE: f64 = 0.1;
 /// Default scale-up policies: `{type: Pods, value: 4, periodSeconds: 15}` and
 /// `{type: Percent, value: 100, periodSeconds: 15}`, the larger one wins.
 pub const SCALE_UP_PODS: u32 = 4;
+/// The `Percent` scale-up policy's value: at most 100 % more replicas per period.
 pub const SCALE_UP_PERCENT: u32 = 100;
 /// Default scale-down policy: `{type: Percent, value: 100, periodSeconds: 15}`.
 pub const SCALE_DOWN_PERCENT: u32 = 100;
@@ -86,10 +87,15 @@ pub struct AutoscaleRaw {
 pub struct Autoscale {
     /// Target utilization in whole percent (1–100).
     pub target_percent: u32,
+    /// `min_replicas`: fewest replicas the controller keeps (default 1).
     pub min_replicas: u32,
+    /// `max_replicas`: most replicas the controller starts.
     pub max_replicas: u32,
+    /// `interval`: time between evaluations (default 15 s).
     pub interval: SimDuration,
+    /// `warmup`: time from a replica's start to its first request (default 60 s).
     pub warmup: SimDuration,
+    /// `scale_down_cooldown`: the scale-down stabilization window (default 300 s).
     pub scale_down_cooldown: SimDuration,
 }
 

@@ -50,6 +50,7 @@ fn secs(t: SimTime) -> f64 {
 /// botocore's `RateClocker`: the measured rate of responses, smoothed per half-second bucket.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateClocker {
+    /// The smoothed rate of responses, per second (botocore's `measured_tx_rate`).
     pub measured: f64,
     /// The current bucket, in half-seconds since time 0.
     last_bucket: u64,
@@ -85,8 +86,11 @@ impl RateClocker {
 /// botocore's `CubicCalculator`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cubic {
+    /// The rate when the last throttle was seen, per second (0 before any).
     pub w_max: f64,
+    /// Seconds after `last_fail` at which the cubic curve climbs back to `w_max`.
     pub k: f64,
+    /// When the last throttle was seen (the start, before any).
     pub last_fail: SimTime,
 }
 
@@ -122,8 +126,11 @@ impl Cubic {
 /// botocore's `TokenBucket`, refilled on the simulated clock.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Bucket {
+    /// Tokens added per second.
     pub fill_rate: f64,
+    /// Most tokens the bucket holds.
     pub max_capacity: f64,
+    /// Tokens held at the last refill (one is taken per request).
     pub current: f64,
     last: SimTime,
 }
@@ -171,9 +178,13 @@ impl Bucket {
 /// botocore's `ClientRateLimiter`: the three parts and whether a throttle has been seen.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RateLimiter {
+    /// Whether a throttle has been seen: the bucket limits requests only from then on.
     pub enabled: bool,
+    /// The measured rate of responses.
     pub clocker: RateClocker,
+    /// The cubic curve that sets the bucket's rate after each response.
     pub cubic: Cubic,
+    /// The token bucket each request takes from.
     pub bucket: Bucket,
 }
 

@@ -78,7 +78,9 @@ pub enum BudgetKindRaw {
 /// A validated retry budget.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RetryBudget {
+    /// `kind: concurrent` (Envoy's): a share of the requests in flight.
     Concurrent(ConcurrentBudget),
+    /// `kind: ratio` (Finagle's and Linkerd's): a share of recent calls plus a reserve per second.
     Ratio(RatioBudget),
 }
 

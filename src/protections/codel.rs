@@ -32,7 +32,9 @@ pub struct CodelRaw {
 /// CoDel parameters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Codel {
+    /// `target`: acceptable standing queue delay (default 5 ms).
     pub target: SimDuration,
+    /// `interval`: window over which the delay must stay above `target` (default 100 ms).
     pub interval: SimDuration,
 }
 

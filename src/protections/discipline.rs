@@ -64,7 +64,11 @@ pub enum QueueDiscipline {
     Lifo,
     /// Oldest first, but newest first while the oldest queued request has waited at least `after`
     /// (Facebook's adaptive LIFO).
-    AdaptiveLifo { after: SimDuration },
+    AdaptiveLifo {
+        /// `lifo_after`: the oldest request's wait that switches to newest first (default
+        /// 100 ms).
+        after: SimDuration,
+    },
     /// Highest request-class priority first, oldest first within a priority.
     Priority,
 }

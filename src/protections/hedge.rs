@@ -34,7 +34,9 @@ pub struct HedgeRaw {
 /// Hedged requests on one edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hedge {
+    /// `delay`: wait this long for a reply before sending a hedge.
     pub delay: SimDuration,
+    /// `max_hedges`: hedges per call at most (default 1).
     pub max_hedges: u32,
 }
 

@@ -70,17 +70,22 @@ pub enum ChoiceCountRaw {
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum AllRaw {
+    // The word itself; a doc comment here would turn the schema's `enum: [all]` into a `oneOf`.
+    #[allow(missing_docs)]
     All,
 }
 
 /// A validated balancing policy.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LoadBalancer {
+    /// Each replica in turn (the default).
     #[default]
     RoundRobin,
+    /// A uniform replica per attempt.
     Random,
     /// `choice_count` draws with replacement.
     LeastRequest {
+        /// Replicas drawn per pick (default 2).
         choice_count: u32,
     },
     /// Full scan.

@@ -81,10 +81,17 @@ pub struct OutlierDetectionRaw {
 /// Validated outlier detection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutlierDetection {
+    /// `consecutive_failures`: failed attempts in a row that eject a replica (default 5).
     pub consecutive_failures: u32,
+    /// `interval`: time between ejection sweeps (default 10 s).
     pub interval: SimDuration,
+    /// `base_ejection_time`: an ejection lasts this times the replica's ejection backoff
+    /// (default 30 s).
     pub base_ejection_time: SimDuration,
+    /// `max_ejection_percent`: most replicas ejected at once, in percent (default 10; one may
+    /// always be).
     pub max_ejection_percent: u32,
+    /// `max_ejection_time`: longest ejection (default 300 s, or `base_ejection_time` if larger).
     pub max_ejection_time: SimDuration,
 }
 

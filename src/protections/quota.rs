@@ -60,6 +60,8 @@ pub enum QuotaKindRaw {
 /// A validated retry quota.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RetryQuota {
+    /// The AWS SDKs' standard retry mode: quota 500, retry cost 5 (10 after a timeout), refunds
+    /// on success.
     AwsStandard,
     /// The standard mode's quota, backoff and attempts, and the rate limiter of
     /// [`super::aws_adaptive`].

@@ -39,8 +39,11 @@ pub struct RateLimitRaw {
 /// A validated local rate limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RateLimit {
+    /// `max_tokens`: bucket size, and its level at the start of the run.
     pub max_tokens: u32,
+    /// `tokens_per_fill`: tokens added at each fill, up to `max_tokens` (default 1).
     pub tokens_per_fill: u32,
+    /// `fill_interval`: time between fills (at least 50 ms).
     pub fill_interval: SimDuration,
 }
 

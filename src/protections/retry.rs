@@ -91,11 +91,17 @@ pub enum JitterRaw {
 /// A jitter shape; `Proportional` carries its fraction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Jitter {
+    /// U[0, v] (the default).
     Full,
+    /// v/2 + U[0, v/2].
     Equal,
+    /// min(cap, U[base, 3·previous wait]).
     Decorrelated,
+    /// Exactly v.
     None,
+    /// U[v·(1−f), v·(1+f)], with f (`jitter_fraction`) in [0, 1].
     Proportional(f64),
+    /// Envoy's `JitteredBackOffStrategy`, in whole milliseconds.
     Envoy,
 }
 
@@ -103,9 +109,13 @@ pub enum Jitter {
 /// v by `jitter`. A zero base retries at once (no `backoff` key).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Backoff {
+    /// `base`: v before the first retry (0: retry at once).
     pub base: SimDuration,
+    /// `cap`: upper bound of v (`None`: unbounded, except Envoy's 10 × base).
     pub cap: Option<SimDuration>,
+    /// `jitter`: how the wait is drawn around v.
     pub jitter: Jitter,
+    /// `multiplier`: growth of v per retry, at least 1 (default 2).
     pub multiplier: f64,
 }
 

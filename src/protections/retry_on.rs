@@ -32,8 +32,11 @@ pub enum FailureRaw {
 /// How one attempt failed, from the caller's side.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Failure {
+    /// The attempt timed out.
     Timeout,
+    /// The callee replied `reject` (queue full, outage) or a local protection refused it.
     Reject,
+    /// The callee replied a retryable `error`.
     Error,
     /// An error the callee marked non-retryable (`retryable_fraction`): never retried.
     Fatal,

@@ -26,7 +26,9 @@ pub struct ThrottleRaw {
 /// gRFC A6 retry throttle, in thousandths of a token (A6 allows three decimal places).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Throttle {
+    /// `max_tokens`, in thousandths of a token: bucket size and starting level.
     pub max_milli: u64,
+    /// `token_ratio`, in thousandths of a token: returned per successful attempt.
     pub ratio_milli: u64,
 }
 

@@ -32,7 +32,9 @@ pub struct ContentionRaw {
 /// The USL coefficients of a service.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Contention {
+    /// Contention share σ: each other busy slot adds this fraction to a job's work (0: none).
     pub sigma: f64,
+    /// Coherency cost κ: each ordered pair of busy slots adds this fraction (0: none).
     pub kappa: f64,
 }
 

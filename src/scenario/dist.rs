@@ -24,6 +24,7 @@ use crate::time::SimDuration;
 /// A distribution of a duration: its shape, every draw multiplied by `scale`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Dist {
+    /// The distribution before scaling.
     pub shape: Shape,
     /// Multiplies every draw (`scale: K`, a `slow` fault's `slowdown: K`); 1 leaves draws as the
     /// shape gives them, to the nanosecond.
@@ -33,24 +34,35 @@ pub struct Dist {
 /// The shape of a duration distribution.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Shape {
+    /// Exponential (memoryless) with the given mean.
     Exponential {
+        /// The mean draw.
         mean: SimDuration,
     },
+    /// Always the same duration.
     Constant {
+        /// The duration every draw gives.
         value: SimDuration,
     },
+    /// Uniform over `[min, max]`.
     Uniform {
+        /// The shortest draw.
         min: SimDuration,
+        /// The longest draw.
         max: SimDuration,
     },
     /// Log-normal with the given mean and shape `sigma` (the σ of the underlying normal).
     LogNormal {
+        /// The mean draw (not the median).
         mean: SimDuration,
+        /// The σ of the underlying normal: the larger, the heavier the tail.
         sigma: f64,
     },
     /// Pareto with scale `min` and shape `alpha` (heavy-tailed; infinite mean for alpha ≤ 1).
     Pareto {
+        /// The scale: the shortest draw.
         min: SimDuration,
+        /// The shape: the smaller, the heavier the tail.
         alpha: f64,
     },
     /// Through given quantiles (`{p50: 20ms, p99: 180ms}`).

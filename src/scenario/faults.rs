@@ -26,9 +26,13 @@ use crate::time::SimTime;
 /// A fault in force during `[from, to)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Fault {
+    /// How reports and diagnostics name the fault.
     pub name: String,
+    /// When it starts (included).
     pub from: SimTime,
+    /// When it ends (excluded).
     pub to: SimTime,
+    /// What it does, and to which service.
     pub kind: FaultKind,
     /// The replicas of the service it acts on (`None`: all).
     pub replicas: Option<Vec<u32>>,
@@ -49,23 +53,40 @@ pub enum FaultKind {
     /// The service's own work follows `service_time` instead of its normal distribution.
     /// With `fraction` below 1, only that share of the work started in the window is slow.
     Slow {
+        /// The service whose work is slow.
         service: ServiceIx,
+        /// The distribution of its work while the fault holds.
         service_time: Dist,
+        /// Share in [0, 1] of the work started in the window that is slow (1: all).
         fraction: f64,
     },
     /// A share of the service's arrivals fail at once (reply `error` after its reject delay);
     /// `retryable` of those errors may be retried, the rest are non-retryable.
     Error {
+        /// The service whose arrivals fail.
         service: ServiceIx,
+        /// Share in [0, 1] of its arrivals that fail.
         fraction: f64,
+        /// Share in [0, 1] of those errors a caller may retry.
         retryable: f64,
     },
     /// Every arrival at the service is rejected.
-    Outage { service: ServiceIx },
+    Outage {
+        /// The service that rejects.
+        service: ServiceIx,
+    },
     /// The service has only `slots` slots (work already started goes on).
-    Capacity { service: ServiceIx, slots: u32 },
+    Capacity {
+        /// The service whose slots shrink.
+        service: ServiceIx,
+        /// The slots in force while the fault holds.
+        slots: u32,
+    },
     /// User arrivals come `factor` times faster.
-    Surge { factor: f64 },
+    Surge {
+        /// Multiplies the user arrival rate (2: twice as many).
+        factor: f64,
+    },
 }
 
 /// The keys a fault of `kind` takes besides `kind` and its window (`from`, `to`, `duration`).

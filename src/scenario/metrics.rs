@@ -71,9 +71,11 @@ pub struct RecoveryRaw {
 /// Validated metric definitions.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricDefinitions {
+    /// `recovery`: the rule R2 (`recovery_s`) applies (default 99 % over 3 s).
     pub recovery: RecoveryRule,
     /// `quantiles` as given (`None`: not asked, no `latency_quantiles` field).
     pub quantiles: Option<Vec<f64>>,
+    /// `windows`: the named measurement windows, in the order written (empty: none).
     pub windows: Vec<Window>,
 }
 
@@ -88,7 +90,9 @@ impl MetricDefinitions {
 /// arrivals succeeding (an integer comparison, so 0.99 is exactly today's `ok·100 ≥ a·99`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RecoveryRule {
+    /// The share of a span's arrivals that must succeed, in parts per million (990 000: 99 %).
     pub threshold_ppm: u64,
+    /// The span's length, in whole seconds.
     pub span_s: usize,
 }
 
@@ -111,8 +115,11 @@ impl RecoveryRule {
 /// A named window `[from, to)` of arrival time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Window {
+    /// Its key under `metrics.windows`, and under `metrics.windows` of the report.
     pub name: String,
+    /// Its first instant of arrival time (included).
     pub from: SimTime,
+    /// Its end (excluded); at most the run's `duration`.
     pub to: SimTime,
 }
 

@@ -46,6 +46,7 @@ pub const MAX_CHAINS: usize = 16;
 pub struct Scenario {
     /// The file stem (`naive` for `scenarios/naive.yaml`).
     pub name: String,
+    /// `seed`: the root of every random stream (default 1; `--seed` overrides it).
     pub seed: u64,
     /// `allow_no_requests`: a run without any user request is intended (default false).
     pub allow_no_requests: bool,
@@ -56,8 +57,11 @@ pub struct Scenario {
     /// The request classes (`clients:`), in file order; the shorthand `arrivals` + `client` is
     /// the one class [`DEFAULT_CLASS`]. Never empty.
     pub classes: Vec<RequestClass>,
+    /// The services, in file order (indexed by [`ServiceIx`]).
     pub services: Vec<Service>,
+    /// Every call edge with its caller's policy (indexed by [`EdgeIx`]).
     pub edges: Vec<Edge>,
+    /// The faults, in file order.
     pub faults: Vec<Fault>,
     /// The `metrics:` section: recovery rule, reported quantiles, measurement windows.
     pub metrics: metrics::MetricDefinitions,
@@ -81,7 +85,9 @@ pub struct RequestClass {
     /// Higher is more important (default 0); read by `queue_discipline: priority` and
     /// `shed: priority`.
     pub priority: i32,
+    /// How its user requests arrive.
     pub arrivals: Arrivals,
+    /// How its client sends, times out and retries them.
     pub client: ClientPolicy,
 }
 
@@ -156,7 +162,9 @@ pub struct ClosedLoop {
 /// The client's policy toward the entry service.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClientPolicy {
+    /// `entry`: the service user requests are sent to.
     pub entry: ServiceIx,
+    /// How long the client waits for each attempt before giving it up.
     pub attempt_timeout: SimDuration,
     /// Retries after the first attempt (default 0).
     pub retries: u32,
@@ -181,10 +189,13 @@ pub struct ClientPolicy {
 /// A service: slots, a queue, its own work, and the calls it makes while holding a slot.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Service {
+    /// Its key under `services:`, and in reports.
     pub name: String,
+    /// `slots`: jobs it runs at once (per replica).
     pub slots: u32,
     /// `None` for an unbounded queue.
     pub queue_cap: Option<u32>,
+    /// `queue_discipline`: which end of the queue is served (default FIFO).
     pub discipline: QueueDiscipline,
     /// `shed: priority`: a full queue evicts its newest lowest-priority request for a more
     /// important arrival.
@@ -253,22 +264,33 @@ impl Service {
 /// A caller's policy on one call edge.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
+    /// The service that makes the call.
     pub caller: ServiceIx,
+    /// The service it calls.
     pub callee: ServiceIx,
     /// `caller->callee`, the key of the edge in reports.
     pub name: String,
+    /// `attempt_timeout`: how long the caller waits for each attempt.
     pub attempt_timeout: SimDuration,
+    /// `retries`: retries after the first attempt of a call (0: none).
     pub retries: u32,
+    /// `backoff`: the full-jitter wait before each retry.
     pub backoff: Backoff,
+    /// `retry_throttle`: the gRFC A6 token bucket (`None`: retries are not throttled).
     pub throttle: Option<Throttle>,
+    /// `propagate_deadline`: send the attempt's deadline with the request (default false).
     pub propagate_deadline: bool,
+    /// `retry_budget`: the Envoy-style retry budget (`None`: none).
     pub retry_budget: Option<RetryBudget>,
+    /// `adaptive_throttle`: client-side adaptive throttling (`None`: none).
     pub adaptive_throttle: Option<AdaptiveThrottle>,
     /// Cancel the callee's work when this caller gives up on an attempt.
     pub cancel_on_abandon: bool,
     /// Honour the callee's retry-after hint.
     pub honor_retry_after: bool,
+    /// `circuit_breaker`: the edge's breaker (`None`: none).
     pub circuit_breaker: Option<CircuitBreaker>,
+    /// `hedge`: hedged attempts instead of retries (`None`: not hedged).
     pub hedge: Option<Hedge>,
     /// Envoy local rate limit on attempts.
     pub rate_limit: Option<RateLimit>,

@@ -46,15 +46,20 @@ pub struct SegmentRaw {
 /// A piece of the rate function: linear from `rate` at `from` to `to_rate` at `to`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Piece {
+    /// Where the piece starts (included).
     pub from: SimTime,
+    /// Where it ends (excluded).
     pub to: SimTime,
+    /// Requests per second at `from`.
     pub rate: f64,
+    /// Requests per second at `to`, linear in between (equal to `rate` for a step).
     pub to_rate: f64,
 }
 
 /// A validated profile: contiguous pieces covering `[0, duration)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Profile {
+    /// The pieces, in time order, each starting where the previous one ends.
     pub pieces: Vec<Piece>,
 }
 

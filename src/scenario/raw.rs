@@ -552,7 +552,9 @@ pub struct BucketRaw {
 /// A bucket's upper bound: a duration or `+Inf`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BucketBound {
+    /// A finite bound.
     At(crate::time::SimDuration),
+    /// `+Inf`: the bucket of every observation.
     Inf,
 }
 

@@ -24,7 +24,9 @@ pub const MAX_TRACE_BYTES: u64 = 2 << 30;
 /// Which rows of a trace with a class column to keep: those of `class`, among `known` classes.
 #[derive(Clone, Copy, Debug)]
 pub struct ClassFilter<'a> {
+    /// The class whose rows are kept.
     pub class: &'a str,
+    /// Every class of the scenario: a row naming another is an error.
     pub known: &'a [String],
 }
 

@@ -100,7 +100,9 @@ fn cut_to(timeout: SimDuration, bound: Option<SimDuration>) -> SimDuration {
 /// whose backoff would end past it is not sent, and the call fails at that instant).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallWorstCase {
+    /// Attempts of the call: `retries + 1`.
     pub attempts: u32,
+    /// The edge's attempt timeout.
     pub timeout: SimDuration,
     /// The longest backoff before each retry.
     pub backoffs: Vec<SimDuration>,
@@ -157,7 +159,9 @@ pub fn timeout_that_fits(call: &CallWorstCase, wait: SimDuration) -> Option<SimD
 /// The budget of one call: its worst case against the time its caller serves under.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallBudget {
+    /// The call edge.
     pub edge: EdgeIx,
+    /// The longest one call on it can take.
     pub worst: CallWorstCase,
     /// What the caller serves under (`None` if the caller is unreachable).
     pub caller_serves_under: Option<ServesUnder>,
@@ -170,8 +174,11 @@ pub struct CallBudget {
 pub struct ClientBudget {
     /// The request class whose client this is (the most patient, with several).
     pub class: usize,
+    /// Attempts of one user request: the client's `retries + 1`.
     pub attempts: u32,
+    /// The client's `attempt_timeout`.
     pub timeout: SimDuration,
+    /// The client's `retry_interval`, the wait before each retry.
     pub interval: SimDuration,
     /// The client's `call_timeout`, when it is shorter than the attempts and intervals.
     pub call_timeout: Option<SimDuration>,

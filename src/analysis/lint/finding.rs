@@ -13,9 +13,13 @@ pub enum Level {
 /// Which check produced a finding.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Check {
+    /// A call's worst case against the time its caller serves under.
     Budget,
+    /// A queue's wait against its callers' wait.
     Queue,
+    /// Deadlines: `drop_expired` where no request carries a deadline.
     Deadline,
+    /// Offered load × amplification against capacity.
     Load,
     /// A service no user request can reach.
     Reach,
@@ -40,9 +44,14 @@ impl Check {
 /// One finding: what, where (a service or an edge name), the numbers, and a fix for warnings.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Finding {
+    /// A note or a warning.
     pub level: Level,
+    /// The check that found it.
     pub check: Check,
+    /// The service or edge (`a->b`) it is about.
     pub subject: String,
+    /// What is wrong, with the numbers.
     pub message: String,
+    /// A suggested change, for warnings (`None` for notes).
     pub fix: Option<String>,
 }

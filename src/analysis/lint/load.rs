@@ -95,16 +95,20 @@ pub fn sustained_factor(edge: &Edge) -> f64 {
 /// Per service: the load checks' numbers.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Load {
+    /// The service.
     pub service: ServiceIx,
     /// `slots / mean service time` per regime (an upper bound for services with calls).
     pub capacity: Vec<Option<f64>>,
     /// For a service with calls: the longest a slot is held when its calls time out, seconds
     /// ([`longest_hold`]), and `slots` / that.
     pub timeout_hold_s: Option<f64>,
+    /// `slots / timeout_hold_s`, requests per second (`None` for a service without calls).
     pub timeout_capacity: Option<f64>,
     /// Attempts per user request: first attempts only, under sustained failure, worst case (R1).
     pub first: f64,
+    /// Attempts per user request while every attempt fails (every retry, or A6's sustained rate).
     pub sustained: f64,
+    /// Worst-case attempts per user request (R1).
     pub worst: u64,
 }
 

@@ -59,14 +59,21 @@ use crate::time::SimDuration;
 /// Everything `loadsim check` reports about one scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Lint {
+    /// How long a user can wait in all (the most patient class's client).
     pub client: ClientBudget,
+    /// Per service, the time it serves under (`None` for a service no request reaches).
     pub serves_under: Vec<Option<ServesUnder>>,
+    /// Per call edge, its worst case against its caller's time.
     pub calls: Vec<CallBudget>,
+    /// Normal, then each fault window: the regimes the capacity checks are made under.
     pub regimes: Vec<Regime>,
     /// `[regime][service]`, seconds.
     pub mean_service_s: Vec<Vec<f64>>,
+    /// Per service, the queue-wait bound.
     pub queues: Vec<QueueWait>,
+    /// Per service, the load checks' numbers.
     pub loads: Vec<Load>,
+    /// Every warning and note, in the order found.
     pub findings: Vec<Finding>,
 }
 

@@ -12,6 +12,7 @@ use crate::time::SimDuration;
 /// Per service and regime: the §7 queue-wait bound.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QueueWait {
+    /// The service.
     pub service: ServiceIx,
     /// `queue_cap × mean service time / slots` per regime, seconds; `None` for an unbounded queue.
     pub bound_s: Option<Vec<f64>>,

@@ -7,6 +7,7 @@ use crate::scenario::{ClassIx, Dist, ReplicaIx, Scenario, ServiceIx};
 /// Under which service times the capacity checks are made: normal, or inside one fault window.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Regime {
+    /// No fault in force.
     Normal,
     /// Inside the window of `faults[i]` (each fault on its own).
     Fault(usize),

@@ -34,14 +34,20 @@ use super::read::{Problem, Span};
 /// Why a span was not used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Unused {
+    /// Its parent span is not in the trace.
     OrphanParent,
+    /// It names no service.
     NoServiceName,
+    /// It has no start time or duration.
     NoTiming,
+    /// It lies outside its parent's interval (clock skew).
     ClockSkew,
+    /// Its span id is seen twice in one trace.
     DuplicateId,
 }
 
 impl Unused {
+    /// The reason, in words, for the coverage report.
     pub fn describe(self) -> &'static str {
         match self {
             Unused::OrphanParent => "orphan parent (the parent span is not in the trace)",
@@ -56,9 +62,13 @@ impl Unused {
 /// How many spans were read, used and not used (each reason counts the span and those under it).
 #[derive(Clone, Debug, Default)]
 pub struct Coverage {
+    /// Traces read.
     pub traces: usize,
+    /// Spans read.
     pub spans: usize,
+    /// Spans the call graph was built from.
     pub used: usize,
+    /// Spans not used, per reason.
     pub unused: BTreeMap<Unused, usize>,
     /// CLIENT spans with no callee under them and no remote service name: the caller's own work.
     pub client_without_callee: usize,
@@ -85,6 +95,8 @@ pub struct EdgeStats {
 }
 
 impl EdgeStats {
+    /// The mean start of the first call after the start of its invocation, in nanoseconds
+    /// (0 without calls).
     pub fn mean_offset(&self) -> f64 {
         if self.offset_n == 0 {
             0.0
@@ -97,12 +109,15 @@ impl EdgeStats {
 /// What the traces say about one service.
 #[derive(Clone, Debug, Default)]
 pub struct ServiceStats {
+    /// Invocations: spans that receive a call (SERVER, CONSUMER) or roots.
     pub invocations: usize,
+    /// Invocations with error status.
     pub errors: usize,
     /// Invocations per class.
     pub by_class: BTreeMap<String, usize>,
     /// Own work per complete invocation, nanoseconds.
     pub own_work: Vec<u64>,
+    /// Per callee service, by name, what the traces say about the call.
     pub callees: IndexMap<String, EdgeStats>,
     /// For two callees (in name order): invocations calling both, and of those, how many had
     /// the two calls overlap in time.
@@ -112,8 +127,11 @@ pub struct ServiceStats {
 /// The root spans of one class: its entry service and operation, start times and sampling.
 #[derive(Clone, Debug, Default)]
 pub struct ClassStats {
+    /// The service its roots start in.
     pub entry: String,
+    /// The root spans' name (the operation).
     pub operation: String,
+    /// The roots' start times, nanoseconds since the Unix epoch (0 for a root without one).
     pub starts: Vec<u64>,
     /// The probabilistic sampling rate stated by every root, when all state the same one.
     pub sampled: Option<f64>,
@@ -123,8 +141,11 @@ pub struct ClassStats {
 /// The call graph read from the traces.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
+    /// Per service, by name.
     pub services: IndexMap<String, ServiceStats>,
+    /// Per request class, by name.
     pub classes: IndexMap<String, ClassStats>,
+    /// How many spans were read and used.
     pub coverage: Coverage,
 }
 

@@ -25,7 +25,9 @@ pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 /// applied, errors and retries seen.
 #[derive(Clone, Debug)]
 pub struct TraceImport {
+    /// The scenario, as YAML text.
     pub yaml: String,
+    /// Lines for stderr: coverage, defaults applied, errors and retries seen.
     pub report: Vec<String>,
 }
 

@@ -39,6 +39,7 @@ pub enum TraceFormat {
 }
 
 impl TraceFormat {
+    /// The format's name in messages.
     pub fn name(self) -> &'static str {
         match self {
             TraceFormat::Otlp => "OTLP JSON",
@@ -51,11 +52,17 @@ impl TraceFormat {
 /// What a span stands for, from the format's kind.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// No kind stated.
     Unspecified,
+    /// Work inside a service: neither receives nor makes a call.
     Internal,
+    /// Receives a synchronous call.
     Server,
+    /// Makes a synchronous call.
     Client,
+    /// Sends a message (a call, for the graph).
     Producer,
+    /// Receives a message (an invocation, for the graph).
     Consumer,
 }
 
@@ -75,16 +82,25 @@ impl Kind {
 pub struct Span {
     /// The file (index into the files read) and the key path of the span in it.
     pub file: usize,
+    /// The span's key path in that file.
     pub at: String,
+    /// Its trace id, as written.
     pub trace: String,
+    /// Its span id, as written.
     pub id: String,
+    /// Its parent's span id (`None` for a root).
     pub parent: Option<String>,
+    /// The service it belongs to (`None` when the span names none).
     pub service: Option<String>,
+    /// Its name: the operation.
     pub name: String,
+    /// What it stands for.
     pub kind: Kind,
     /// Start and end in nanoseconds since the Unix epoch; `None` when the span does not say.
     pub start: Option<u64>,
+    /// See `start`.
     pub end: Option<u64>,
+    /// Whether it has error status.
     pub error: bool,
     /// The remote service a client span names (`peer.service`, Zipkin's `remoteEndpoint`).
     pub peer: Option<String>,
@@ -98,15 +114,21 @@ pub struct Span {
 /// column when known, and the message.
 #[derive(Clone, Debug)]
 pub struct Problem {
+    /// Index into the files read.
     pub file: usize,
+    /// The key path in the file (empty for the whole file).
     pub key: String,
+    /// Line and column, when known.
     pub line: Option<(usize, usize)>,
+    /// What is wrong.
     pub message: String,
 }
 
 /// Spans read from one file, and the format each document was.
 pub struct Read {
+    /// Every span read, in file order.
     pub spans: Vec<Span>,
+    /// The format of each document of the file.
     pub formats: Vec<TraceFormat>,
 }
 

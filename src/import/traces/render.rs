@@ -30,7 +30,9 @@ pub const PROFILE_MIN_ROOTS: usize = 100;
 
 /// The written scenario and the notes for stderr.
 pub struct Rendered {
+    /// The scenario, as YAML text.
     pub yaml: String,
+    /// Lines for stderr: defaults applied and what could not be read from the traces.
     pub notes: Vec<String>,
 }
 

@@ -8,18 +8,27 @@ use crate::time::SimDuration;
 
 /// Builder defaults of AIMDLimit.
 pub const DEFAULT_INITIAL_LIMIT: u32 = 20;
+/// Default `min_limit`.
 pub const DEFAULT_MIN_LIMIT: u32 = 20;
+/// Default `max_limit`.
 pub const DEFAULT_MAX_LIMIT: u32 = 200;
+/// Default `backoff_ratio`.
 pub const DEFAULT_BACKOFF_RATIO: f64 = 0.9;
+/// Default `timeout`.
 pub const DEFAULT_TIMEOUT: SimDuration = SimDuration::from_secs(5);
 
 /// AIMD parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Aimd {
+    /// `initial_limit`: the limit at the start (default 20).
     pub initial_limit: u32,
+    /// `min_limit`: the lowest limit (default 20).
     pub min_limit: u32,
+    /// `max_limit`: the highest limit (default 200).
     pub max_limit: u32,
+    /// `backoff_ratio`: the factor a drop multiplies the limit by, in [0.5, 1) (default 0.9).
     pub backoff_ratio: f64,
+    /// `timeout`: a sample slower than this counts as a drop (default 5 s).
     pub timeout: SimDuration,
 }
 
@@ -31,6 +40,7 @@ pub struct AimdState {
 }
 
 impl AimdState {
+    /// The limiter at its `initial_limit`.
     pub fn new(p: Aimd) -> Self {
         AimdState {
             p,
@@ -38,6 +48,7 @@ impl AimdState {
         }
     }
 
+    /// The limit in force.
     pub fn limit(&self) -> u32 {
         self.limit
     }

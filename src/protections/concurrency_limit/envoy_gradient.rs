@@ -29,10 +29,15 @@ use crate::time::{SimDuration, SimTime};
 
 /// Defaults of adaptive_concurrency.proto / gradient_controller.cc.
 pub const DEFAULT_REQUEST_COUNT: u32 = 50;
+/// Default `jitter`: a share of `min_rtt_calc_interval`.
 pub const DEFAULT_JITTER: f64 = 0.15;
+/// Default `min_concurrency`.
 pub const DEFAULT_MIN_CONCURRENCY: u32 = 3;
+/// Default `buffer`: a share of minRTT.
 pub const DEFAULT_BUFFER: f64 = 0.25;
+/// Default `sample_aggregate_percentile` (p50).
 pub const DEFAULT_SAMPLE_PERCENTILE: f64 = 0.5;
+/// Default `max_concurrency_limit`.
 pub const DEFAULT_MAX_CONCURRENCY_LIMIT: u32 = 1000;
 /// Consecutive updates to `min_concurrency` that start a minRTT window early.
 pub const MIN_CONCURRENCY_RESETS: u32 = 5;
@@ -40,13 +45,23 @@ pub const MIN_CONCURRENCY_RESETS: u32 = 5;
 /// Gradient controller parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct EnvoyGradient {
+    /// `concurrency_update_interval`: how often the limit is recalculated.
     pub concurrency_update_interval: SimDuration,
+    /// `min_rtt_calc_interval`: time between minRTT measurements.
     pub min_rtt_calc_interval: SimDuration,
+    /// `request_count`: latencies that make a minRTT measurement (default 50).
     pub request_count: u32,
+    /// `jitter`: random extra delay of the next minRTT window, a share of its interval in [0, 1)
+    /// (default 0.15).
     pub jitter: f64,
+    /// `min_concurrency`: the limit while measuring minRTT, and the lowest limit (default 3).
     pub min_concurrency: u32,
+    /// `buffer`: share added to minRTT before the gradient, in [0, 1] (default 0.25).
     pub buffer: f64,
+    /// `sample_aggregate_percentile`: the percentile summarizing latencies, in (0, 1] (default
+    /// 0.5).
     pub sample_aggregate_percentile: f64,
+    /// `max_concurrency_limit`: the highest limit (default 1000).
     pub max_concurrency_limit: u32,
 }
 
@@ -83,6 +98,7 @@ impl EnvoyGradientState {
         s
     }
 
+    /// The limit in force (timers not advanced: see [`Self::advance`]).
     pub fn limit(&self) -> u32 {
         self.limit
     }

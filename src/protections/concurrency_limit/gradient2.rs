@@ -10,11 +10,17 @@
 
 /// Builder defaults of Gradient2Limit.
 pub const DEFAULT_INITIAL_LIMIT: u32 = 20;
+/// Default `min_limit`.
 pub const DEFAULT_MIN_LIMIT: u32 = 20;
+/// Default `max_limit`.
 pub const DEFAULT_MAX_LIMIT: u32 = 200;
+/// Default `smoothing`.
 pub const DEFAULT_SMOOTHING: f64 = 0.2;
+/// Default `queue_size`.
 pub const DEFAULT_QUEUE_SIZE: u32 = 4;
+/// Default `rtt_tolerance`.
 pub const DEFAULT_RTT_TOLERANCE: f64 = 1.5;
+/// Default `long_window`, in samples.
 pub const DEFAULT_LONG_WINDOW: u32 = 600;
 /// Samples averaged plainly before the exponential average starts (`new ExpAvgMeasurement(
 /// longWindow, 10)`).
@@ -23,12 +29,20 @@ pub const WARMUP_WINDOW: u32 = 10;
 /// Gradient2 parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Gradient2 {
+    /// `initial_limit`: the limit at the start (default 20).
     pub initial_limit: u32,
+    /// `min_limit`: the lowest limit (default 20).
     pub min_limit: u32,
+    /// `max_limit`: the highest limit (default 200).
     pub max_limit: u32,
+    /// `smoothing`: weight of the new estimate, in (0, 1] (default 0.2).
     pub smoothing: f64,
+    /// `queue_size`: the growth allowed while latency stays low (default 4).
     pub queue_size: u32,
+    /// `rtt_tolerance`: the latency increase tolerated before the limit shrinks, at least 1
+    /// (default 1.5).
     pub rtt_tolerance: f64,
+    /// `long_window`: samples in the long-term RTT average (default 600).
     pub long_window: u32,
 }
 
@@ -43,6 +57,7 @@ pub struct Gradient2State {
 }
 
 impl Gradient2State {
+    /// The limiter at its `initial_limit`, with no RTT measured.
     pub fn new(p: Gradient2) -> Self {
         Gradient2State {
             p,
@@ -53,6 +68,7 @@ impl Gradient2State {
         }
     }
 
+    /// The limit in force: the estimate, truncated.
     pub fn limit(&self) -> u32 {
         self.estimated as u32
     }

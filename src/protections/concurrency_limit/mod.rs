@@ -213,7 +213,9 @@ impl ConcurrencyLimitRaw {
 /// One partition of a partitioned limiter: a request class and its guaranteed share.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Partition {
+    /// The request class's name.
     pub class: String,
+    /// Its share of the limit, in [0, 1], held for it while the limit is reached.
     pub share: f64,
 }
 
@@ -270,10 +272,18 @@ pub(crate) fn validate_partitions(
 /// A validated limiter.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ConcurrencyLimit {
-    Fixed { limit: u32 },
+    /// `algorithm: fixed`: a constant limit.
+    Fixed {
+        /// `limit`: requests allowed in flight at once.
+        limit: u32,
+    },
+    /// `algorithm: aimd`: Netflix's loss-based AIMDLimit.
     Aimd(Aimd),
+    /// `algorithm: vegas`: Netflix's delay-based VegasLimit.
     Vegas(Vegas),
+    /// `algorithm: gradient2`: Netflix's Gradient2Limit.
     Gradient2(Gradient2),
+    /// `algorithm: envoy_gradient`: Envoy's adaptive concurrency gradient controller.
     EnvoyGradient(EnvoyGradient),
 }
 
@@ -551,8 +561,12 @@ pub enum Release {
 /// partition (with partitions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Permit {
+    /// When the request took the permit (its RTT sample runs from here).
     pub start: SimTime,
+    /// Requests in flight once it took the permit, itself included.
     pub inflight: u32,
+    /// Index of its partition (the last one, of classes not listed, when none names its class;
+    /// 0 without partitions).
     pub partition: u16,
 }
 

@@ -13,16 +13,24 @@ use crate::rng::Stream;
 
 /// Builder defaults of VegasLimit.
 pub const DEFAULT_INITIAL_LIMIT: u32 = 20;
+/// Default `max_limit` (the library's `maxConcurrency`).
 pub const DEFAULT_MAX_LIMIT: u32 = 1000;
+/// Default `smoothing` (1: no smoothing).
 pub const DEFAULT_SMOOTHING: f64 = 1.0;
+/// Default `probe_multiplier`.
 pub const DEFAULT_PROBE_MULTIPLIER: u32 = 30;
 
 /// Vegas parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vegas {
+    /// `initial_limit`: the limit at the start (default 20).
     pub initial_limit: u32,
+    /// `max_limit`: the highest limit (default 1000).
     pub max_limit: u32,
+    /// `smoothing`: weight of the new estimate, in (0, 1] (default 1).
     pub smoothing: f64,
+    /// `probe_multiplier`: probe for a new no-load RTT every jitter × this × limit samples
+    /// (default 30).
     pub probe_multiplier: u32,
 }
 
@@ -62,6 +70,7 @@ impl VegasState {
         }
     }
 
+    /// The limit in force: the estimate, truncated.
     pub fn limit(&self) -> u32 {
         self.estimated as u32
     }

@@ -89,8 +89,10 @@ pub struct SnapshotOptionsRaw {
 /// from the files it extends).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct TestKeysRaw {
+    /// `expect`: the assertions over the run's results (`None`: none).
     #[serde(default)]
     pub expect: Option<Vec<AssertionRaw>>,
+    /// `snapshot`: which metrics to record and compare, and how closely (`None`: no snapshot).
     #[serde(default)]
     pub snapshot: Option<SnapshotRaw>,
 }
