@@ -123,10 +123,8 @@ impl Simulation<'_> {
             es.active_retries -= 1;
         }
         if let Some(b) = &mut es.balancer {
-            // The balancers count replicas as plain numbers.
-            let r = a.replica.index() as u32;
-            b.settled(r);
-            b.on_result(self.engine.now(), r, ok);
+            b.settled(a.replica);
+            b.on_result(self.engine.now(), a.replica, ok);
         }
         memo
     }

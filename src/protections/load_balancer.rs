@@ -26,6 +26,7 @@ use serde::Deserialize;
 
 use super::Problems;
 use super::outlier::Detector;
+use crate::ix::ReplicaIx;
 use crate::rng::Stream;
 use crate::time::SimTime;
 
@@ -178,7 +179,7 @@ pub struct Balancer {
     /// The edge's outlier detector: ejected replicas are left out of the choice.
     outlier: Option<Detector>,
     /// While some replicas are ejected: the others, to choose among (a reused buffer).
-    healthy: Vec<u32>,
+    healthy: Vec<ReplicaIx>,
 }
 
 impl Balancer {
@@ -210,7 +211,7 @@ impl Balancer {
     /// the replicas the edge's outlier detector has ejected (all of `serving` when every one of
     /// them is ejected). The attempt then counts as outstanding there.
     #[inline]
-    pub fn pick_at(&mut self, now: SimTime, serving: Option<&[u32]>) -> u32 {
+    pub fn pick_at(&mut self, now: SimTime, serving: Option<&[ReplicaIx]>) -> ReplicaIx {
         let ejecting = match &mut self.outlier {
             None => false,
             Some(d) => {
@@ -224,45 +225,47 @@ impl Balancer {
         let r = if !ejecting {
             match serving {
                 None => self.choose(),
-                Some(h) => h[self.choose_in(h.len(), |i| h[i] as usize)],
+                Some(h) => h[self.choose_in(h.len(), |i| h[i].index())],
             }
         } else {
             let ejected = self.outlier.as_ref().map_or(&[][..], |d| d.ejected());
             let mut healthy = std::mem::take(&mut self.healthy);
             healthy.clear();
             match serving {
-                None => healthy.extend((0..ejected.len() as u32).filter(|&r| !ejected[r as usize])),
-                Some(h) => healthy.extend(h.iter().copied().filter(|&r| !ejected[r as usize])),
+                None => {
+                    healthy.extend(ReplicaIx::first(ejected.len()).filter(|&r| !ejected[r.index()]))
+                }
+                Some(h) => healthy.extend(h.iter().copied().filter(|&r| !ejected[r.index()])),
             }
             let r = match (healthy.is_empty(), serving) {
-                (false, _) => healthy[self.choose_in(healthy.len(), |i| healthy[i] as usize)],
+                (false, _) => healthy[self.choose_in(healthy.len(), |i| healthy[i].index())],
                 (true, None) => self.choose(),
-                (true, Some(h)) => h[self.choose_in(h.len(), |i| h[i] as usize)],
+                (true, Some(h)) => h[self.choose_in(h.len(), |i| h[i].index())],
             };
             self.healthy = healthy;
             r
         };
-        self.outstanding[r as usize] += 1;
+        self.outstanding[r.index()] += 1;
         r
     }
 
     /// An attempt to replica `r` ended at `now` with a result (`ok`: success); the outlier
     /// detector, if any, counts it.
     #[inline]
-    pub fn on_result(&mut self, now: SimTime, r: u32, ok: bool) {
+    pub fn on_result(&mut self, now: SimTime, r: ReplicaIx, ok: bool) {
         if let Some(d) = &mut self.outlier {
             d.on_result(now, r, ok);
         }
     }
 
     /// Outstanding requests from this caller at replica `r`.
-    pub fn outstanding(&self, r: u32) -> u32 {
-        self.outstanding[r as usize]
+    pub fn outstanding(&self, r: ReplicaIx) -> u32 {
+        self.outstanding[r.index()]
     }
 
     /// An attempt to replica `r` settled.
-    pub fn settled(&mut self, r: u32) {
-        self.outstanding[r as usize] -= 1;
+    pub fn settled(&mut self, r: ReplicaIx) {
+        self.outstanding[r.index()] -= 1;
     }
 
     fn uniform(&mut self, n: usize) -> usize {
@@ -270,8 +273,8 @@ impl Balancer {
     }
 
     /// The choice rule over every replica.
-    fn choose(&mut self) -> u32 {
-        self.choose_in(self.outstanding.len(), |i| i) as u32
+    fn choose(&mut self) -> ReplicaIx {
+        ReplicaIx::new(self.choose_in(self.outstanding.len(), |i| i))
     }
 
     /// The choice rule over `n` candidates, candidate `i` being replica `replica(i)`; returns
@@ -387,6 +390,34 @@ mod tests {
     use super::*;
     use crate::protections::bad_snippets::{At, accepted, check};
 
+    /// The tests name replicas by number: the balancer's typed calls, numbered.
+    trait Numbered {
+        fn pick(&mut self, now: SimTime, serving: Option<&[u32]>) -> u32;
+        fn settle(&mut self, r: u32);
+        fn result(&mut self, now: SimTime, r: u32, ok: bool);
+        fn out(&self, r: u32) -> u32;
+    }
+
+    fn typed(rs: &[u32]) -> Vec<ReplicaIx> {
+        rs.iter().map(|&r| ReplicaIx::new(r as usize)).collect()
+    }
+
+    impl Numbered for Balancer {
+        fn pick(&mut self, now: SimTime, serving: Option<&[u32]>) -> u32 {
+            let serving = serving.map(typed);
+            self.pick_at(now, serving.as_deref()).index() as u32
+        }
+        fn settle(&mut self, r: u32) {
+            self.settled(ReplicaIx::new(r as usize));
+        }
+        fn result(&mut self, now: SimTime, r: u32, ok: bool) {
+            self.on_result(now, ReplicaIx::new(r as usize), ok);
+        }
+        fn out(&self, r: u32) -> u32 {
+            self.outstanding(ReplicaIx::new(r as usize))
+        }
+    }
+
     fn balancer(policy: LoadBalancer, n: u32) -> Balancer {
         Balancer::new(policy, n, Stream::new(1, "lb/test"))
     }
@@ -395,9 +426,9 @@ mod tests {
     fn round_robin_takes_each_replica_in_turn_whatever_the_load() {
         let mut b = balancer(LoadBalancer::RoundRobin, 3);
         b.outstanding = vec![9, 0, 0];
-        let picks: Vec<u32> = (0..7).map(|_| b.pick_at(SimTime::ZERO, None)).collect();
+        let picks: Vec<u32> = (0..7).map(|_| b.pick(SimTime::ZERO, None)).collect();
         assert_eq!(picks, [0, 1, 2, 0, 1, 2, 0]);
-        assert_eq!(b.outstanding(0), 12);
+        assert_eq!(b.out(0), 12);
     }
 
     #[test]
@@ -405,7 +436,7 @@ mod tests {
         let mut b = balancer(LoadBalancer::Random, 4);
         let mut counts = [0u32; 4];
         for _ in 0..40_000 {
-            counts[b.pick_at(SimTime::ZERO, None) as usize] += 1;
+            counts[b.pick(SimTime::ZERO, None) as usize] += 1;
         }
         for c in counts {
             assert!((9_500..10_500).contains(&c), "{counts:?}");
@@ -416,10 +447,7 @@ mod tests {
             balancer(LoadBalancer::Random, 5),
         );
         for _ in 0..100 {
-            assert_eq!(
-                x.pick_at(SimTime::ZERO, None),
-                y.pick_at(SimTime::ZERO, None)
-            );
+            assert_eq!(x.pick(SimTime::ZERO, None), y.pick(SimTime::ZERO, None));
         }
     }
 
@@ -438,15 +466,15 @@ mod tests {
             } else {
                 first
             };
-            let got = b.pick_at(SimTime::ZERO, None);
+            let got = b.pick(SimTime::ZERO, None);
             assert_eq!(got, want);
-            b.settled(got);
+            b.settle(got);
         }
         // Replica 0 (5 outstanding) only wins when both draws are 0: about 1/9 of picks.
         let mut zero = 0;
         for _ in 0..9_000 {
-            let r = b.pick_at(SimTime::ZERO, None);
-            b.settled(r);
+            let r = b.pick(SimTime::ZERO, None);
+            b.settle(r);
             zero += (r == 0) as u32;
         }
         assert!((800..1_200).contains(&zero), "{zero}");
@@ -459,8 +487,8 @@ mod tests {
         // With three draws out of three, replica 2 is missed with probability (2/3)^3 ≈ 0.30.
         let mut two = 0;
         for _ in 0..10_000 {
-            let r = b.pick_at(SimTime::ZERO, None);
-            b.settled(r);
+            let r = b.pick(SimTime::ZERO, None);
+            b.settle(r);
             two += (r == 2) as u32;
         }
         assert!((6_700..7_300).contains(&two), "{two}");
@@ -472,16 +500,16 @@ mod tests {
         b.outstanding = vec![3, 1, 2, 1];
         let mut counts = [0u32; 4];
         for _ in 0..10_000 {
-            let r = b.pick_at(SimTime::ZERO, None);
-            b.settled(r);
+            let r = b.pick(SimTime::ZERO, None);
+            b.settle(r);
             counts[r as usize] += 1;
         }
         assert_eq!((counts[0], counts[2]), (0, 0));
         assert!((4_700..5_300).contains(&counts[1]), "{counts:?}");
         // A unique least is always taken, and the pick counts as outstanding.
         b.outstanding = vec![3, 1, 0, 1];
-        assert_eq!(b.pick_at(SimTime::ZERO, None), 2);
-        assert_eq!(b.outstanding(2), 1);
+        assert_eq!(b.pick(SimTime::ZERO, None), 2);
+        assert_eq!(b.out(2), 1);
     }
 
     /// The full scan as Envoy writes it (`unweightedHostPickFullScan`), drawing at every tie:
@@ -565,7 +593,7 @@ mod tests {
                         let all: Vec<u32> = serving.clone().unwrap_or_else(|| (0..replicas).collect());
                         let healthy: Vec<u32> = all.iter().copied().filter(|&r| !ejected[r as usize]).collect();
                         let want = reference_full_scan(&mut reference, if healthy.is_empty() { &all } else { &healthy });
-                        let got = b.pick_at(t, serving.as_deref());
+                        let got = b.pick(t, serving.as_deref());
                         proptest::prop_assert_eq!(got, want);
                         proptest::prop_assert_eq!(b.stream.word_pos(), reference.stream.word_pos());
                         proptest::prop_assert_eq!(b.stream.up_to(u64::MAX), reference.stream.up_to(u64::MAX));
@@ -573,10 +601,10 @@ mod tests {
                     }
                     Step::Settle(i) if !sent.is_empty() => {
                         let r = sent.swap_remove(i % sent.len());
-                        b.settled(r);
+                        b.settle(r);
                     }
                     Step::Settle(_) => {}
-                    Step::Fail(r) => b.on_result(t, r % replicas, false),
+                    Step::Fail(r) => b.result(t, r % replicas, false),
                 }
             }
         }
@@ -627,7 +655,7 @@ mod tests {
         let mut picked = b.clone();
         let mut apart = b.clone();
         let got = [
-            picked.pick_at(SimTime::ZERO, serving),
+            picked.pick(SimTime::ZERO, serving),
             all[apart.scan_then_draw(all.len(), |i| all[i] as usize)],
         ];
         for (got, after) in got.into_iter().zip([picked, apart]) {
@@ -716,16 +744,16 @@ mod tests {
         };
         let mut b = balancer(LoadBalancer::RoundRobin, 4).with_outlier(Detector::new(od, 4));
         let t = SimTime::ZERO;
-        b.on_result(t, 1, false);
+        b.result(t, 1, false);
         // Serving 1 and 3, 1 ejected: every pick is 3.
-        let picks: Vec<u32> = (0..3).map(|_| b.pick_at(t, Some(&[1, 3]))).collect();
+        let picks: Vec<u32> = (0..3).map(|_| b.pick(t, Some(&[1, 3]))).collect();
         assert_eq!(picks, [3, 3, 3]);
         // Every serving replica ejected: round robin over the serving ones again.
-        b.on_result(t, 3, false);
-        let picks: Vec<u32> = (0..2).map(|_| b.pick_at(t, Some(&[1, 3]))).collect();
+        b.result(t, 3, false);
+        let picks: Vec<u32> = (0..2).map(|_| b.pick(t, Some(&[1, 3]))).collect();
         assert_eq!(picks, [3, 1]);
         // Over all replicas: 0 and 2 only.
-        let picks: Vec<u32> = (0..2).map(|_| b.pick_at(t, None)).collect();
+        let picks: Vec<u32> = (0..2).map(|_| b.pick(t, None)).collect();
         assert_eq!(picks, [2, 0]);
     }
 
@@ -734,15 +762,15 @@ mod tests {
         // Round robin over replicas 1 and 3 of 4: 1, 3, 1, …
         let mut b = balancer(LoadBalancer::RoundRobin, 4);
         let picks: Vec<u32> = (0..3)
-            .map(|_| b.pick_at(SimTime::ZERO, Some(&[1, 3])))
+            .map(|_| b.pick(SimTime::ZERO, Some(&[1, 3])))
             .collect();
         assert_eq!(picks, [1, 3, 1]);
         // Full scan: replica 0 is the least loaded but not serving; 2 has fewer than 1.
         let mut b = balancer(LoadBalancer::LeastRequestAll, 3);
-        b.pick_at(SimTime::ZERO, Some(&[0]));
-        b.pick_at(SimTime::ZERO, Some(&[0]));
-        b.pick_at(SimTime::ZERO, Some(&[1]));
-        assert_eq!(b.pick_at(SimTime::ZERO, Some(&[1, 2])), 2);
+        b.pick(SimTime::ZERO, Some(&[0]));
+        b.pick(SimTime::ZERO, Some(&[0]));
+        b.pick(SimTime::ZERO, Some(&[1]));
+        assert_eq!(b.pick(SimTime::ZERO, Some(&[1, 2])), 2);
         // Over every replica, the same draws and picks as `pick`.
         for policy in [
             LoadBalancer::RoundRobin,
@@ -754,13 +782,13 @@ mod tests {
             let all = [0, 1, 2, 3, 4];
             for k in 0..200 {
                 let (a, b) = (
-                    x.pick_at(SimTime::ZERO, None),
-                    y.pick_at(SimTime::ZERO, Some(&all)),
+                    x.pick(SimTime::ZERO, None),
+                    y.pick(SimTime::ZERO, Some(&all)),
                 );
                 assert_eq!(a, b, "{policy:?} pick {k}");
                 if k % 3 == 0 {
-                    x.settled(a);
-                    y.settled(b);
+                    x.settle(a);
+                    y.settle(b);
                 }
             }
         }

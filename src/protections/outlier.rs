@@ -41,6 +41,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{DurationText, Problems, positive};
+use crate::ix::ReplicaIx;
 use crate::time::{SimDuration, SimTime};
 
 /// Default failures in a row that eject a replica (Envoy's `consecutive_5xx`).
@@ -249,17 +250,17 @@ impl Detector {
 
     /// An attempt to replica `r` ended at `now`: success (`ok`) or a failure (error, reject,
     /// timeout).
-    pub fn on_result(&mut self, now: SimTime, r: u32, ok: bool) {
+    pub fn on_result(&mut self, now: SimTime, r: ReplicaIx, ok: bool) {
         self.advance(now);
-        let h = &mut self.hosts[r as usize];
+        let h = &mut self.hosts[r.index()];
         if ok {
             h.consecutive = 0;
             return;
         }
         h.consecutive = h.consecutive.saturating_add(1);
         if h.consecutive == self.p.consecutive_failures && !h.ejected {
-            self.try_eject(r as usize, now);
-            self.hosts[r as usize].consecutive = 0;
+            self.try_eject(r.index(), now);
+            self.hosts[r.index()].consecutive = 0;
         }
     }
 
@@ -316,13 +317,13 @@ impl Detector {
     }
 
     /// Times replica `r` was ejected.
-    pub fn ejections(&self, r: u32) -> u64 {
-        self.hosts[r as usize].ejections
+    pub fn ejections(&self, r: ReplicaIx) -> u64 {
+        self.hosts[r.index()].ejections
     }
 
     /// Time replica `r` spent ejected until `end`, for a detector advanced to `end`.
-    pub fn ejected_time(&self, r: u32, end: SimTime) -> SimDuration {
-        let h = &self.hosts[r as usize];
+    pub fn ejected_time(&self, r: ReplicaIx, end: SimTime) -> SimDuration {
+        let h = &self.hosts[r.index()];
         let open = if h.ejected {
             end.0 - h.last_ejection.0
         } else {
@@ -341,6 +342,25 @@ impl Detector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tests name replicas by number: the detector's typed calls, numbered.
+    trait Numbered {
+        fn result(&mut self, now: SimTime, r: u32, ok: bool);
+        fn ejections_of(&self, r: u32) -> u64;
+        fn ejected_time_of(&self, r: u32, end: SimTime) -> SimDuration;
+    }
+
+    impl Numbered for Detector {
+        fn result(&mut self, now: SimTime, r: u32, ok: bool) {
+            self.on_result(now, ReplicaIx::new(r as usize), ok);
+        }
+        fn ejections_of(&self, r: u32) -> u64 {
+            self.ejections(ReplicaIx::new(r as usize))
+        }
+        fn ejected_time_of(&self, r: u32, end: SimTime) -> SimDuration {
+            self.ejected_time(ReplicaIx::new(r as usize), end)
+        }
+    }
     use crate::protections::bad_snippets::{At, accepted, check};
 
     fn secs(s: u64) -> SimTime {
@@ -362,7 +382,7 @@ mod tests {
 
     fn fail(d: &mut Detector, at: SimTime, r: u32, n: u32) {
         for _ in 0..n {
-            d.on_result(at, r, false);
+            d.result(at, r, false);
         }
     }
 
@@ -383,15 +403,15 @@ mod tests {
     fn the_nth_failure_in_a_row_ejects_and_a_success_resets_the_run() {
         let mut d = detector(3, 10);
         fail(&mut d, secs(1), 0, 2);
-        d.on_result(secs(1), 0, true);
+        d.result(secs(1), 0, true);
         fail(&mut d, secs(1), 0, 2);
         assert!(!d.any_ejected(), "a success between resets the count");
         fail(&mut d, secs(2), 0, 1);
         assert_eq!(d.ejected(), [true, false, false]);
-        assert_eq!((d.ejections(0), d.backoff(0)), (1, 1));
+        assert_eq!((d.ejections_of(0), d.backoff(0)), (1, 1));
         // Results still arriving from the ejected replica do not eject it again.
         fail(&mut d, secs(3), 0, 7);
-        assert_eq!(d.ejections(0), 1);
+        assert_eq!(d.ejections_of(0), 1);
     }
 
     #[test]
@@ -440,7 +460,7 @@ mod tests {
         assert!(d.any_ejected());
         d.advance(secs(50));
         assert!(!d.any_ejected());
-        assert_eq!(d.ejected_time(0, secs(50)), SimDuration::from_secs(38));
+        assert_eq!(d.ejected_time_of(0, secs(50)), SimDuration::from_secs(38));
         // Ejected again at 55 s, before the tick at 60 s could decay the backoff (the return at
         // 50 s is not an interval old yet): backoff 2, out for 60 s, back at the tick at 120 s
         // (65 s >= 60 s; at 110 s, 55 s is not enough).
@@ -451,7 +471,7 @@ mod tests {
         d.advance(secs(120));
         assert!(!d.any_ejected());
         assert_eq!(
-            d.ejected_time(0, secs(120)),
+            d.ejected_time_of(0, secs(120)),
             SimDuration::from_secs(38 + 65)
         );
         // Had it failed at 60 s, the tick at 60 s would have decayed the backoff to 0 first.
@@ -483,7 +503,7 @@ mod tests {
             d.advance(secs(t));
             assert!(!d.any_ejected(), "returned by {t}");
         }
-        assert_eq!((d.backoff(2), d.ejections(2)), (11, 14));
+        assert_eq!((d.backoff(2), d.ejections_of(2)), (11, 14));
         assert_eq!(d.ejection_time(2), 300_000_000_000);
     }
 
@@ -494,7 +514,7 @@ mod tests {
         fail(&mut d, secs(1), 1, 3);
         assert_eq!(d.ejected(), [true, true]);
         d.advance(secs(11));
-        assert_eq!(d.ejected_time(1, secs(11)), SimDuration::from_secs(10));
+        assert_eq!(d.ejected_time_of(1, secs(11)), SimDuration::from_secs(10));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 mod sim;
 
-use crate::ix::ServiceIx;
+use crate::ix::{ReplicaIx, ServiceIx};
 use crate::metrics::summary::ReplicaChange;
 use crate::protections::autoscale::{Autoscale, Hpa};
 use crate::scenario::Scenario;
@@ -36,7 +36,7 @@ pub(super) struct Scaler {
     slots: u32,
     life: Vec<Life>,
     /// Ready replicas, in increasing order: what balancers pick among.
-    serving: Vec<u32>,
+    serving: Vec<ReplicaIx>,
     /// Per replica: the time and ∫ busy dt where its current reading window starts.
     mark: Vec<(SimTime, u128)>,
     /// Replicas started (warming or ready), and of them ready.
@@ -77,7 +77,7 @@ pub(super) fn scalers(sc: &Scenario) -> Vec<Option<Scaler>> {
                     spec,
                     hpa: Hpa::new(spec),
                     slots: s.slots,
-                    serving: (0..s.replicas).collect(),
+                    serving: ReplicaIx::first(s.replicas as usize).collect(),
                     mark: vec![(SimTime::ZERO, 0); units as usize],
                     life,
                     started: s.replicas,
@@ -101,7 +101,7 @@ pub(super) fn scalers(sc: &Scenario) -> Vec<Option<Scaler>> {
 
 /// The replicas of `callee` its callers may pick, when it is autoscaled.
 #[inline]
-pub(super) fn serving(scalers: &[Option<Scaler>], callee: ServiceIx) -> Option<&[u32]> {
+pub(super) fn serving(scalers: &[Option<Scaler>], callee: ServiceIx) -> Option<&[ReplicaIx]> {
     scalers[callee].as_ref().map(|s| &s.serving[..])
 }
 
@@ -141,14 +141,14 @@ impl Scaler {
     /// The replicas to remove, `n` of them: those still warming up first (the latest started
     /// first), then the ready ones that became ready last (the highest index on a tie), as a
     /// ReplicaSet deletes unready pods before ready ones and newer before older.
-    fn victims(&self, n: u32) -> Vec<u32> {
-        let mut order: Vec<(u8, SimTime, u32)> = self
+    fn victims(&self, n: u32) -> Vec<ReplicaIx> {
+        let mut order: Vec<(u8, SimTime, ReplicaIx)> = self
             .life
             .iter()
             .enumerate()
             .filter_map(|(k, l)| match *l {
-                Life::Warming { since, .. } => Some((0, since, k as u32)),
-                Life::Ready { since } => Some((1, since, k as u32)),
+                Life::Warming { since, .. } => Some((0, since, ReplicaIx::new(k))),
+                Life::Ready { since } => Some((1, since, ReplicaIx::new(k))),
                 _ => None,
             })
             .collect();

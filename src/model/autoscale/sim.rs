@@ -79,11 +79,11 @@ impl Simulation<'_> {
         } else if desired < sc.started {
             sc.scale_downs += 1;
             for k in sc.victims(sc.started - desired) {
-                if matches!(sc.life[k as usize], Life::Ready { .. }) {
+                if matches!(sc.life[k.index()], Life::Ready { .. }) {
                     sc.ready -= 1;
                     sc.serving.retain(|&r| r != k);
                 }
-                sc.life[k as usize] = Life::Draining;
+                sc.life[k.index()] = Life::Draining;
                 sc.started -= 1;
             }
         }
@@ -132,10 +132,8 @@ impl Simulation<'_> {
         sc.life[k.index()] = Life::Ready { since: now };
         let area = self.units[self.unit_of(s, k)].station.busy_area(now);
         sc.mark[k.index()] = (now, area);
-        // The balancers read the serving replicas as plain numbers.
-        let r = k.index() as u32;
-        let at = sc.serving.partition_point(|&x| x < r);
-        sc.serving.insert(at, r);
+        let at = sc.serving.partition_point(|&x| x < k);
+        sc.serving.insert(at, k);
         sc.ready += 1;
     }
 

@@ -78,8 +78,6 @@ impl Simulation<'_> {
                 ReplicaIx::first(svc.max_units() as usize)
                     .map(|r| {
                         let u = self.unit_of(s, r);
-                        // The outlier detectors count replicas as plain numbers.
-                        let r = r.index() as u32;
                         let areas = self.units[u].station.period_areas();
                         ReplicaMetrics {
                             counts: self.replica_rec[u].summary(),
@@ -130,14 +128,12 @@ impl Simulation<'_> {
         };
         let now = self.engine.now();
         let replica = match balancer {
-            None => 0,
+            None => ReplicaIx::new(0),
             Some(b) if self.autoscaling => {
                 b.pick_at(now, crate::model::autoscale::serving(&self.scalers, callee))
             }
             Some(b) => b.pick_at(now, None),
         };
-        // The balancers count replicas as plain numbers.
-        let replica = ReplicaIx::new(replica as usize);
         let delay = latency.as_mut().map(|l| l.sampler.sample(&mut l.request));
         if replica.index() != 0 {
             self.attempts[attempt].replica = replica;
@@ -199,7 +195,7 @@ impl Simulation<'_> {
             Via::Edge(e) => &mut self.edges[e].balancer,
         };
         if let Some(b) = balancer {
-            b.settled(replica.index() as u32);
+            b.settled(replica);
         }
     }
 }
