@@ -49,7 +49,7 @@
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
 // rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (sweep, commands, plot, report and error do not carry the lint yet).
+// (sweep, commands, plot and error do not carry the lint yet).
 #![warn(unreachable_pub)]
 
 #[warn(missing_docs)]
@@ -77,6 +77,7 @@ pub mod model;
 pub mod plot;
 #[warn(missing_docs)]
 pub mod protections;
+#[warn(missing_docs)]
 pub mod report;
 #[warn(missing_docs)]
 pub mod rng;
