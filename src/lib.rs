@@ -49,7 +49,7 @@
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
 // rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (sweep, commands, plot and error do not carry the lint yet).
+// (sweep, commands and plot do not carry the lint yet).
 #![warn(unreachable_pub)]
 
 #[warn(missing_docs)]
@@ -61,6 +61,7 @@ pub mod commands;
 pub mod config;
 #[warn(missing_docs)]
 pub mod engine;
+#[warn(missing_docs)]
 pub mod error;
 #[warn(missing_docs)]
 pub mod expect;
