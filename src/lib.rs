@@ -49,7 +49,7 @@
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
 // rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (sweep, commands and plot do not carry the lint yet).
+// (sweep and commands do not carry the lint yet).
 #![warn(unreachable_pub)]
 
 #[warn(missing_docs)]
@@ -75,6 +75,7 @@ pub mod ix;
 pub mod metrics;
 #[warn(missing_docs)]
 pub mod model;
+#[warn(missing_docs)]
 pub mod plot;
 #[warn(missing_docs)]
 pub mod protections;
