@@ -49,7 +49,7 @@
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
 // rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (sweep and commands do not carry the lint yet).
+// (commands do not carry the lint yet).
 #![warn(unreachable_pub)]
 
 #[warn(missing_docs)]
@@ -91,6 +91,7 @@ pub mod scenario;
 pub mod schema;
 #[warn(missing_docs)]
 pub mod stats;
+#[warn(missing_docs)]
 pub mod sweep;
 #[warn(missing_docs)]
 pub mod time;
