@@ -48,14 +48,15 @@
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
-// rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (commands do not carry the lint yet).
+// rustc sees what is dead); every module below is marked `missing_docs` and documents every
+// public item.
 #![warn(unreachable_pub)]
 
 #[warn(missing_docs)]
 pub mod analysis;
 #[warn(missing_docs)]
 pub mod color;
+#[warn(missing_docs)]
 pub mod commands;
 #[warn(missing_docs)]
 pub mod config;
