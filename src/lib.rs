@@ -48,55 +48,32 @@
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
-// rustc sees what is dead); every module below is marked `missing_docs` and documents every
-// public item.
+// rustc sees what is dead); every public item is documented (`missing_docs`).
+#![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
-#[warn(missing_docs)]
 pub mod analysis;
-#[warn(missing_docs)]
 pub mod color;
-#[warn(missing_docs)]
 pub mod commands;
-#[warn(missing_docs)]
 pub mod config;
-#[warn(missing_docs)]
 pub mod engine;
-#[warn(missing_docs)]
 pub mod error;
-#[warn(missing_docs)]
 pub mod expect;
-#[warn(missing_docs)]
 pub mod guard;
-#[warn(missing_docs)]
 pub mod import;
-#[warn(missing_docs)]
 pub mod ix;
-#[warn(missing_docs)]
 pub mod metrics;
-#[warn(missing_docs)]
 pub mod model;
-#[warn(missing_docs)]
 pub mod plot;
-#[warn(missing_docs)]
 pub mod protections;
-#[warn(missing_docs)]
 pub mod report;
-#[warn(missing_docs)]
 pub mod rng;
-#[warn(missing_docs)]
 pub mod runner;
-#[warn(missing_docs)]
 pub mod scenario;
-#[warn(missing_docs)]
 pub mod schema;
-#[warn(missing_docs)]
 pub mod stats;
-#[warn(missing_docs)]
 pub mod sweep;
-#[warn(missing_docs)]
 pub mod time;
-#[warn(missing_docs)]
 pub mod util;
 
 /// The version of the model's results. Bump it in the commit that changes the results of any
