@@ -31,11 +31,11 @@ pub enum Figure {
         file: String,
         /// The table's heading and the scenario, drawn as the figure's title.
         title: String,
-        /// The sensitivity table's axis (its grid key), across.
+        /// The label of the sensitivity table's axis ("fault slow_b duration"), across.
         x_label: String,
         /// Its values as the tables show them, left to right.
         x_values: Vec<String>,
-        /// The other axis (its grid key), down.
+        /// The label of the grid's other axis, down.
         y_label: String,
         /// Its values as the tables show them, top to bottom.
         y_values: Vec<String>,

@@ -23,7 +23,7 @@ pub struct Manifest {
     /// [`crate::report::SCHEMA_VERSION`] of the loadsim that wrote it; `None` before it existed.
     #[serde(default)]
     pub schema_version: Option<u32>,
-    /// The version of the loadsim that wrote it (`0.4.0`).
+    /// The version of the loadsim that wrote it (its crate version).
     pub loadsim_version: String,
     /// The sweep's `name`.
     pub sweep: String,

@@ -197,7 +197,7 @@ pub struct Axis {
 /// One value of an axis.
 #[derive(Clone, Debug)]
 pub struct AxisValue {
-    /// The value as written: what each of its cells sets at the axis's key (or its seed).
+    /// The value as written: what each of its cells sets at the axis's key.
     pub yaml: Value,
     /// As it appears in cell keys, results.csv and tables: strings as written, anything else as
     /// compact JSON.
