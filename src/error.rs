@@ -16,7 +16,12 @@ pub enum Error {
     /// The input is wrong, and the command owes stdout a machine-read report of it (`check` and
     /// `sweep --dry-run` with `--format json`). Exit code 2.
     #[error("{error}")]
-    Reported { report: String, error: ConfigError },
+    Reported {
+        /// The report of the problems, in the requested format, for stdout.
+        report: String,
+        /// The problems themselves, for stderr and the exit code.
+        error: ConfigError,
+    },
     /// A run could not finish. Exit code 1, or 2 when the scenario is at fault
     /// ([`RunError::is_input_problem`]: it stalled, had no request, or outgrew `--max-memory`).
     #[error("error: {0}")]
@@ -31,18 +36,35 @@ pub enum Error {
     /// `--deny-warnings` and the check found warnings. Exit code 1; the report still goes to
     /// stdout.
     #[error("error: {warnings} warning(s) found and --deny-warnings is set")]
-    Denied { report: String, warnings: usize },
+    Denied {
+        /// The check's report, for stdout.
+        report: String,
+        /// How many warnings the check found (at least 1).
+        warnings: usize,
+    },
     /// `loadsim test` found failing cases. Exit code 1; the report still goes to stdout.
     #[error("error: {failed} test case(s) failed")]
-    TestsFailed { report: String, failed: usize },
+    TestsFailed {
+        /// The test report, for stdout.
+        report: String,
+        /// How many cases failed (at least 1).
+        failed: usize,
+    },
     /// `loadsim tune` found no setting that meets every requirement. Exit code 1; the report
     /// (with the closest setting) still goes to stdout.
     #[error("error: {summary}")]
-    Infeasible { report: String, summary: String },
+    Infeasible {
+        /// The command's report, for stdout.
+        report: String,
+        /// One line saying what could not be met, for stderr.
+        summary: String,
+    },
     /// Writing output failed. Exit code 1 (0 for a closed pipe, handled by the binary).
     #[error("error: cannot write {what}: {source}")]
     Output {
+        /// What was being written: a path, or a phrase ("the manual page").
         what: String,
+        /// The I/O error.
         source: std::io::Error,
     },
 }

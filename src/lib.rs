@@ -48,48 +48,32 @@
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
-// rustc sees what is dead); the modules marked `missing_docs` below document every public item
-// (runner, sweep, commands, plot, report, error and schema do not carry the lint yet).
+// rustc sees what is dead); every public item is documented (`missing_docs`).
+#![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
-#[warn(missing_docs)]
 pub mod analysis;
-#[warn(missing_docs)]
 pub mod color;
 pub mod commands;
-#[warn(missing_docs)]
 pub mod config;
-#[warn(missing_docs)]
 pub mod engine;
 pub mod error;
-#[warn(missing_docs)]
 pub mod expect;
-#[warn(missing_docs)]
 pub mod guard;
-#[warn(missing_docs)]
 pub mod import;
-#[warn(missing_docs)]
 pub mod ix;
-#[warn(missing_docs)]
 pub mod metrics;
-#[warn(missing_docs)]
 pub mod model;
 pub mod plot;
-#[warn(missing_docs)]
 pub mod protections;
 pub mod report;
-#[warn(missing_docs)]
 pub mod rng;
 pub mod runner;
-#[warn(missing_docs)]
 pub mod scenario;
 pub mod schema;
-#[warn(missing_docs)]
 pub mod stats;
 pub mod sweep;
-#[warn(missing_docs)]
 pub mod time;
-#[warn(missing_docs)]
 pub mod util;
 
 /// The version of the model's results. Bump it in the commit that changes the results of any

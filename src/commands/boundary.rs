@@ -24,17 +24,24 @@ mod render;
 /// Arguments of `loadsim boundary`, independent of clap.
 #[derive(Clone, Debug)]
 pub struct BoundaryRequest {
+    /// The scenario files, searched one by one.
     pub files: Vec<PathBuf>,
+    /// `--set KEY=VALUE` overrides, in order, applied to every scenario file.
     pub sets: Vec<String>,
     /// Keys to vary (one or two), each with the range at the same index of `ranges`.
     pub vary: Vec<String>,
+    /// `--range LOW..HIGH` for each `--vary` key, in order.
     pub ranges: Vec<String>,
     /// Empty: each scenario's own seed.
     pub seeds: Vec<u64>,
+    /// `--criterion`: what counts as recovering.
     pub criterion: Criterion,
+    /// `--steps`: scan points per key, LOW and HIGH included.
     pub steps: usize,
     /// In the range's unit; `None` for a hundredth of the range.
     pub tolerance: Option<String>,
+    /// `--out`: the folder for the CSV files (probes, per-seed boundaries, phase cells); `None`
+    /// writes only the report.
     pub out: Option<PathBuf>,
     /// Run more than [`guard::MAX_RUNS_WITHOUT_YES`] runs (`--yes`).
     pub yes: bool,

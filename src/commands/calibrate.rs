@@ -46,23 +46,37 @@ pub enum CalibrateFormat {
 /// Arguments of `loadsim calibrate`, independent of clap.
 #[derive(Clone, Debug)]
 pub struct CalibrateRequest {
+    /// The scenario file whose keys are fitted.
     pub file: PathBuf,
+    /// `--set KEY=VALUE` overrides, in order, applied to the scenario.
     pub sets: Vec<String>,
     /// One observed file per window (each at its `load`).
     pub observed: Vec<PathBuf>,
     /// `KEY=LOW..HIGH`, one to four.
     pub fit: Vec<String>,
+    /// `--seeds`: the seeds every candidate runs on.
     pub seeds: Vec<u64>,
+    /// `--steps`: coarse grid values per key, LOW and HIGH included.
     pub steps: usize,
+    /// `--rounds`: refinement rounds after the grid, each at half the previous spacing.
     pub rounds: usize,
+    /// `--write`: a scenario file to write the fitted values to, `extends` the input; `None`
+    /// writes none.
     pub write: Option<PathBuf>,
+    /// `--out`: the folder for calibrate.md, calibrate.json, candidates.csv and the journal;
+    /// `None` writes only the report on stdout.
     pub out: Option<PathBuf>,
+    /// `--format`: the report's format on stdout.
     pub format: CalibrateFormat,
+    /// `--jobs`: runs at once; `None` for one per core.
     pub jobs: Option<usize>,
+    /// `--resume`: keep the runs already journaled in `--out` and run only the others.
     pub resume: bool,
     /// Stop after this many runs (for testing `--resume`).
     pub max_runs: Option<usize>,
+    /// `--yes`: run a search of more than [`guard::MAX_RUNS_WITHOUT_YES`] runs.
     pub yes: bool,
+    /// `--quiet`: no progress bar.
     pub quiet: bool,
 }
 

@@ -17,19 +17,29 @@ use crate::runner::OutputPlan;
 pub enum ImportRequest {
     /// A gRPC service config (JSON) and the methodConfig to read.
     Grpc {
+        /// The service config file.
         file: PathBuf,
+        /// `--service` and `--method`: which methodConfig to read.
         select: import::grpc::Select,
+        /// `--strict`: exit 2 when a field has no exact loadsim meaning (each is named on stderr
+        /// either way).
         strict: bool,
     },
     /// An Envoy configuration (YAML) and the route and/or cluster to read.
     Envoy {
+        /// The Envoy configuration file.
         file: PathBuf,
+        /// `--route` and `--cluster`: which route and cluster to read.
         select: import::envoy::Select,
+        /// `--strict`: exit 2 when a field has no exact loadsim meaning (each is named on stderr
+        /// either way).
         strict: bool,
     },
     /// Distributed traces: a scenario of the services they show.
     Traces {
+        /// The trace files, read together.
         files: Vec<PathBuf>,
+        /// `--format`: the format of every file; `None` when each file's shape says it.
         format: Option<import::traces::TraceFormat>,
         /// Write the scenario here instead of stdout.
         out: Option<PathBuf>,

@@ -66,6 +66,7 @@ impl Template {
 pub struct NewRequest {
     /// `checkout`, `checkout.yaml` or `scenarios/checkout.yaml`; `.yaml` is added when missing.
     pub name: PathBuf,
+    /// `--from`: the article policy the scenario starts from.
     pub from: Template,
     /// Overwrite an existing scenario file, or a different `scenario.schema.json` next to it.
     pub force: bool,
@@ -79,6 +80,7 @@ const SCHEMA_SEARCH_DEPTH: usize = 6;
 /// What `new` wrote, for the message on stderr.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Written {
+    /// The scenario file written.
     pub scenario: PathBuf,
     /// The schema copy written next to the scenario, if one was.
     pub schema: Option<PathBuf>,

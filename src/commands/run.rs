@@ -25,9 +25,14 @@ use crate::util::fs::AtomicFile;
 /// Arguments of `loadsim run`, independent of clap.
 #[derive(Clone, Debug)]
 pub struct RunRequest {
+    /// The scenario files, run in order.
     pub files: Vec<PathBuf>,
+    /// `--set KEY=VALUE` overrides, in order, applied to every scenario file.
     pub sets: Vec<String>,
+    /// `--seed`: the seed of every run; `None` for each file's own `seed`.
     pub seed: Option<u64>,
+    /// `--max-events` and `--max-memory`: the limits every run is admitted under
+    /// ([`guard::admit`]).
     pub options: RunOptions,
     /// `--yes`: with `--seeds`, run more than [`guard::MAX_CELLS_WITHOUT_YES`] runs.
     pub yes: bool,

@@ -66,7 +66,9 @@ pub struct MetricOverSeeds {
 /// One scenario over the seeds.
 #[derive(Debug, Serialize)]
 pub struct ScenarioOverSeeds {
+    /// The scenario's name (its file stem).
     pub scenario: String,
+    /// The seeds run, in the order of `--seeds`.
     pub seeds: Vec<u64>,
     /// By dotted metric name (as in `--format csv`); `engine.*` left out.
     pub metrics: IndexMap<String, MetricOverSeeds>,

@@ -36,6 +36,7 @@ pub struct TestRequest {
     pub ci: bool,
     /// `--junit FILE`: also write the result as JUnit XML.
     pub junit: Option<PathBuf>,
+    /// `--max-events` and `--max-memory`: the limits every run is admitted under.
     pub options: RunOptions,
     /// `--quiet`: no progress bar.
     pub quiet: bool,
@@ -51,7 +52,9 @@ pub fn ci_from_env() -> bool {
 pub struct Pending {
     /// The scenario file, as reported.
     pub file: String,
+    /// The accepted snapshot (`.snap`), which accepting replaces.
     pub snap: PathBuf,
+    /// The snapshot this run wrote (`.snap.new`).
     pub new: PathBuf,
     /// What changed (`metric: old → new`) and notes; empty for a first snapshot.
     pub details: Vec<String>,
@@ -62,7 +65,9 @@ pub struct Pending {
 /// The outcome of `loadsim test`.
 #[derive(Clone, Debug)]
 pub struct TestRun {
+    /// Every case's result, for the text, JSON or JUnit report.
     pub report: TestReport,
+    /// The snapshots written as `.snap.new`, for `--review`; empty with `--accept`.
     pub pending: Vec<Pending>,
 }
 
@@ -561,10 +566,13 @@ fn compare_snapshot(
 /// What [`review`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Reviewed {
+    /// Snapshots accepted (`.snap.new` became `.snap`).
     pub accepted: usize,
     /// Accepted snapshots whose test case had failed.
     pub accepted_failures: usize,
+    /// Snapshots rejected (`.snap.new` deleted).
     pub rejected: usize,
+    /// Snapshots skipped (`.snap.new` kept for later).
     pub skipped: usize,
 }
 

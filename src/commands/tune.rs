@@ -53,7 +53,9 @@ pub enum TuneFormat {
 /// Arguments of `loadsim tune`, independent of clap.
 #[derive(Clone, Debug)]
 pub struct TuneRequest {
+    /// The scenario file whose keys are tuned.
     pub file: PathBuf,
+    /// `--set KEY=VALUE` overrides, in order, applied to the scenario.
     pub sets: Vec<String>,
     /// `KEY=LOW..HIGH`, one to four.
     pub vary: Vec<String>,
@@ -61,6 +63,7 @@ pub struct TuneRequest {
     pub faults: Option<PathBuf>,
     /// `None`: the service of the scenario's first fault.
     pub target: Option<String>,
+    /// `--seeds`: the seeds every candidate runs on.
     pub seeds: Vec<u64>,
     /// `[FAULT:] METRIC`; `None`: [`DEFAULT_OBJECTIVE`] in healthy load.
     pub objective: Option<String>,
@@ -68,16 +71,26 @@ pub struct TuneRequest {
     pub require: Vec<String>,
     /// Relative tolerance of the tie rule ([`crate::analysis::tune::ties_with`]).
     pub tie_tolerance: f64,
+    /// `--share`: the fraction of the seeds on which each requirement must hold, in (0, 1].
     pub share: f64,
+    /// `--steps`: coarse grid values per key, LOW and HIGH included.
     pub steps: usize,
+    /// `--rounds`: refinement rounds after the grid, each at half the previous spacing.
     pub rounds: usize,
+    /// `--out`: the folder for tune.md, tune.json, candidates.csv, pareto.svg and the journal;
+    /// `None` writes only the report on stdout.
     pub out: Option<PathBuf>,
+    /// `--format`: the report's format on stdout.
     pub format: TuneFormat,
+    /// `--jobs`: runs at once; `None` for one per core.
     pub jobs: Option<usize>,
+    /// `--resume`: keep the runs already journaled in `--out` and run only the others.
     pub resume: bool,
     /// Stop after this many runs (for testing `--resume`).
     pub max_runs: Option<usize>,
+    /// `--yes`: run a search of more than [`guard::MAX_RUNS_WITHOUT_YES`] runs.
     pub yes: bool,
+    /// `--quiet`: no progress bar.
     pub quiet: bool,
     /// `--max-events` and `--max-memory`: the limits every run is admitted under
     /// ([`guard::admit`]).

@@ -41,10 +41,20 @@ pub use time_axis::{TimeAxis, TimeUnit};
 pub enum PlotError {
     /// The data cannot be drawn as asked (a caller's mistake, e.g. a grid of the wrong shape).
     #[error("cannot plot {what}: {why}")]
-    Input { what: String, why: String },
+    Input {
+        /// The figure, as its errors name it.
+        what: String,
+        /// What is wrong with the data ("no runs to plot").
+        why: String,
+    },
     /// plotters failed while drawing.
     #[error("cannot draw {what}: {why}")]
-    Draw { what: String, why: String },
+    Draw {
+        /// The figure, as its errors name it.
+        what: String,
+        /// plotters' error, as text.
+        why: String,
+    },
 }
 
 /// Width of every figure, in pixels.

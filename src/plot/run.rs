@@ -42,8 +42,11 @@ const SHADE: RGBColor = RGBColor(0x99, 0x99, 0x99);
 /// [`crate::runner::export::RUN_PLOT`]).
 #[derive(Debug, Clone)]
 pub struct RunFigures {
+    /// `success_rate.svg`: the share of user requests that succeeded, by arrival bin.
     pub success_rate: String,
+    /// `queue_length.svg`: each service's highest queue length per bin, a panel per scenario.
     pub queue_length: String,
+    /// `amplification.svg`: arrivals at each service per user request, a panel per service.
     pub amplification: String,
     /// Drawn only when some run has a concurrency limiter.
     pub concurrency_limit: Option<String>,

@@ -41,7 +41,10 @@ pub enum Band {
     /// The 95 % confidence interval of the mean over seeds (Student's t).
     Ci95,
     /// No band is drawn (each point is one value); the note line says what the points are.
-    None { note: &'static str },
+    None {
+        /// What the points are, for the chart's note line.
+        note: &'static str,
+    },
 }
 
 /// The axes of a sensitivity chart: their labels (with units) and kinds, and the band's meaning.
@@ -55,6 +58,7 @@ pub struct ChartStyle {
     pub x_kind: AxisKind,
     /// The y axis: numbers, integers (integer ticks), or a share (0 to 100 %).
     pub y_kind: AxisKind,
+    /// What the band around each line shows (the spread over seeds), or that none is drawn.
     pub band: Band,
 }
 

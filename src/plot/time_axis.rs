@@ -13,8 +13,11 @@ pub const MINUTES_UP_TO: f64 = 7_200.0;
 /// The unit of a time axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeUnit {
+    /// Spans up to [`SECONDS_UP_TO`].
     Seconds,
+    /// Spans up to [`MINUTES_UP_TO`].
     Minutes,
+    /// Anything longer.
     Hours,
 }
 
@@ -41,6 +44,7 @@ impl TimeUnit {
 /// A time axis from 0 to a span, in the unit the rule picks for it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct TimeAxis {
+    /// The unit the axis is labelled and ticked in.
     pub unit: TimeUnit,
     /// The end of the axis in `unit`.
     pub end: f64,

@@ -31,6 +31,7 @@ pub struct Annotation {
     pub file: Option<String>,
     /// 1-based line and column in `file`, when known.
     pub line: Option<usize>,
+    /// 1-based column in `file`, when known.
     pub column: Option<usize>,
     /// The dotted key path (`services.svc_b.slots`); empty for the whole file.
     pub key: String,
@@ -40,6 +41,7 @@ pub struct Annotation {
     /// The linter's check (`budget`, `queue`, `deadline`, `load`) for findings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub check: Option<&'static str>,
+    /// The problem, as one sentence that says what to do.
     pub message: String,
     /// What to do about a warning, when the linter knows.
     #[serde(skip_serializing_if = "Option::is_none")]

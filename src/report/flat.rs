@@ -89,6 +89,7 @@ pub struct FlatMetric {
     pub entity: Option<String>,
     /// The metric's own name (`max_queue`).
     pub name: String,
+    /// The value as the JSON summary holds it, in the unit its name states.
     pub value: Value,
 }
 

@@ -15,11 +15,15 @@ use crate::metrics::RunSummary;
 pub struct RunDocument<'a> {
     /// The version of loadsim's output formats (see `loadsim schema report`).
     pub schema_version: u32,
+    // The summary's fields, inlined. Left without a doc comment so that the generated schema
+    // (schema/*.json) keeps its shape.
+    #[allow(missing_docs)]
     #[serde(flatten)]
     pub summary: &'a RunSummary,
 }
 
 impl<'a> RunDocument<'a> {
+    /// The document for one run's summary, at the current [`super::SCHEMA_VERSION`].
     pub fn new(summary: &'a RunSummary) -> Self {
         RunDocument {
             schema_version: super::SCHEMA_VERSION,

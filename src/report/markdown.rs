@@ -16,7 +16,9 @@ use comfy_table::{CellAlignment, ContentArrangement, Table};
 /// How a column's cells are aligned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {
+    /// Flush left: names and text (every column starts so).
     Left,
+    /// Flush right: numbers.
     Right,
 }
 

@@ -21,6 +21,7 @@ pub struct Judged<'a> {
     pub label: String,
     /// The runs of the row (at least one): one for `run --html`, a cell group's seeds for a sweep.
     pub runs: Vec<&'a RunSummary>,
+    /// The linter's findings on the row's scenario; `None` when it was not checked.
     pub findings: Option<&'a [Finding]>,
 }
 

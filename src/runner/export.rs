@@ -79,8 +79,11 @@ impl Format {
 /// any text (`*.probes.csv`); its format; what it holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Declared {
+    /// The file name, or a template where `*` stands for any text (`*.probes.csv`).
     pub name: &'static str,
+    /// What the file is written as.
     pub format: Format,
+    /// What the file holds, one phrase, for the docs.
     pub about: &'static str,
 }
 
@@ -97,7 +100,9 @@ const fn declared(name: &'static str, format: Format, about: &'static str) -> De
 pub struct FolderTable {
     /// The command (`sweep`, `tune`, …) and the flag naming the folder.
     pub command: &'static str,
+    /// The flag naming the folder (`--out`).
     pub flag: &'static str,
+    /// Every file the command may write in that folder.
     pub files: &'static [Declared],
 }
 
@@ -333,9 +338,13 @@ pub const FOLDERS: [&FolderTable; 6] = [&SWEEP, &TUNE, &CALIBRATE, &BOUNDARY, &R
 /// A flag naming one file a command writes.
 #[derive(Debug, Clone, Copy)]
 pub struct FileFlag {
+    /// The command the flag belongs to (`run`, `sweep`, …).
     pub command: &'static str,
+    /// The flag naming the file (`--timeseries`).
     pub flag: &'static str,
+    /// What the file is written as; [`Format::Chosen`] when the command's `--format` picks it.
     pub format: Format,
+    /// What the file holds, one phrase, for the docs.
     pub about: &'static str,
 }
 

@@ -23,6 +23,7 @@ use crate::report::flat::{EngineColumns, flatten};
 
 /// The finished cells of a sweep, with the spec and expansion that give them meaning.
 pub struct Results<'a> {
+    /// The sweep, for its axes, scenarios and report tables.
     pub spec: &'a SweepSpec,
     /// The full expansion (every cell, present or not).
     pub cells: &'a [Cell],
@@ -33,6 +34,7 @@ pub struct Results<'a> {
 }
 
 impl<'a> Results<'a> {
+    /// The results of `records` (finished cells, in any order) within the expansion `cells`.
     pub fn new(spec: &'a SweepSpec, cells: &'a [Cell], records: &'a [CellRecord]) -> Self {
         Results {
             spec,

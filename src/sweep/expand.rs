@@ -83,7 +83,9 @@ pub fn expand(spec: &SweepSpec) -> Vec<Cell> {
 /// Part `k` of `n` of a sweep (1-based): cells whose index is `k - 1` modulo `n`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shard {
+    /// Which part, from 1 to `n`.
     pub k: usize,
+    /// How many parts the sweep is split into (at least 1).
     pub n: usize,
 }
 
@@ -121,6 +123,8 @@ impl fmt::Display for Shard {
 
 /// The scenario files a sweep names, loaded once.
 pub struct Sources {
+    /// Each scenario file's document (with its `extends` chain), in the order of
+    /// [`SweepSpec::scenarios`].
     pub docs: Vec<Document>,
     /// The other files the cells read (traces), shared by every scenario's document: a file
     /// that several cells or scenarios name is read once and held once.

@@ -12,24 +12,37 @@ pub enum Figure {
     /// (min–max, or the mean's 95 % confidence interval). When no point has a value, the figure
     /// says `empty_note` instead.
     Sensitivity {
+        /// The SVG's file name in the output folder.
         file: String,
+        /// The table's heading, drawn as the figure's title.
         title: String,
         /// Axis labels and kinds, and what the band is.
         style: ChartStyle,
         /// The metric's results.csv column.
         metric_label: String,
+        /// One line per scenario, in the order of the sweep's `scenarios`.
         lines: Vec<Line>,
+        /// What the figure says when no point has a value ("no finite value", …).
         empty_note: &'static str,
     },
     /// A two-axis grid as a heatmap of the mean over seeds; `None` cells show `never_label`.
     Heatmap {
+        /// The SVG's file name in the output folder.
         file: String,
+        /// The table's heading and the scenario, drawn as the figure's title.
         title: String,
+        /// The label of the sensitivity table's axis ("fault slow_b duration"), across.
         x_label: String,
+        /// Its values as the tables show them, left to right.
         x_values: Vec<String>,
+        /// The label of the grid's other axis, down.
         y_label: String,
+        /// Its values as the tables show them, top to bottom.
         y_values: Vec<String>,
+        /// The mean over seeds, a row per `y_values` entry and a column per `x_values` entry;
+        /// `None` where it is not finite.
         cells: Vec<Vec<Option<f64>>>,
+        /// What a `None` cell shows: "never" for a recovery time, "—" otherwise.
         never_label: &'static str,
     },
 }

@@ -30,16 +30,22 @@ const KIND: &str = "loadsim sweep journal";
 /// The first line: which sweep the cells belong to.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Header {
+    /// Always `loadsim sweep journal`: what the file is.
     pub journal: String,
     /// [`crate::report::SCHEMA_VERSION`] of the loadsim that wrote it; `None` before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_version: Option<u32>,
+    /// The sweep's `name`; for a search, the command and its scenario (`tune api`).
     pub sweep: String,
+    /// SHA-256 of what the runs read (for a sweep, the sweep file and every file its scenarios
+    /// read); `--resume` and `loadsim merge` refuse a journal whose inputs differ.
     pub inputs_sha256: String,
+    /// `K/N` for a shard, `1/1` for a whole sweep, a merge or a search.
     pub shard: String,
 }
 
 impl Header {
+    /// The header of a journal written by this loadsim (the current schema version).
     pub fn new(sweep: &str, inputs_sha256: &str, shard: &str) -> Header {
         Header {
             journal: KIND.into(),
@@ -54,8 +60,11 @@ impl Header {
 /// One finished cell.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct CellRecord {
+    /// The cell's position in the full expansion.
     pub index: usize,
+    /// The cell's key (`naive|seed=7|faults.slow_b.duration=2s`), which `--resume` matches on.
     pub key: String,
+    /// The cell's run summary.
     pub summary: RunSummary,
 }
 
@@ -90,6 +99,7 @@ impl Journal {
         Ok(serde_json::from_str(&body).expect("a record parses back"))
     }
 
+    /// The journal's file.
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -124,6 +134,7 @@ fn verified(line: &str) -> Option<String> {
 
 /// What an existing journal holds.
 pub struct Contents {
+    /// The first line.
     pub header: Header,
     /// Finished cells by key (a cell journaled twice keeps its first line).
     pub records: HashMap<String, CellRecord>,
@@ -233,7 +244,9 @@ pub(crate) fn version_text(v: Option<u32>) -> String {
 /// journal written for another `header` (another command, scenario, input file, range or seeds)
 /// is refused, `what` naming what the identity covers; without it the journal starts empty.
 pub struct SearchJournal {
+    /// The journal, open for appending the runs still to do.
     pub journal: Journal,
+    /// The runs it already held, by key; empty without `--resume`.
     pub done: HashMap<String, CellRecord>,
 }
 

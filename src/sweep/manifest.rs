@@ -17,11 +17,13 @@ use crate::config::read::{MAX_FILE_BYTES, read_regular};
 /// hashes and counts.
 const MAX_MANIFEST_BYTES: u64 = 2 * MAX_FILE_BYTES;
 
+/// `manifest.json` of a sweep's output folder (see the module's note).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Manifest {
     /// [`crate::report::SCHEMA_VERSION`] of the loadsim that wrote it; `None` before it existed.
     #[serde(default)]
     pub schema_version: Option<u32>,
+    /// The version of the loadsim that wrote it (its crate version).
     pub loadsim_version: String,
     /// The sweep's `name`.
     pub sweep: String,

@@ -30,6 +30,7 @@ pub struct SweepOptions {
     pub out: Option<PathBuf>,
     /// Keep the cells already in the folder's journal and run only the others.
     pub resume: bool,
+    /// `--shard K/N`: run only that part of the cells; `None` for all of them.
     pub shard: Option<Shard>,
     /// Check and describe the sweep; run nothing.
     pub dry_run: bool,
@@ -45,6 +46,7 @@ pub struct SweepOptions {
     pub max_memory: u64,
     /// The command line, for the manifest.
     pub command: String,
+    /// The limits on each cell's run (`--max-events`, `--max-memory`, …).
     pub run: RunOptions,
 }
 

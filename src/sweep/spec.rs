@@ -153,7 +153,9 @@ pub enum SpreadKind {
 /// A validated sweep file.
 #[derive(Clone, Debug)]
 pub struct SweepSpec {
+    /// The sweep's `name`: the default output folder is `evidence/<name>/`.
     pub name: String,
+    /// Free text printed under the title of results.md; `None` when the file has none.
     pub description: Option<String>,
     /// Scenario files in the order written; columns of every table follow this order.
     pub scenarios: Vec<ScenarioRef>,
@@ -162,8 +164,11 @@ pub struct SweepSpec {
     /// Expansion groups in order: each a single axis or a zip group (axis indices), the first
     /// group varying slowest.
     pub groups: Vec<Vec<usize>>,
+    /// `report.comparison`, in order.
     pub comparisons: Vec<Comparison>,
+    /// `report.sensitivity`, in order.
     pub sensitivities: Vec<Sensitivity>,
+    /// `report.paired`, in order.
     pub paired: Vec<Paired>,
     /// The parsed file, for diagnostics.
     pub doc: Document,
@@ -185,12 +190,14 @@ pub struct ScenarioRef {
 pub struct Axis {
     /// Dotted scenario key (or `seed`).
     pub key: String,
+    /// Its values in the order written (at least one).
     pub values: Vec<AxisValue>,
 }
 
 /// One value of an axis.
 #[derive(Clone, Debug)]
 pub struct AxisValue {
+    /// The value as written: what each of its cells sets at the axis's key.
     pub yaml: Value,
     /// As it appears in cell keys, results.csv and tables: strings as written, anything else as
     /// compact JSON.
@@ -203,19 +210,24 @@ pub type Fixed = Vec<(usize, usize)>;
 /// A comparison table request.
 #[derive(Clone, Debug)]
 pub struct Comparison {
+    /// The heading; `None` for "Comparison".
     pub title: Option<String>,
+    /// The axis values its `where` fixes; a table per combination of the other axes.
     pub fixed: Fixed,
 }
 
 /// A paired table request.
 #[derive(Clone, Debug)]
 pub struct Paired {
+    /// The heading; `None` for "`<metric>` minus `<baseline>`".
     pub title: Option<String>,
     /// Index into [`SweepSpec::scenarios`].
     pub baseline: usize,
     /// A results.csv metric column.
     pub metric: String,
+    /// The axis values its `where` fixes; a table per combination of the other axes.
     pub fixed: Fixed,
+    /// Decimals shown (at most 12); `None` for 3 on rates and ratios, else 2.
     pub decimals: Option<u8>,
     /// Position in `report.paired`, for diagnostics.
     pub position: usize,
@@ -224,12 +236,17 @@ pub struct Paired {
 /// A sensitivity table request.
 #[derive(Clone, Debug)]
 pub struct Sensitivity {
+    /// The heading; `None` for "`<metric>` by `<axis>`".
     pub title: Option<String>,
+    /// Index into [`SweepSpec::axes`]: the axis whose values are the rows.
     pub axis: usize,
     /// A results.csv metric column, like `metrics.recovery_s`.
     pub metric: String,
+    /// The axis values its `where` fixes (never `axis`); a table per combination of the others.
     pub fixed: Fixed,
+    /// Decimals shown (at most 12); `None` for 3 on rates and ratios, else 2.
     pub decimals: Option<u8>,
+    /// What follows the mean over seeds in each cell: `(min–max)` or `± h`.
     pub interval: SpreadKind,
     /// What the figure's band shows.
     pub band: SpreadKind,
