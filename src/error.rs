@@ -50,8 +50,9 @@ pub enum Error {
         /// How many cases failed (at least 1).
         failed: usize,
     },
-    /// `loadsim tune` found no setting that meets every requirement. Exit code 1; the report
-    /// (with the closest setting) still goes to stdout.
+    /// `loadsim tune` found no setting that meets every requirement, or `loadsim calibrate`
+    /// left a figure outside its tolerance after the fit. Exit code 1; the report (with the
+    /// closest setting, or the fit it found) still goes to stdout.
     #[error("error: {summary}")]
     Infeasible {
         /// The command's report, for stdout.
