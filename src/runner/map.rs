@@ -33,6 +33,12 @@ impl Runner {
         Ok(Runner { pool })
     }
 
+    /// Runs `f` on the pool: the parallel iterators inside it use the pool's threads (and no
+    /// more than `--jobs` of them).
+    pub fn install<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
+        self.pool.install(f)
+    }
+
     /// Threads in the pool.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()

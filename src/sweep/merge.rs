@@ -14,7 +14,7 @@ use super::run::write_outputs;
 use super::spec::SweepSpec;
 use crate::Error;
 use crate::config::ConfigError;
-use crate::runner::{FolderLock, OutputPlan, export, output_error};
+use crate::runner::{FolderLock, OutputPlan, Runner, export, output_error};
 use crate::util::Output;
 
 /// Merges the folders `dirs` into `out`; returns the stdout text (nothing).
@@ -155,7 +155,10 @@ pub fn merge(dirs: &[PathBuf], out: &Path, command: &str, quiet: bool) -> Result
         jobs: None,
         wall_s: 0.0,
     };
-    write_outputs(&folder, &spec, &cells, &records, &manifest, timing, started)?;
+    let runner = Runner::new(None)?;
+    write_outputs(
+        &runner, &folder, &spec, &cells, &records, &manifest, timing, started,
+    )?;
     if quiet {
         return Ok(Output::default());
     }

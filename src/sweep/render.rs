@@ -18,6 +18,7 @@
 
 use std::fmt::Write;
 
+use rayon::prelude::*;
 use serde_json::Value;
 
 use super::aggregate::{
@@ -32,6 +33,10 @@ use crate::report::flat::{cell, union_columns};
 use crate::report::markdown::MarkdownTable;
 use crate::report::table::Table;
 use crate::report::verdict::Judged;
+
+/// Rows of results.csv written by one task: enough to outweigh a task's cost, few enough that a
+/// sweep of some thousands of cells splits across the threads.
+const CSV_ROWS_PER_PART: usize = 256;
 
 impl Results<'_> {
     /// results.csv.
@@ -51,30 +56,57 @@ impl Results<'_> {
             }))
             .chain(columns.iter().cloned());
         w.write_record(header).expect("writing to memory");
-        for (index, flat) in &self.flat {
-            let c = &self.cells[*index];
-            let r = self.records[index];
-            let map: std::collections::HashMap<&str, &Value> =
-                flat.iter().map(|(k, v)| (k.as_str(), v)).collect();
-            let mut record = vec![
-                self.spec.scenarios[c.scenario].name.clone(),
-                r.summary.seed.to_string(),
-            ];
-            for &a in &axes {
-                let axis = &self.spec.axes[a];
-                record.push(axis.values[c.values[a]].text.clone());
-                if let Some(ns) = duration_seconds(axis) {
-                    record.push(crate::report::timeseries::seconds(ns[c.values[a]]));
+        let mut bytes = w.into_inner().expect("flush to memory");
+        // The rows in parts on the current pool, each part its own writer, joined in cell
+        // order: a CSV writer keeps no state between records, so the text is the same.
+        let rows: Vec<(&usize, &Vec<(String, Value)>)> = self.flat.iter().collect();
+        let parts: Vec<Vec<u8>> = rows
+            .par_chunks(CSV_ROWS_PER_PART)
+            .map(|part| {
+                let mut w = ::csv::Writer::from_writer(Vec::new());
+                for &(index, flat) in part {
+                    w.write_record(self.csv_row(*index, flat, &axes, &columns))
+                        .expect("writing to memory");
                 }
-            }
-            record.extend(
-                columns
-                    .iter()
-                    .map(|k| map.get(k.as_str()).map(|v| cell(v)).unwrap_or_default()),
-            );
-            w.write_record(&record).expect("writing to memory");
+                w.into_inner().expect("flush to memory")
+            })
+            .collect();
+        for part in parts {
+            bytes.extend_from_slice(&part);
         }
-        String::from_utf8(w.into_inner().expect("flush to memory")).expect("CSV of UTF-8 fields")
+        String::from_utf8(bytes).expect("CSV of UTF-8 fields")
+    }
+
+    /// The results.csv row of cell `index` (`flat`: its columns), for the `axes` that are not
+    /// the seed and the union of `columns`.
+    fn csv_row(
+        &self,
+        index: usize,
+        flat: &[(String, Value)],
+        axes: &[usize],
+        columns: &[String],
+    ) -> Vec<String> {
+        let c = &self.cells[index];
+        let r = self.records[&index];
+        let map: std::collections::HashMap<&str, &Value> =
+            flat.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let mut record = vec![
+            self.spec.scenarios[c.scenario].name.clone(),
+            r.summary.seed.to_string(),
+        ];
+        for &a in axes {
+            let axis = &self.spec.axes[a];
+            record.push(axis.values[c.values[a]].text.clone());
+            if let Some(ns) = duration_seconds(axis) {
+                record.push(crate::report::timeseries::seconds(ns[c.values[a]]));
+            }
+        }
+        record.extend(
+            columns
+                .iter()
+                .map(|k| map.get(k.as_str()).map(|v| cell(v)).unwrap_or_default()),
+        );
+        record
     }
 
     /// results.md: a short description of the sweep, then the comparison and sensitivity tables.
@@ -621,6 +653,67 @@ fn figure_file(title: &str, figures: &[Figure]) -> String {
 mod tests {
     use super::summarize;
     use crate::sweep::spec::SpreadKind;
+
+    /// results.csv is written in parts of [`super::CSV_ROWS_PER_PART`] rows on the pool: over
+    /// more than two parts and a remainder, at one thread and at two, it is the text one writer
+    /// gives writing every row in order (the way it was written before the parts).
+    #[test]
+    fn results_csv_in_parts_is_the_text_of_one_writer() {
+        use crate::runner::Runner;
+        use crate::scenario::{Document, Scenario};
+        use crate::sweep::aggregate::Results;
+        use crate::sweep::expand::expand;
+        use crate::sweep::journal::CellRecord;
+        use crate::sweep::spec::SweepSpec;
+        use std::path::Path;
+
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let seeds: Vec<String> = (1..=300).map(|s| s.to_string()).collect();
+        let text = format!(
+            "name: t\nscenarios:\n  - ../scenarios/protected.yaml\ngrid:\n  \
+             arrivals.rate: [100, 200]\n  seed: [{}]\n",
+            seeds.join(", ")
+        );
+        let spec = SweepSpec::from_text(&root.join("sweeps/t.yaml"), &text).expect("a sweep");
+        let cells = expand(&spec);
+        assert!(cells.len() > 2 * super::CSV_ROWS_PER_PART + 1);
+        // One short run's summary stands for every cell (the seed column tells them apart).
+        let text = crate::protections::bad_snippets::scenario_text(
+            crate::protections::bad_snippets::At::Client,
+            "retries: 1",
+        );
+        let doc = Document::from_text(Path::new("t.yaml"), &text).unwrap();
+        let summary = crate::model::run(&Scenario::from_document(&doc).unwrap()).unwrap();
+        let records: Vec<CellRecord> = cells
+            .iter()
+            .map(|c| {
+                let mut summary = summary.clone();
+                summary.seed = c.index as u64;
+                CellRecord {
+                    index: c.index,
+                    key: c.key.clone(),
+                    summary,
+                }
+            })
+            .collect();
+        let results = Results::new(&spec, &cells, &records);
+        let one = Runner::new(Some(1)).unwrap().install(|| results.csv());
+        let two = Runner::new(Some(2)).unwrap().install(|| results.csv());
+        assert_eq!(one, two);
+        let axes: Vec<usize> = (0..spec.axes.len())
+            .filter(|&a| spec.axes[a].key != crate::sweep::spec::SEED)
+            .collect();
+        let columns = crate::report::flat::union_columns(results.flat.values());
+        let header_end = one.find('\n').expect("a header") + 1;
+        let mut w = ::csv::Writer::from_writer(one.as_bytes()[..header_end].to_vec());
+        for (index, flat) in &results.flat {
+            w.write_record(results.csv_row(*index, flat, &axes, &columns))
+                .unwrap();
+        }
+        let whole = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(one, whole);
+        assert_eq!(one.lines().count(), cells.len() + 1);
+    }
 
     #[test]
     fn summaries_with_a_confidence_interval() {

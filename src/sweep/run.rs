@@ -408,7 +408,9 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
         jobs: Some(runner.threads()),
         wall_s: 0.0,
     };
-    write_outputs(&folder, &spec, &cells, &records, &manifest, timing, started)?;
+    write_outputs(
+        &runner, &folder, &spec, &cells, &records, &manifest, timing, started,
+    )?;
     if o.quiet {
         return Ok(Output::default());
     }
@@ -424,8 +426,11 @@ fn sweep_inner(file: &Path, o: &SweepOptions) -> Result<Output, Error> {
 }
 
 /// Writes results.csv, results.md, manifest.json, the figures, report.html and timing.json into
-/// the sweep's folder ([`export::SWEEP`]).
+/// the sweep's folder ([`export::SWEEP`]). The aggregate and the two tables are computed on
+/// `runner`'s threads (results.csv and results.md at the same time), then written in order.
+#[allow(clippy::too_many_arguments)]
 pub fn write_outputs(
+    runner: &Runner,
     folder: &Folder,
     spec: &SweepSpec,
     cells: &[Cell],
@@ -434,13 +439,15 @@ pub fn write_outputs(
     mut timing: Timing,
     started: Instant,
 ) -> Result<(), Error> {
-    let results = Results::new(spec, cells, records);
-    let (markdown, figures) = results.report();
+    let (csv, (markdown, figures)) = runner.install(|| {
+        let results = Results::new(spec, cells, records);
+        rayon::join(|| results.csv(), || results.report())
+    });
     let out = folder.dir();
     let earlier = crate::config::read::read_regular(&out.join(export::RESULTS_MD), 64 << 20)
         .unwrap_or_default();
     // The tables first: a figure never costs the results.
-    folder.write(export::RESULTS_CSV, results.csv().as_bytes())?;
+    folder.write(export::RESULTS_CSV, csv.as_bytes())?;
     folder.write(export::RESULTS_MD, markdown.as_bytes())?;
     folder.write(export::MANIFEST, manifest.to_text().as_bytes())?;
     for figure in &figures {
