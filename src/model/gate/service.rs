@@ -34,6 +34,9 @@ use crate::time::{SimDuration, SimTime};
 const ADMIT: u8 = 1;
 const DEQUEUE: u8 = 2;
 const FINISH: u8 = 4;
+/// The queue found empty (part of hook 2): only CoDel listens, so the other dequeue guards do not
+/// make every emptied queue walk the list.
+const QUEUE_EMPTY: u8 = 8;
 
 /// One protection at a service replica, with its live state.
 #[derive(Debug)]
@@ -68,7 +71,7 @@ impl ServiceGuard {
             ServiceGuard::Admission(Admission::RateLimit(_)) => ADMIT,
             ServiceGuard::Admission(Admission::Limiter(_)) => ADMIT | FINISH,
             ServiceGuard::DropExpired | ServiceGuard::MaxQueueTime(_) => DEQUEUE,
-            ServiceGuard::Codel(_) => DEQUEUE,
+            ServiceGuard::Codel(_) => DEQUEUE | QUEUE_EMPTY,
         }
     }
 
@@ -193,7 +196,7 @@ impl ServiceGate {
     /// Hook 2, the queue found empty: CoDel leaves its dropping state.
     #[inline]
     pub(crate) fn queue_empty(&mut self) {
-        if self.acts & DEQUEUE == 0 {
+        if self.acts & QUEUE_EMPTY == 0 {
             return;
         }
         for g in self.guards.iter_mut() {
