@@ -23,7 +23,7 @@
 //! writing outputs (checked before anything runs, atomically, with a lock on a sweep's folder).
 //!
 //! Each protection (timeouts, retries, throttles, budgets, breakers, hedging, queue disciplines,
-//! shedding…) is one module of [`protections`]: its YAML form, validation, defaults and runtime
+//! shedding…) is one module of `protections` (crate-private): its YAML form, validation, defaults and runtime
 //! rule together; each fault kind's meaning is stated once in [`scenario::faults`].
 //!
 //! A scenario file may also say what it expects of its results ([`expect`]: assertions over one or
@@ -38,7 +38,7 @@
 //!
 //! A run is a pure function of its scenario (seed included): simulated time is integer
 //! nanoseconds ([`time`]), events at one instant run in scheduling order ([`engine`]), and every
-//! random quantity comes from its own ChaCha stream keyed by purpose ([`rng`]) so that a policy
+//! random quantity comes from its own ChaCha stream keyed by purpose (`rng`, crate-private) so that a policy
 //! change never shifts the arrival sequence. Only `engine.wall_s` and `engine.events_per_s`
 //! depend on the machine.
 //!
@@ -48,7 +48,11 @@
 //! Rates are per second. Ratios are plain fractions in [0, 1] unless named `*_per_request`.
 
 // Every `pub` item is reachable from outside the crate (machinery that is not is `pub(crate)`, so
-// rustc sees what is dead); every public item is documented (`missing_docs`).
+// rustc sees what is dead); every public item is documented (`missing_docs`). The protections'
+// runtime rules, the random streams and the typed indices are crate-private modules: what a user
+// names of them (the protections' YAML forms, the ids of a scenario's tables) is re-exported by
+// `scenario`. The other modules stay public because the binary, the integration tests, the
+// benchmarks and the examples drive them.
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
@@ -61,13 +65,13 @@ pub mod error;
 pub mod expect;
 pub mod guard;
 pub mod import;
-pub mod ix;
+pub(crate) mod ix;
 pub mod metrics;
 pub mod model;
 pub mod plot;
-pub mod protections;
+pub(crate) mod protections;
 pub mod report;
-pub mod rng;
+pub(crate) mod rng;
 pub mod runner;
 pub mod scenario;
 pub mod schema;

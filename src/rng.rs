@@ -108,7 +108,7 @@ impl Stream {
 /// "Fast splittable pseudorandom number generators", 2014) of `key + n`. For a fixed key it is a
 /// bijection of `n`, so distinct `n` give distinct values. It draws from no stream: a decision
 /// made from it (which requests `--span-sample` keeps) shifts no other random quantity.
-pub fn mix64(key: u64, n: u64) -> u64 {
+pub(crate) fn mix64(key: u64, n: u64) -> u64 {
     let mut z = key.wrapping_add(n.wrapping_mul(0x9e37_79b9_7f4a_7c15));
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -116,7 +116,7 @@ pub fn mix64(key: u64, n: u64) -> u64 {
 }
 
 /// The key of `purpose` under `seed` for [`mix64`].
-pub fn hash_key(seed: u64, purpose: &str) -> u64 {
+pub(crate) fn hash_key(seed: u64, purpose: &str) -> u64 {
     mix64(fnv1a(purpose.as_bytes()), seed)
 }
 

@@ -13,9 +13,9 @@ use super::{Problems, whole_seconds_window};
 use crate::time::{SimDuration, SimTime};
 
 /// Default multiplier K of accepts (the SRE book's value).
-pub const DEFAULT_K: f64 = 2.0;
+pub(crate) const DEFAULT_K: f64 = 2.0;
 /// Default trailing window.
-pub const DEFAULT_WINDOW: SimDuration = SimDuration::from_secs(120);
+pub(crate) const DEFAULT_WINDOW: SimDuration = SimDuration::from_secs(120);
 
 /// Adaptive throttling: reject locally with probability max(0, (requests − k·accepts) /
 /// (requests + 1)) over a trailing window.
@@ -64,14 +64,14 @@ pub(crate) fn validate(
 
 /// Adaptive throttling state of one edge.
 #[derive(Clone, Debug)]
-pub struct Adaptive {
+pub(crate) struct Adaptive {
     k: f64,
     window: Rolling,
 }
 
 impl Adaptive {
     /// Empty history.
-    pub fn new(p: AdaptiveThrottle) -> Self {
+    pub(crate) fn new(p: AdaptiveThrottle) -> Self {
         Adaptive {
             k: p.k,
             window: Rolling::new(p.window.0 / 1_000_000_000),
@@ -80,7 +80,7 @@ impl Adaptive {
 
     /// Counts a request about to be sent and returns the local-reject probability for it.
     #[inline]
-    pub fn on_request(&mut self, now: SimTime) -> f64 {
+    pub(crate) fn on_request(&mut self, now: SimTime) -> f64 {
         let [requests, accepts] = self.window.sums(now);
         let p = (requests as f64 - self.k * accepts as f64) / (requests as f64 + 1.0);
         self.window.add(now, 0);
@@ -89,7 +89,7 @@ impl Adaptive {
 
     /// Counts an accepted request.
     #[inline]
-    pub fn on_accept(&mut self, now: SimTime) {
+    pub(crate) fn on_accept(&mut self, now: SimTime) {
         self.window.add(now, 1);
     }
 }

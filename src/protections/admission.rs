@@ -7,9 +7,9 @@ use super::Problems;
 use crate::time::SimDuration;
 
 /// Largest `queue_cap` accepted (as many as the largest slot count).
-pub const MAX_QUEUE_CAP: u32 = 10_000_000;
+pub(crate) const MAX_QUEUE_CAP: u32 = 10_000_000;
 /// Default delay of a `reject` reply (docs/model.md §2.4).
-pub const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
+pub(crate) const DEFAULT_REJECT_DELAY: SimDuration = SimDuration(500_000);
 
 /// Checks `queue_cap` at `key`.
 pub(crate) fn validate_queue_cap(key: &str, cap: Option<u32>, p: &mut impl Problems) {
@@ -26,7 +26,7 @@ pub(crate) fn validate_queue_cap(key: &str, cap: Option<u32>, p: &mut impl Probl
 /// Whether an arrival that cannot start at once is turned away: the queue holds `queued` of at
 /// most `queue_cap` (`None`: unbounded).
 #[inline]
-pub fn queue_full(queue_cap: Option<u32>, queued: usize) -> bool {
+pub(crate) fn queue_full(queue_cap: Option<u32>, queued: usize) -> bool {
     queue_cap.is_some_and(|cap| queued >= cap as usize)
 }
 

@@ -35,27 +35,27 @@ use super::Problems;
 use crate::time::{SimDuration, SimTime};
 
 /// Default target utilization (busy slots / slots of the ready replicas).
-pub const DEFAULT_TARGET_UTILIZATION: f64 = 0.7;
+pub(crate) const DEFAULT_TARGET_UTILIZATION: f64 = 0.7;
 /// Default lower bound (the HPA's default `minReplicas`).
-pub const DEFAULT_MIN_REPLICAS: u32 = 1;
+pub(crate) const DEFAULT_MIN_REPLICAS: u32 = 1;
 /// Default evaluation period (`--horizontal-pod-autoscaler-sync-period`).
-pub const DEFAULT_INTERVAL: SimDuration = SimDuration::from_secs(15);
+pub(crate) const DEFAULT_INTERVAL: SimDuration = SimDuration::from_secs(15);
 /// Default time before a new replica serves.
-pub const DEFAULT_WARMUP: SimDuration = SimDuration::from_secs(60);
+pub(crate) const DEFAULT_WARMUP: SimDuration = SimDuration::from_secs(60);
 /// Default scale-down stabilization window
 /// (`--horizontal-pod-autoscaler-downscale-stabilization`).
-pub const DEFAULT_SCALE_DOWN_COOLDOWN: SimDuration = SimDuration::from_secs(300);
+pub(crate) const DEFAULT_SCALE_DOWN_COOLDOWN: SimDuration = SimDuration::from_secs(300);
 /// No change while |1 − ratio| is at most this (`--horizontal-pod-autoscaler-tolerance`).
-pub const TOLERANCE: f64 = 0.1;
+pub(crate) const TOLERANCE: f64 = 0.1;
 /// Default scale-up policies: `{type: Pods, value: 4, periodSeconds: 15}` and
 /// `{type: Percent, value: 100, periodSeconds: 15}`, the larger one wins.
-pub const SCALE_UP_PODS: u32 = 4;
+pub(crate) const SCALE_UP_PODS: u32 = 4;
 /// The `Percent` scale-up policy's value: at most 100 % more replicas per period.
-pub const SCALE_UP_PERCENT: u32 = 100;
+pub(crate) const SCALE_UP_PERCENT: u32 = 100;
 /// Default scale-down policy: `{type: Percent, value: 100, periodSeconds: 15}`.
-pub const SCALE_DOWN_PERCENT: u32 = 100;
+pub(crate) const SCALE_DOWN_PERCENT: u32 = 100;
 /// The period of every default policy.
-pub const POLICY_PERIOD: SimDuration = SimDuration::from_secs(15);
+pub(crate) const POLICY_PERIOD: SimDuration = SimDuration::from_secs(15);
 
 /// `services.<s>.autoscale`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -100,7 +100,7 @@ pub struct Autoscale {
 }
 
 /// Events one evaluation of the controller schedules: the next evaluation (`AutoscaleTick`).
-pub const EVENTS_PER_TICK: u32 = 1;
+pub(crate) const EVENTS_PER_TICK: u32 = 1;
 
 impl Autoscale {
     /// How long what happened stays in its state: a decision at the next `interval`, the
@@ -203,7 +203,7 @@ pub(crate) fn validate(
 /// window in thousandths of a slot (Kubernetes reads milli-CPU), and how many replicas are still
 /// warming up.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Reading {
+pub(crate) struct Reading {
     /// Σ over the ready replicas of their mean busy milli-slots.
     pub usage_milli: u64,
     /// Ready replicas with a reading.
@@ -222,7 +222,7 @@ fn utilization_percent(usage_milli: u64, pods: u32, request_milli: u64) -> u64 {
 /// (started, not draining), a target of `target_percent`, and a request of `request_milli`
 /// (the slots of one replica, in thousandths). `None` when no ready replica has a reading (the
 /// controller then does not scale).
-pub fn metric_replicas(
+pub(crate) fn metric_replicas(
     current: u32,
     r: &Reading,
     request_milli: u64,
@@ -258,7 +258,7 @@ pub fn metric_replicas(
 /// so that an evaluation costs O(1) amortized however long the window (issue 30: a deque scanned
 /// whole made `interval: 1us` quadratic).
 #[derive(Clone, Debug)]
-pub struct Hpa {
+pub(crate) struct Hpa {
     spec: Autoscale,
     /// Whether the first evaluation happened (`recordInitialRecommendation`).
     started: bool,
@@ -299,7 +299,7 @@ impl PeriodSum {
 
 impl Hpa {
     /// A controller that has not run yet.
-    pub fn new(spec: Autoscale) -> Self {
+    pub(crate) fn new(spec: Autoscale) -> Self {
         Hpa {
             spec,
             started: false,
@@ -311,7 +311,7 @@ impl Hpa {
 
     /// One evaluation at `now` with `current` replicas (started, not draining) and the metric's
     /// count `metric` (`None`: no reading). Returns the replica count to run.
-    pub fn reconcile(&mut self, now: SimTime, current: u32, metric: Option<u32>) -> u32 {
+    pub(crate) fn reconcile(&mut self, now: SimTime, current: u32, metric: Option<u32>) -> u32 {
         let a = self.spec;
         // recordInitialRecommendation: the first evaluation remembers the current count.
         if !self.started {

@@ -26,22 +26,22 @@ use crate::time::{SimDuration, SimTime};
 /// Events the adaptive mode's rate limiter schedules, per send on an edge with `retry_quota:
 /// {kind: aws_adaptive}`: at most one wait for a token (`RateLimitedSend`; a held send reserves
 /// its token and waits once). Summed by [`crate::guard::events_per_send`].
-pub const EVENTS_PER_ATTEMPT: u32 = 1;
+pub(crate) const EVENTS_PER_ATTEMPT: u32 = 1;
 
 /// `CubicCalculator._SCALE_CONSTANT`.
-pub const CUBIC_SCALE: f64 = 0.4;
+pub(crate) const CUBIC_SCALE: f64 = 0.4;
 /// `CubicCalculator._BETA`.
-pub const CUBIC_BETA: f64 = 0.7;
+pub(crate) const CUBIC_BETA: f64 = 0.7;
 /// `RateClocker._DEFAULT_SMOOTHING`.
-pub const SMOOTHING: f64 = 0.8;
+pub(crate) const SMOOTHING: f64 = 0.8;
 /// `RateClocker._TIME_BUCKET_RANGE`: 0.5 s.
-pub const TIME_BUCKET: SimDuration = SimDuration(500_000_000);
+pub(crate) const TIME_BUCKET: SimDuration = SimDuration(500_000_000);
 /// `TokenBucket._MIN_RATE`: the lowest fill rate, per second.
-pub const MIN_FILL_RATE: f64 = 0.5;
+pub(crate) const MIN_FILL_RATE: f64 = 0.5;
 /// `ClientRateLimiter._MAX_RATE_ADJUST_SCALE`.
-pub const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
+pub(crate) const MAX_RATE_ADJUST_SCALE: f64 = 2.0;
 /// The bucket's starting `max_rate` (`register_retry_handler`: `TokenBucket(max_rate=1)`).
-pub const START_MAX_RATE: f64 = 1.0;
+pub(crate) const START_MAX_RATE: f64 = 1.0;
 
 fn secs(t: SimTime) -> f64 {
     t.0 as f64 / 1e9
@@ -49,7 +49,7 @@ fn secs(t: SimTime) -> f64 {
 
 /// botocore's `RateClocker`: the measured rate of responses, smoothed per half-second bucket.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RateClocker {
+pub(crate) struct RateClocker {
     /// The smoothed rate of responses, per second (botocore's `measured_tx_rate`).
     pub measured: f64,
     /// The current bucket, in half-seconds since time 0.
@@ -60,7 +60,7 @@ pub struct RateClocker {
 impl RateClocker {
     /// Created at `start`: the first bucket starts at the whole second of `start`
     /// (`math.floor(current_time())`).
-    pub fn new(start: SimTime) -> RateClocker {
+    pub(crate) fn new(start: SimTime) -> RateClocker {
         RateClocker {
             measured: 0.0,
             last_bucket: start.0 / 1_000_000_000 * 2,
@@ -69,7 +69,7 @@ impl RateClocker {
     }
 
     /// `record()`: counts one response at `now` and returns the measured rate.
-    pub fn record(&mut self, now: SimTime) -> f64 {
+    pub(crate) fn record(&mut self, now: SimTime) -> f64 {
         let bucket = now.0 / TIME_BUCKET.0;
         self.count += 1;
         if bucket > self.last_bucket {
@@ -85,7 +85,7 @@ impl RateClocker {
 
 /// botocore's `CubicCalculator`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Cubic {
+pub(crate) struct Cubic {
     /// The rate when the last throttle was seen, per second (0 before any).
     pub w_max: f64,
     /// Seconds after `last_fail` at which the cubic curve climbs back to `w_max`.
@@ -96,7 +96,7 @@ pub struct Cubic {
 
 impl Cubic {
     /// `CubicCalculator(starting_max_rate=0, start_time)`.
-    pub fn new(start: SimTime) -> Cubic {
+    pub(crate) fn new(start: SimTime) -> Cubic {
         Cubic {
             w_max: 0.0,
             k: 0.0,
@@ -109,13 +109,13 @@ impl Cubic {
     }
 
     /// `success_received`: C·(t − last_fail − k)³ + w_max.
-    pub fn success(&self, now: SimTime) -> f64 {
+    pub(crate) fn success(&self, now: SimTime) -> f64 {
         let dt = secs(now) - secs(self.last_fail);
         CUBIC_SCALE * (dt - self.k).powi(3) + self.w_max
     }
 
     /// `error_received`: w_max = `rate`, k recomputed, the throttle's time kept; returns rate·β.
-    pub fn error(&mut self, rate: f64, now: SimTime) -> f64 {
+    pub(crate) fn error(&mut self, rate: f64, now: SimTime) -> f64 {
         self.w_max = rate;
         self.k = Self::zero_point(rate);
         self.last_fail = now;
@@ -125,7 +125,7 @@ impl Cubic {
 
 /// botocore's `TokenBucket`, refilled on the simulated clock.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     /// Tokens added per second.
     pub fill_rate: f64,
     /// Most tokens the bucket holds.
@@ -137,7 +137,7 @@ pub struct Bucket {
 
 impl Bucket {
     /// `TokenBucket(max_rate=1)` created at `start`: empty, fill rate 1, capacity 1.
-    pub fn new(start: SimTime) -> Bucket {
+    pub(crate) fn new(start: SimTime) -> Bucket {
         Bucket {
             fill_rate: START_MAX_RATE.max(MIN_FILL_RATE),
             max_capacity: START_MAX_RATE.max(1.0),
@@ -154,7 +154,7 @@ impl Bucket {
 
     /// The `max_rate` setter: refill at the old rate, then fill rate max(v, 0.5), capacity v if
     /// v ≥ 1 else 1, the tokens cut to the capacity.
-    pub fn set_max_rate(&mut self, v: f64, now: SimTime) {
+    pub(crate) fn set_max_rate(&mut self, v: f64, now: SimTime) {
         self.refill(now);
         self.fill_rate = v.max(MIN_FILL_RATE);
         self.max_capacity = if v >= 1.0 { v } else { 1.0 };
@@ -164,7 +164,7 @@ impl Bucket {
     /// `acquire(1)` at `now`: `Ok(())` when a token was taken, else `Err(wait)`, the time until
     /// one is there at the current fill rate (rounded up to whole nanoseconds, at least 1 ns); the
     /// caller asks again then, as botocore's loop does after its condition wait.
-    pub fn try_acquire(&mut self, now: SimTime) -> Result<(), SimDuration> {
+    pub(crate) fn try_acquire(&mut self, now: SimTime) -> Result<(), SimDuration> {
         self.refill(now);
         if self.current >= 1.0 {
             self.current -= 1.0;
@@ -177,7 +177,7 @@ impl Bucket {
 
 /// botocore's `ClientRateLimiter`: the three parts and whether a throttle has been seen.
 #[derive(Clone, Debug, PartialEq)]
-pub struct RateLimiter {
+pub(crate) struct RateLimiter {
     /// Whether a throttle has been seen: the bucket limits requests only from then on.
     pub enabled: bool,
     /// The measured rate of responses.
@@ -190,7 +190,7 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     /// `register_retry_handler` at `start`.
-    pub fn new(start: SimTime) -> RateLimiter {
+    pub(crate) fn new(start: SimTime) -> RateLimiter {
         RateLimiter {
             enabled: false,
             clocker: RateClocker::new(start),
@@ -200,7 +200,7 @@ impl RateLimiter {
     }
 
     /// `on_sending_request`: `Ok` to send now (always while the limiter is off), else the wait.
-    pub fn before_send(&mut self, now: SimTime) -> Result<(), SimDuration> {
+    pub(crate) fn before_send(&mut self, now: SimTime) -> Result<(), SimDuration> {
         if self.enabled {
             self.bucket.try_acquire(now)
         } else {
@@ -214,13 +214,13 @@ impl RateLimiter {
     /// at a steady rate that is the same order and the same instants, and here every held send
     /// costs one wait instead of one per sender that took its token first (issue 30: those
     /// repeated waits had no bound).
-    pub fn reserve(&mut self) {
+    pub(crate) fn reserve(&mut self) {
         self.bucket.current -= 1.0;
     }
 
     /// `on_receiving_response` for one attempt's outcome at `now`; `throttled` for a throttling
     /// error.
-    pub fn on_response(&mut self, now: SimTime, throttled: bool) {
+    pub(crate) fn on_response(&mut self, now: SimTime, throttled: bool) {
         let measured = self.clocker.record(now);
         let new_rate = if throttled {
             let rate = if self.enabled {

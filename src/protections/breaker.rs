@@ -14,15 +14,15 @@ use super::{Problems, positive, whole_seconds_window};
 use crate::time::{SimDuration, SimTime};
 
 /// Default failure share that opens the breaker.
-pub const DEFAULT_FAILURE_RATE: f64 = 0.5;
+pub(crate) const DEFAULT_FAILURE_RATE: f64 = 0.5;
 /// Default window the failure share is measured over.
-pub const DEFAULT_WINDOW: SimDuration = SimDuration::from_secs(10);
+pub(crate) const DEFAULT_WINDOW: SimDuration = SimDuration::from_secs(10);
 /// Default attempts in the window before the share counts.
-pub const DEFAULT_MIN_REQUESTS: u32 = 20;
+pub(crate) const DEFAULT_MIN_REQUESTS: u32 = 20;
 /// Default time the breaker stays open before probing.
-pub const DEFAULT_OPEN_FOR: SimDuration = SimDuration::from_secs(5);
+pub(crate) const DEFAULT_OPEN_FOR: SimDuration = SimDuration::from_secs(5);
 /// Default successful probes in half-open that close it.
-pub const DEFAULT_HALF_OPEN_PROBES: u32 = 3;
+pub(crate) const DEFAULT_HALF_OPEN_PROBES: u32 = 3;
 
 /// Circuit breaker: closed → open on the failure share over the window (or a run of failures),
 /// open refuses at once, half-open probes close it.
@@ -128,7 +128,7 @@ enum State {
 
 /// Breaker state and its accounting.
 #[derive(Clone, Debug)]
-pub struct Breaker {
+pub(crate) struct Breaker {
     p: CircuitBreaker,
     state: State,
     window: Rolling,
@@ -141,7 +141,7 @@ pub struct Breaker {
 
 impl Breaker {
     /// A closed breaker.
-    pub fn new(p: CircuitBreaker) -> Self {
+    pub(crate) fn new(p: CircuitBreaker) -> Self {
         Breaker {
             p,
             state: State::Closed,
@@ -154,7 +154,7 @@ impl Breaker {
 
     /// Whether an attempt may be sent now (counts a half-open probe when it may).
     #[inline]
-    pub fn allow(&mut self, now: SimTime) -> bool {
+    pub(crate) fn allow(&mut self, now: SimTime) -> bool {
         if let State::Open { since, until } = self.state {
             if now < until {
                 return false;
@@ -174,7 +174,7 @@ impl Breaker {
 
     /// Records the result of an attempt.
     #[inline]
-    pub fn on_result(&mut self, now: SimTime, ok: bool) {
+    pub(crate) fn on_result(&mut self, now: SimTime, ok: bool) {
         match &mut self.state {
             State::Open { .. } => {}
             State::HalfOpen { ok: oks, .. } => {
@@ -217,7 +217,7 @@ impl Breaker {
     }
 
     /// Time spent open up to `end` (for the report).
-    pub fn open_time_until(&self, end: SimTime) -> SimDuration {
+    pub(crate) fn open_time_until(&self, end: SimTime) -> SimDuration {
         match self.state {
             State::Open { since, until } => self.open_time + (until.min(end) - since),
             _ => self.open_time,

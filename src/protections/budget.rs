@@ -20,24 +20,24 @@ use super::{DurationText, Problems};
 use crate::time::{SimDuration, SimTime};
 
 /// Default share of active requests that may be retries, in percent (Envoy's default).
-pub const DEFAULT_BUDGET_PERCENT: f64 = 20.0;
+pub(crate) const DEFAULT_BUDGET_PERCENT: f64 = 20.0;
 /// Default retries always allowed concurrently (Envoy's default).
-pub const DEFAULT_MIN_RETRY_CONCURRENCY: u32 = 3;
+pub(crate) const DEFAULT_MIN_RETRY_CONCURRENCY: u32 = 3;
 
 /// Default share of calls that may be retried, `kind: ratio` (Finagle's and Linkerd's 0.2).
-pub const DEFAULT_RETRY_RATIO: f64 = 0.2;
+pub(crate) const DEFAULT_RETRY_RATIO: f64 = 0.2;
 /// Default reserve of retries per second, `kind: ratio` (Finagle's and Linkerd's 10).
-pub const DEFAULT_MIN_RETRIES_PER_SECOND: u32 = 10;
+pub(crate) const DEFAULT_MIN_RETRIES_PER_SECOND: u32 = 10;
 /// Default lifetime of a deposit, `kind: ratio` (Finagle's and Linkerd's 10 s).
-pub const DEFAULT_TTL: SimDuration = SimDuration::from_secs(10);
+pub(crate) const DEFAULT_TTL: SimDuration = SimDuration::from_secs(10);
 /// Largest `retry_ratio` (Finagle's `ScaleFactor`).
-pub const MAX_RETRY_RATIO: f64 = 1000.0;
+pub(crate) const MAX_RETRY_RATIO: f64 = 1000.0;
 /// Units one call deposits (Finagle's `ScaleFactor`).
-pub const DEPOSIT: i64 = 1000;
+pub(crate) const DEPOSIT: i64 = 1000;
 /// Slices of Finagle's WindowedAdder over `ttl`.
-pub const SLICES: u64 = 10;
+pub(crate) const SLICES: u64 = 10;
 /// Default budget kind.
-pub const DEFAULT_KIND: &str = "concurrent";
+pub(crate) const DEFAULT_KIND: &str = "concurrent";
 
 /// A retry budget: `kind: concurrent` (Envoy: concurrent retries ≤ max(budget_percent % of active
 /// requests, min_retry_concurrency)) or `kind: ratio` (Finagle/Linkerd: retries ≤ `retry_ratio`
@@ -216,7 +216,7 @@ impl RatioBudget {
 /// The live balance of a `ratio` budget: Finagle's leaky token bucket over a WindowedAdder of
 /// ten slices (`writer` is the current one, `slices` the nine before it).
 #[derive(Clone, Debug)]
-pub struct RatioBalance {
+pub(crate) struct RatioBalance {
     budget: RatioBudget,
     /// ttl / 10, in milliseconds.
     slice_ms: u64,
@@ -230,7 +230,7 @@ pub struct RatioBalance {
 
 impl RatioBalance {
     /// An empty balance at time zero.
-    pub fn new(budget: RatioBudget) -> Self {
+    pub(crate) fn new(budget: RatioBudget) -> Self {
         RatioBalance {
             budget,
             slice_ms: budget.ttl_ms / SLICES,
@@ -266,14 +266,14 @@ impl RatioBalance {
     }
 
     /// The units in the bucket at `now_ms`: the window's sum plus the reserve.
-    pub fn count(&mut self, now_ms: u64) -> i64 {
+    pub(crate) fn count(&mut self, now_ms: u64) -> i64 {
         self.roll(now_ms);
         self.writer + self.slices.iter().sum::<i64>() + self.budget.reserve
     }
 
     /// A call is made (Finagle's `deposit`).
     #[inline]
-    pub fn deposit(&mut self, now: SimTime) {
+    pub(crate) fn deposit(&mut self, now: SimTime) {
         if !self.budget.empty {
             self.add(now.0 / 1_000_000, self.budget.deposit);
         }
@@ -282,7 +282,7 @@ impl RatioBalance {
     /// A retry asks to go (Finagle's `tryWithdraw`): allowed, and withdrawn, when the count
     /// covers one withdrawal.
     #[inline]
-    pub fn try_withdraw(&mut self, now: SimTime) -> bool {
+    pub(crate) fn try_withdraw(&mut self, now: SimTime) -> bool {
         if self.budget.empty {
             return false;
         }

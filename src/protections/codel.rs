@@ -13,9 +13,9 @@ use super::Problems;
 use crate::time::{SimDuration, SimTime};
 
 /// Default acceptable standing queue delay (RFC 8289's value).
-pub const DEFAULT_TARGET: SimDuration = SimDuration::from_millis(5);
+pub(crate) const DEFAULT_TARGET: SimDuration = SimDuration::from_millis(5);
 /// Default window over which the delay must stay above target (RFC 8289's value).
-pub const DEFAULT_INTERVAL: SimDuration = SimDuration::from_millis(100);
+pub(crate) const DEFAULT_INTERVAL: SimDuration = SimDuration::from_millis(100);
 
 /// CoDel parameters.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -49,7 +49,7 @@ pub(crate) fn validate(key: &str, c: &CodelRaw, p: &mut impl Problems) -> Option
 
 /// CoDel state of one queue.
 #[derive(Clone, Debug)]
-pub struct CodelState {
+pub(crate) struct CodelState {
     p: Codel,
     first_above: Option<SimTime>,
     dropping: bool,
@@ -60,7 +60,7 @@ pub struct CodelState {
 
 impl CodelState {
     /// Idle state.
-    pub fn new(p: Codel) -> Self {
+    pub(crate) fn new(p: Codel) -> Self {
         CodelState {
             p,
             first_above: None,
@@ -92,7 +92,7 @@ impl CodelState {
     }
 
     /// Whether to drop the request at the head, which waited `sojourn`.
-    pub fn should_drop(&mut self, now: SimTime, sojourn: SimDuration) -> bool {
+    pub(crate) fn should_drop(&mut self, now: SimTime, sojourn: SimDuration) -> bool {
         let ok = self.ok_to_drop(now, sojourn);
         if self.dropping {
             if !ok {
@@ -119,7 +119,7 @@ impl CodelState {
     }
 
     /// The queue ran empty.
-    pub fn on_empty(&mut self) {
+    pub(crate) fn on_empty(&mut self) {
         self.first_above = None;
     }
 }

@@ -16,9 +16,9 @@ use super::Problems;
 use crate::time::SimDuration;
 
 /// The discipline without `queue_discipline`.
-pub const DEFAULT_DISCIPLINE: QueueDisciplineRaw = QueueDisciplineRaw::Fifo;
+pub(crate) const DEFAULT_DISCIPLINE: QueueDisciplineRaw = QueueDisciplineRaw::Fifo;
 /// Default wait of the oldest queued request that switches adaptive LIFO to newest-first.
-pub const DEFAULT_LIFO_AFTER: SimDuration = SimDuration::from_millis(100);
+pub(crate) const DEFAULT_LIFO_AFTER: SimDuration = SimDuration::from_millis(100);
 
 /// Which queued request a freed slot takes.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub(crate) fn validate(
 
 /// Each request class's priority lane: the rank of its priority among the distinct priorities,
 /// most important first (`[10, 0, 10, 5]` → `[0, 2, 0, 1]`).
-pub fn priority_lanes(priorities: &[i32]) -> Vec<u16> {
+pub(crate) fn priority_lanes(priorities: &[i32]) -> Vec<u16> {
     let mut distinct: Vec<i32> = priorities.to_vec();
     distinct.sort_unstable_by(|a, b| b.cmp(a));
     distinct.dedup();

@@ -12,13 +12,13 @@ use super::Problems;
 use crate::time::SimDuration;
 
 /// Default hedges per call at most.
-pub const DEFAULT_MAX_HEDGES: u32 = 1;
+pub(crate) const DEFAULT_MAX_HEDGES: u32 = 1;
 /// Most hedges per call accepted.
-pub const MAX_HEDGES: u32 = 10;
+pub(crate) const MAX_HEDGES: u32 = 10;
 /// Events hedging schedules, per attempt sent on a hedged edge: the hedge timer (`HedgeFire`), set
 /// once when the call starts and once more after each hedge sent, so never more timers than
 /// attempts of the call. Summed by [`crate::guard::events_per_send`].
-pub const EVENTS_PER_ATTEMPT: u32 = 1;
+pub(crate) const EVENTS_PER_ATTEMPT: u32 = 1;
 
 /// Hedged requests: send another attempt after `delay` without a reply; the first success wins.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -31,7 +31,7 @@ use crate::rng::Stream;
 use crate::time::SimTime;
 
 /// Default `choice_count` of `least_request` (Envoy's default: two choices).
-pub const DEFAULT_CHOICE_COUNT: u32 = 2;
+pub(crate) const DEFAULT_CHOICE_COUNT: u32 = 2;
 
 /// How a caller picks a replica of a replicated callee.
 #[derive(Clone, Debug, Deserialize, JsonSchema)]
@@ -168,7 +168,7 @@ pub(crate) fn check_choice_count(
 /// One caller's balancer toward one replicated callee: the policy's state and the caller's
 /// outstanding requests per replica.
 #[derive(Clone, Debug)]
-pub struct Balancer {
+pub(crate) struct Balancer {
     policy: LoadBalancer,
     /// Round robin: the pick counter (the next replica is this modulo the replicas to choose
     /// from, as Envoy's `rr_index_`).
@@ -184,7 +184,7 @@ pub struct Balancer {
 
 impl Balancer {
     /// A balancer over `replicas` replicas drawing from `stream`.
-    pub fn new(policy: LoadBalancer, replicas: u32, stream: Stream) -> Self {
+    pub(crate) fn new(policy: LoadBalancer, replicas: u32, stream: Stream) -> Self {
         Balancer {
             policy,
             next: 0,
@@ -196,13 +196,13 @@ impl Balancer {
     }
 
     /// The same balancer, leaving out the replicas `detector` ejects.
-    pub fn with_outlier(mut self, detector: Detector) -> Self {
+    pub(crate) fn with_outlier(mut self, detector: Detector) -> Self {
         self.outlier = Some(detector);
         self
     }
 
     /// The edge's outlier detector, if it has one.
-    pub fn outlier(&self) -> Option<&Detector> {
+    pub(crate) fn outlier(&self) -> Option<&Detector> {
         self.outlier.as_ref()
     }
 
@@ -211,7 +211,7 @@ impl Balancer {
     /// the replicas the edge's outlier detector has ejected (all of `serving` when every one of
     /// them is ejected). The attempt then counts as outstanding there.
     #[inline]
-    pub fn pick_at(&mut self, now: SimTime, serving: Option<&[ReplicaIx]>) -> ReplicaIx {
+    pub(crate) fn pick_at(&mut self, now: SimTime, serving: Option<&[ReplicaIx]>) -> ReplicaIx {
         let ejecting = match &mut self.outlier {
             None => false,
             Some(d) => {
@@ -252,19 +252,20 @@ impl Balancer {
     /// An attempt to replica `r` ended at `now` with a result (`ok`: success); the outlier
     /// detector, if any, counts it.
     #[inline]
-    pub fn on_result(&mut self, now: SimTime, r: ReplicaIx, ok: bool) {
+    pub(crate) fn on_result(&mut self, now: SimTime, r: ReplicaIx, ok: bool) {
         if let Some(d) = &mut self.outlier {
             d.on_result(now, r, ok);
         }
     }
 
     /// Outstanding requests from this caller at replica `r`.
-    pub fn outstanding(&self, r: ReplicaIx) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn outstanding(&self, r: ReplicaIx) -> u32 {
         self.outstanding[r.index()]
     }
 
     /// An attempt to replica `r` settled.
-    pub fn settled(&mut self, r: ReplicaIx) {
+    pub(crate) fn settled(&mut self, r: ReplicaIx) {
         self.outstanding[r.index()] -= 1;
     }
 

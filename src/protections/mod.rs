@@ -42,27 +42,27 @@
 //! type, and its registration in `model::gate` (guard variant, `compile` line, hook arms, key
 //! row) — no control-flow edit in the model.
 
-pub mod adaptive;
-pub mod admission;
-pub mod autoscale;
-pub mod aws_adaptive;
-pub mod breaker;
-pub mod budget;
-pub mod codel;
-pub mod concurrency_limit;
-pub mod discipline;
-pub mod hedge;
-pub mod load_balancer;
-pub mod outlier;
-pub mod pushback;
-pub mod quota;
-pub mod rate_limit;
-pub mod retry;
-pub mod retry_on;
-pub mod rolling;
-pub mod shedding;
-pub mod throttle;
-pub mod timeout;
+pub(crate) mod adaptive;
+pub(crate) mod admission;
+pub(crate) mod autoscale;
+pub(crate) mod aws_adaptive;
+pub(crate) mod breaker;
+pub(crate) mod budget;
+pub(crate) mod codel;
+pub(crate) mod concurrency_limit;
+pub(crate) mod discipline;
+pub(crate) mod hedge;
+pub(crate) mod load_balancer;
+pub(crate) mod outlier;
+pub(crate) mod pushback;
+pub(crate) mod quota;
+pub(crate) mod rate_limit;
+pub(crate) mod retry;
+pub(crate) mod retry_on;
+pub(crate) mod rolling;
+pub(crate) mod shedding;
+pub(crate) mod throttle;
+pub(crate) mod timeout;
 
 /// Durations as written in files (the config layer's type).
 pub(crate) use crate::config::duration::DurationText;
@@ -77,7 +77,7 @@ pub(crate) trait Problems {
 }
 
 /// Longest trailing window of adaptive throttling and circuit breakers.
-pub const MAX_WINDOW: SimDuration = SimDuration::from_secs(3600);
+pub(crate) const MAX_WINDOW: SimDuration = SimDuration::from_secs(3600);
 
 /// A trailing window of whole seconds between 1 s and [`MAX_WINDOW`] (adaptive throttling and
 /// circuit breakers count per second), `default` when not given.
@@ -105,7 +105,7 @@ pub(crate) fn whole_seconds_window(
 /// period is seconds; a finer period would only add evaluations (one event each) without a
 /// production counterpart, and a nanosecond one would make a simulated second cost a billion
 /// of them (docs/model.md, "Floors").
-pub const MIN_CONTROLLER_INTERVAL: SimDuration = SimDuration::from_millis(1);
+pub(crate) const MIN_CONTROLLER_INTERVAL: SimDuration = SimDuration::from_millis(1);
 
 /// `d` at `key` if it is at least [`MIN_CONTROLLER_INTERVAL`], else a problem that says why.
 pub(crate) fn controller_interval(

@@ -45,17 +45,17 @@ use crate::ix::ReplicaIx;
 use crate::time::{SimDuration, SimTime};
 
 /// Default failures in a row that eject a replica (Envoy's `consecutive_5xx`).
-pub const DEFAULT_CONSECUTIVE_FAILURES: u32 = 5;
+pub(crate) const DEFAULT_CONSECUTIVE_FAILURES: u32 = 5;
 /// Default time between ejection sweeps.
-pub const DEFAULT_INTERVAL: SimDuration = SimDuration::from_secs(10);
+pub(crate) const DEFAULT_INTERVAL: SimDuration = SimDuration::from_secs(10);
 /// Default base ejection time.
-pub const DEFAULT_BASE_EJECTION_TIME: SimDuration = SimDuration::from_secs(30);
+pub(crate) const DEFAULT_BASE_EJECTION_TIME: SimDuration = SimDuration::from_secs(30);
 /// Default share of the replicas that may be ejected at once, in percent.
-pub const DEFAULT_MAX_EJECTION_PERCENT: u32 = 10;
+pub(crate) const DEFAULT_MAX_EJECTION_PERCENT: u32 = 10;
 /// Shortest `interval` (Envoy's unit: a millisecond).
-pub const MIN_INTERVAL: SimDuration = super::MIN_CONTROLLER_INTERVAL;
+pub(crate) const MIN_INTERVAL: SimDuration = super::MIN_CONTROLLER_INTERVAL;
 /// Default cap of the ejection time (or `base_ejection_time`, if larger).
-pub const DEFAULT_MAX_EJECTION_TIME: SimDuration = SimDuration::from_secs(300);
+pub(crate) const DEFAULT_MAX_EJECTION_TIME: SimDuration = SimDuration::from_secs(300);
 
 /// Envoy's passive outlier detection by consecutive failures.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -195,7 +195,7 @@ struct Host {
 
 /// The outlier detector of one caller toward one replicated callee.
 #[derive(Clone, Debug)]
-pub struct Detector {
+pub(crate) struct Detector {
     p: OutlierDetection,
     hosts: Vec<Host>,
     /// Replicas ejected now.
@@ -210,7 +210,7 @@ pub struct Detector {
 
 impl Detector {
     /// A detector over `replicas` replicas, none ejected; the first tick is at `interval`.
-    pub fn new(p: OutlierDetection, replicas: u32) -> Self {
+    pub(crate) fn new(p: OutlierDetection, replicas: u32) -> Self {
         Detector {
             p,
             hosts: vec![Host::default(); replicas as usize],
@@ -223,7 +223,7 @@ impl Detector {
 
     /// Runs every interval tick at or before `now`.
     #[inline]
-    pub fn advance(&mut self, now: SimTime) {
+    pub(crate) fn advance(&mut self, now: SimTime) {
         while self.next_tick <= now {
             let at = self.next_tick;
             self.tick(at);
@@ -233,24 +233,24 @@ impl Detector {
 
     /// The callee now has `n` replicas present (an autoscaler's serving replicas).
     #[inline]
-    pub fn set_present(&mut self, n: u32) {
+    pub(crate) fn set_present(&mut self, n: u32) {
         self.present = n;
     }
 
     /// Whether any replica is ejected now (call [`Detector::advance`] first).
     #[inline]
-    pub fn any_ejected(&self) -> bool {
+    pub(crate) fn any_ejected(&self) -> bool {
         self.active > 0
     }
 
     /// Per replica, whether it is ejected.
-    pub fn ejected(&self) -> &[bool] {
+    pub(crate) fn ejected(&self) -> &[bool] {
         &self.ejected
     }
 
     /// An attempt to replica `r` ended at `now`: success (`ok`) or a failure (error, reject,
     /// timeout).
-    pub fn on_result(&mut self, now: SimTime, r: ReplicaIx, ok: bool) {
+    pub(crate) fn on_result(&mut self, now: SimTime, r: ReplicaIx, ok: bool) {
         self.advance(now);
         let h = &mut self.hosts[r.index()];
         if ok {
@@ -317,12 +317,12 @@ impl Detector {
     }
 
     /// Times replica `r` was ejected.
-    pub fn ejections(&self, r: ReplicaIx) -> u64 {
+    pub(crate) fn ejections(&self, r: ReplicaIx) -> u64 {
         self.hosts[r.index()].ejections
     }
 
     /// Time replica `r` spent ejected until `end`, for a detector advanced to `end`.
-    pub fn ejected_time(&self, r: ReplicaIx, end: SimTime) -> SimDuration {
+    pub(crate) fn ejected_time(&self, r: ReplicaIx, end: SimTime) -> SimDuration {
         let h = &self.hosts[r.index()];
         let open = if h.ejected {
             end.0 - h.last_ejection.0

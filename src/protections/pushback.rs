@@ -11,7 +11,7 @@ use super::Problems;
 use crate::time::SimDuration;
 
 /// "Do not retry" in a reply's hint; 0 means no hint.
-pub const NO_RETRY_US: u32 = u32::MAX;
+pub(crate) const NO_RETRY_US: u32 = u32::MAX;
 
 /// A retry-after hint: exactly one of the keys.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -53,7 +53,7 @@ impl Pushback {
 
 /// The wait before a retry on an edge that honours hints: at least the hint (`hint_us` > 0).
 #[inline]
-pub fn honored_wait(backoff: SimDuration, hint_us: u32) -> SimDuration {
+pub(crate) fn honored_wait(backoff: SimDuration, hint_us: u32) -> SimDuration {
     backoff.max(SimDuration(hint_us as u64 * 1_000))
 }
 

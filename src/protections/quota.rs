@@ -20,20 +20,20 @@ use super::retry::{Backoff, Jitter};
 use crate::time::SimDuration;
 
 /// The quota's size and starting level (`RetryQuota.INITIAL_CAPACITY`, `DefaultRetryRateTokens`).
-pub const INITIAL_CAPACITY: u32 = 500;
+pub(crate) const INITIAL_CAPACITY: u32 = 500;
 /// Cost of a retry after a failure other than a timeout (`_RETRY_COST`, `DefaultRetryCost`).
-pub const RETRY_COST: u32 = 5;
+pub(crate) const RETRY_COST: u32 = 5;
 /// Cost of a retry after a timeout (`_TIMEOUT_RETRY_REQUEST`, `DefaultRetryTimeoutCost`).
-pub const TIMEOUT_RETRY_COST: u32 = 10;
+pub(crate) const TIMEOUT_RETRY_COST: u32 = 10;
 /// Returned by a call that succeeds without a retry (`_NO_RETRY_INCREMENT`,
 /// `DefaultNoRetryIncrement`).
-pub const NO_RETRY_INCREMENT: u32 = 1;
+pub(crate) const NO_RETRY_INCREMENT: u32 = 1;
 /// Attempts of a call, the first included (`DEFAULT_MAX_ATTEMPTS`, `DefaultMaxAttempts`).
-pub const MAX_ATTEMPTS: u32 = 3;
+pub(crate) const MAX_ATTEMPTS: u32 = 3;
 /// The backoff's cap (`_MAX_BACKOFF`, `DefaultMaxBackoff`): 20 s.
-pub const MAX_BACKOFF: SimDuration = SimDuration::from_secs(20);
+pub(crate) const MAX_BACKOFF: SimDuration = SimDuration::from_secs(20);
 /// The backoff's base: the first retry waits U[0, 1 s] (`rand · 2^(attempt − 1)` seconds).
-pub const BACKOFF_BASE: SimDuration = SimDuration::from_secs(1);
+pub(crate) const BACKOFF_BASE: SimDuration = SimDuration::from_secs(1);
 
 /// A retry quota: `{kind: aws_standard}` or `{kind: aws_adaptive}` (the AWS SDKs' standard and
 /// adaptive retry modes).
@@ -110,7 +110,7 @@ pub(crate) fn validate(
 
 /// The live quota of one edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Quota {
+pub(crate) struct Quota {
     available: u32,
 }
 
@@ -125,7 +125,7 @@ impl Default for Quota {
 impl Quota {
     /// The cost of a retry after a failure, `timeout` or not.
     #[inline]
-    pub fn cost(timeout: bool) -> u32 {
+    pub(crate) fn cost(timeout: bool) -> u32 {
         if timeout {
             TIMEOUT_RETRY_COST
         } else {
@@ -135,7 +135,7 @@ impl Quota {
 
     /// A retry asks for `cost`: taken and true when the quota holds at least that much.
     #[inline]
-    pub fn acquire(&mut self, cost: u32) -> bool {
+    pub(crate) fn acquire(&mut self, cost: u32) -> bool {
         if cost > self.available {
             return false;
         }
@@ -145,7 +145,7 @@ impl Quota {
 
     /// A call succeeded; `last_cost` is what its last retry acquired (0 if it made no retry).
     #[inline]
-    pub fn on_call_success(&mut self, last_cost: u32) {
+    pub(crate) fn on_call_success(&mut self, last_cost: u32) {
         let back = if last_cost == 0 {
             NO_RETRY_INCREMENT
         } else {
@@ -155,7 +155,8 @@ impl Quota {
     }
 
     /// What the quota holds.
-    pub fn available(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn available(&self) -> u32 {
         self.available
     }
 }

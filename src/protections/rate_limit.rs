@@ -18,10 +18,10 @@ use crate::time::{SimDuration, SimTime};
 
 /// Tokens added per fill when `tokens_per_fill` is not given (token_bucket.proto: "defaults to a
 /// single token").
-pub const DEFAULT_TOKENS_PER_FILL: u32 = 1;
+pub(crate) const DEFAULT_TOKENS_PER_FILL: u32 = 1;
 /// Shortest fill interval Envoy accepts ("local rate limit token bucket fill timer must be >=
 /// 50ms", local_ratelimit_impl.cc).
-pub const MIN_FILL_INTERVAL: SimDuration = SimDuration::from_millis(50);
+pub(crate) const MIN_FILL_INTERVAL: SimDuration = SimDuration::from_millis(50);
 
 /// An Envoy local-rate-limit token bucket.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -107,7 +107,7 @@ pub(crate) fn validate(key: &str, r: &RateLimitRaw, p: &mut impl Problems) -> Op
 
 /// The live bucket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Bucket {
+pub(crate) struct Bucket {
     p: RateLimit,
     tokens: u64,
     /// Fill instants applied so far (`k` of the last fill at `k × fill_interval`).
@@ -116,7 +116,7 @@ pub struct Bucket {
 
 impl Bucket {
     /// A full bucket at time 0.
-    pub fn new(p: RateLimit) -> Self {
+    pub(crate) fn new(p: RateLimit) -> Self {
         Bucket {
             p,
             tokens: p.max_tokens as u64,
@@ -140,7 +140,7 @@ impl Bucket {
 
     /// Takes a token for a request at `now`; false when the bucket is empty (refuse it).
     #[inline]
-    pub fn try_take(&mut self, now: SimTime) -> bool {
+    pub(crate) fn try_take(&mut self, now: SimTime) -> bool {
         self.refill(now);
         if self.tokens == 0 {
             return false;
@@ -150,7 +150,8 @@ impl Bucket {
     }
 
     /// Tokens in the bucket at `now`.
-    pub fn tokens(&mut self, now: SimTime) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn tokens(&mut self, now: SimTime) -> u64 {
         self.refill(now);
         self.tokens
     }

@@ -20,32 +20,32 @@ use crate::rng::Stream;
 use crate::time::SimDuration;
 
 /// Largest retry count accepted on any hop.
-pub const MAX_RETRIES: u32 = 100;
+pub(crate) const MAX_RETRIES: u32 = 100;
 /// Default retries after a failed attempt.
-pub const DEFAULT_RETRIES: u32 = 0;
+pub(crate) const DEFAULT_RETRIES: u32 = 0;
 /// Events retrying schedules, per attempt sent on a hop with `retries` above 0: at most one wait
 /// before the next attempt after it fails (`ClientRetry` at the client, `EdgeRetry` on an edge;
 /// none when the wait is zero). Summed by [`crate::guard::events_per_send`].
-pub const EVENTS_PER_ATTEMPT: u32 = 1;
+pub(crate) const EVENTS_PER_ATTEMPT: u32 = 1;
 /// Default fixed wait before each client retry.
-pub const DEFAULT_RETRY_INTERVAL: SimDuration = SimDuration::ZERO;
+pub(crate) const DEFAULT_RETRY_INTERVAL: SimDuration = SimDuration::ZERO;
 
 /// Default growth factor of the backoff per retry.
-pub const DEFAULT_MULTIPLIER: f64 = 2.0;
+pub(crate) const DEFAULT_MULTIPLIER: f64 = 2.0;
 /// Default share of `proportional` jitter (gRPC's connection backoff: ±20 %).
-pub const DEFAULT_JITTER_FRACTION: f64 = 0.2;
+pub(crate) const DEFAULT_JITTER_FRACTION: f64 = 0.2;
 /// Default jitter shape.
-pub const DEFAULT_JITTER: &str = "full";
+pub(crate) const DEFAULT_JITTER: &str = "full";
 /// Largest `multiplier` accepted.
-pub const MAX_MULTIPLIER: f64 = 100.0;
+pub(crate) const MAX_MULTIPLIER: f64 = 100.0;
 /// With `jitter: envoy`, the cap when none is given, as a multiple of `base` (Envoy's
 /// `RetryBackOff.max_interval` default, api/envoy/config/route/v3/route_components.proto).
-pub const ENVOY_DEFAULT_MAX_FACTOR: u64 = 10;
+pub(crate) const ENVOY_DEFAULT_MAX_FACTOR: u64 = 10;
 /// One millisecond in nanoseconds, Envoy's backoff unit.
 const MS: u64 = 1_000_000;
 
 /// Decorrelated jitter's growth factor (Brooker: `sleep = min(cap, random_between(base, sleep·3))`).
-pub const DECORRELATED_FACTOR: u64 = 3;
+pub(crate) const DECORRELATED_FACTOR: u64 = 3;
 
 /// Exponential backoff before each retry: with v = min(cap, base·multiplierⁿ) before retry n
 /// (n = 0, 1, …), wait U[0, v] (`full` jitter, the default) or another `jitter` shape.
@@ -241,7 +241,7 @@ pub(crate) fn validate_backoff(
 
 /// `min(cap, base·multiplierⁿ)`, the v of retry `n` (0-based). The default multiplier 2 is
 /// computed in integers (a shift), any other in floating point, saturating.
-pub fn backoff_value(backoff: &Backoff, n: u32) -> SimDuration {
+pub(crate) fn backoff_value(backoff: &Backoff, n: u32) -> SimDuration {
     let upper = if backoff.multiplier == DEFAULT_MULTIPLIER {
         backoff
             .base
@@ -260,7 +260,7 @@ pub fn backoff_value(backoff: &Backoff, n: u32) -> SimDuration {
 
 /// The longest wait before retry `n` (0-based) under the backoff's jitter shape: v for `full`,
 /// `equal` and `none`, v·(1+f) for `proportional`, min(cap, base·3ⁿ⁺¹) for `decorrelated`.
-pub fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
+pub(crate) fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
     match backoff.jitter {
         Jitter::Full | Jitter::Equal | Jitter::None => backoff_value(backoff, n),
         Jitter::Envoy => SimDuration(envoy_interval_ms(backoff, n).saturating_sub(1) * MS),
@@ -287,7 +287,7 @@ pub fn max_backoff(backoff: &Backoff, n: u32) -> SimDuration {
 /// after each retry doubles it while it is below half of `max_interval` (integer halving), else
 /// sets it to `max_interval`; the wait is `random() % interval`, so U{0 … interval − 1} ms
 /// (Envoy's `min(…, max_interval)` never binds, the interval being at most the max).
-pub fn envoy_interval_ms(backoff: &Backoff, n: u32) -> u64 {
+pub(crate) fn envoy_interval_ms(backoff: &Backoff, n: u32) -> u64 {
     let max = backoff.cap.map_or(u64::MAX, |c| c.0 / MS);
     let mut interval = backoff.base.0 / MS;
     for _ in 0..n {
@@ -305,7 +305,7 @@ pub fn envoy_interval_ms(backoff: &Backoff, n: u32) -> u64 {
 
 /// The full-jitter wait before retry `n`: U[0, min(cap, base·2ⁿ)].
 #[inline]
-pub fn full_jitter(backoff: &Backoff, n: u32, stream: &mut Stream) -> SimDuration {
+pub(crate) fn full_jitter(backoff: &Backoff, n: u32, stream: &mut Stream) -> SimDuration {
     if backoff.base.is_zero() {
         return SimDuration::ZERO;
     }
@@ -316,7 +316,7 @@ pub fn full_jitter(backoff: &Backoff, n: u32, stream: &mut Stream) -> SimDuratio
 /// by `decorrelated`, which starts from `base` when `prev` is zero). One draw from `stream` for
 /// every shape but `none`; `full` draws exactly as [`full_jitter`].
 #[inline]
-pub fn backoff_wait(
+pub(crate) fn backoff_wait(
     backoff: &Backoff,
     n: u32,
     prev: SimDuration,
@@ -327,7 +327,7 @@ pub fn backoff_wait(
     }
     let between = |lo: u64, hi: u64, s: &mut Stream| lo + s.up_to(hi.saturating_sub(lo));
     let d = match backoff.jitter {
-        Jitter::Full => stream.up_to(backoff_value(backoff, n).0),
+        Jitter::Full => full_jitter(backoff, n, stream).0,
         Jitter::Equal => {
             let v = backoff_value(backoff, n).0;
             v / 2 + stream.up_to(v / 2)

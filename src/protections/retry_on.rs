@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::Problems;
 
 /// Default share of a callee's errors that may be retried: all of them (no draw is made).
-pub const DEFAULT_RETRYABLE_FRACTION: f64 = 1.0;
+pub(crate) const DEFAULT_RETRYABLE_FRACTION: f64 = 1.0;
 
 /// A kind of failed attempt, as `retry_on` names it.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]

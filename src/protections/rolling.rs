@@ -6,7 +6,7 @@ use crate::time::SimTime;
 
 /// Two counts (for example requests and accepts) over the last `len` whole seconds.
 #[derive(Clone, Debug)]
-pub struct Rolling {
+pub(crate) struct Rolling {
     buckets: Vec<[u64; 2]>,
     sums: [u64; 2],
     /// The whole second the newest bucket stands for.
@@ -15,7 +15,7 @@ pub struct Rolling {
 
 impl Rolling {
     /// A window of `seconds` one-second buckets (at least one).
-    pub fn new(seconds: u64) -> Self {
+    pub(crate) fn new(seconds: u64) -> Self {
         Rolling {
             buckets: vec![[0, 0]; seconds.max(1) as usize],
             sums: [0, 0],
@@ -43,7 +43,7 @@ impl Rolling {
 
     /// Adds to count `which` (0 or 1) at `now`.
     #[inline]
-    pub fn add(&mut self, now: SimTime, which: usize) {
+    pub(crate) fn add(&mut self, now: SimTime, which: usize) {
         self.advance(now);
         let n = self.buckets.len() as u64;
         self.buckets[(self.head_sec % n) as usize][which] += 1;
@@ -52,13 +52,13 @@ impl Rolling {
 
     /// Both counts over the window ending at `now`.
     #[inline]
-    pub fn sums(&mut self, now: SimTime) -> [u64; 2] {
+    pub(crate) fn sums(&mut self, now: SimTime) -> [u64; 2] {
         self.advance(now);
         self.sums
     }
 
     /// Forgets everything.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.buckets.iter_mut().for_each(|b| *b = [0, 0]);
         self.sums = [0, 0];
     }

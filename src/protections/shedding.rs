@@ -8,13 +8,13 @@ use crate::time::{SimDuration, SimTime};
 
 /// Whether `drop_expired` drops a request with `deadline` dequeued at `now`.
 #[inline]
-pub fn expired(drop_expired: bool, deadline: SimTime, now: SimTime) -> bool {
+pub(crate) fn expired(drop_expired: bool, deadline: SimTime, now: SimTime) -> bool {
     drop_expired && deadline <= now
 }
 
 /// Whether `max_queue_time` drops a request that waited `wait`.
 #[inline]
-pub fn waited_too_long(max_queue_time: Option<SimDuration>, wait: SimDuration) -> bool {
+pub(crate) fn waited_too_long(max_queue_time: Option<SimDuration>, wait: SimDuration) -> bool {
     max_queue_time.is_some_and(|m| wait > m)
 }
 

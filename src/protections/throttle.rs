@@ -10,7 +10,7 @@ use serde::Deserialize;
 use super::Problems;
 
 /// Largest `max_tokens` gRFC A6 allows.
-pub const MAX_TOKENS: f64 = 1000.0;
+pub(crate) const MAX_TOKENS: f64 = 1000.0;
 
 /// gRFC A6 retry throttle, one bucket per edge: −1 token per failed attempt, +`token_ratio` per
 /// success, retries allowed only while tokens > `max_tokens / 2`.
@@ -61,7 +61,7 @@ pub(crate) fn validate(key: &str, t: &ThrottleRaw, p: &mut impl Problems) -> Opt
 /// above half, each failure takes one and only successes give `token_ratio` back, so over any
 /// stretch retries ≤ max_tokens/2 + token_ratio × successes ≤ max_tokens/2 + token_ratio × calls:
 /// in the long run at most `1 + token_ratio` attempts per call.
-pub fn sustained_attempts_per_call(retries: u32, throttle: Option<Throttle>) -> f64 {
+pub(crate) fn sustained_attempts_per_call(retries: u32, throttle: Option<Throttle>) -> f64 {
     let all = retries as f64 + 1.0;
     match throttle {
         Some(t) => all.min(1.0 + t.ratio_milli as f64 / 1000.0),
@@ -71,7 +71,7 @@ pub fn sustained_attempts_per_call(retries: u32, throttle: Option<Throttle>) -> 
 
 /// One A6 token bucket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TokenBucket {
+pub(crate) struct TokenBucket {
     tokens_milli: u64,
     max_milli: u64,
     ratio_milli: u64,
@@ -79,7 +79,7 @@ pub struct TokenBucket {
 
 impl TokenBucket {
     /// A full bucket.
-    pub fn new(t: Throttle) -> Self {
+    pub(crate) fn new(t: Throttle) -> Self {
         TokenBucket {
             tokens_milli: t.max_milli,
             max_milli: t.max_milli,
@@ -89,24 +89,24 @@ impl TokenBucket {
 
     /// A failed attempt (timeout, reject, error): one token less.
     #[inline]
-    pub fn on_failure(&mut self) {
+    pub(crate) fn on_failure(&mut self) {
         self.tokens_milli = self.tokens_milli.saturating_sub(1000);
     }
 
     /// A successful attempt: `token_ratio` more, up to the maximum.
     #[inline]
-    pub fn on_success(&mut self) {
+    pub(crate) fn on_success(&mut self) {
         self.tokens_milli = (self.tokens_milli + self.ratio_milli).min(self.max_milli);
     }
 
     /// Whether a retry may be sent now.
     #[inline]
-    pub fn allows_retry(&self) -> bool {
+    pub(crate) fn allows_retry(&self) -> bool {
         self.tokens_milli * 2 > self.max_milli
     }
 
     /// Current tokens.
-    pub fn tokens(&self) -> f64 {
+    pub(crate) fn tokens(&self) -> f64 {
         self.tokens_milli as f64 / 1000.0
     }
 }

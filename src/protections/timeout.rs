@@ -15,7 +15,7 @@ use crate::time::{SimDuration, SimTime};
 /// Events the attempt timeout schedules, per attempt sent (at the client or on an edge): its
 /// timer (`AttemptTimeout`; a timer whose attempt settled first is dropped unprocessed). One of
 /// the declarations the guard's event bound sums ([`crate::guard::events_per_send`]).
-pub const EVENTS_PER_ATTEMPT: u32 = 1;
+pub(crate) const EVENTS_PER_ATTEMPT: u32 = 1;
 
 /// Checks an optional `call_timeout` at `key` (default none).
 pub(crate) fn validate_call_timeout(
@@ -28,7 +28,7 @@ pub(crate) fn validate_call_timeout(
 
 /// The earlier of a request's deadline and its call's own deadline (`SimTime::NEVER` for none).
 #[inline]
-pub fn call_deadline(deadline: SimTime, call: SimTime) -> SimTime {
+pub(crate) fn call_deadline(deadline: SimTime, call: SimTime) -> SimTime {
     deadline.min(call)
 }
 
@@ -41,7 +41,7 @@ pub(crate) fn validate(key: &str, d: SimDuration, p: &mut impl Problems) -> SimD
 /// The deadline a request sent now with `timeout` carries: `now + timeout` when the caller
 /// propagates deadlines, else none (`SimTime::NEVER`).
 #[inline]
-pub fn propagated_deadline(propagate: bool, now: SimTime, timeout: SimDuration) -> SimTime {
+pub(crate) fn propagated_deadline(propagate: bool, now: SimTime, timeout: SimDuration) -> SimTime {
     if propagate {
         now + timeout
     } else {
@@ -52,7 +52,11 @@ pub fn propagated_deadline(propagate: bool, now: SimTime, timeout: SimDuration) 
 /// `min(local, deadline − now)`, or `None` when the deadline is at or before `now` (the attempt
 /// fails at once without being sent). `SimTime::NEVER` means no deadline.
 #[inline]
-pub fn attempt_timeout(local: SimDuration, deadline: SimTime, now: SimTime) -> Option<SimDuration> {
+pub(crate) fn attempt_timeout(
+    local: SimDuration,
+    deadline: SimTime,
+    now: SimTime,
+) -> Option<SimDuration> {
     if deadline == SimTime::NEVER {
         return Some(local);
     }

@@ -7,15 +7,15 @@
 use crate::time::SimDuration;
 
 /// Builder defaults of AIMDLimit.
-pub const DEFAULT_INITIAL_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_INITIAL_LIMIT: u32 = 20;
 /// Default `min_limit`.
-pub const DEFAULT_MIN_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_MIN_LIMIT: u32 = 20;
 /// Default `max_limit`.
-pub const DEFAULT_MAX_LIMIT: u32 = 200;
+pub(crate) const DEFAULT_MAX_LIMIT: u32 = 200;
 /// Default `backoff_ratio`.
-pub const DEFAULT_BACKOFF_RATIO: f64 = 0.9;
+pub(crate) const DEFAULT_BACKOFF_RATIO: f64 = 0.9;
 /// Default `timeout`.
-pub const DEFAULT_TIMEOUT: SimDuration = SimDuration::from_secs(5);
+pub(crate) const DEFAULT_TIMEOUT: SimDuration = SimDuration::from_secs(5);
 
 /// AIMD parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,14 +34,14 @@ pub struct Aimd {
 
 /// AIMD state: the integer limit.
 #[derive(Clone, Debug)]
-pub struct AimdState {
+pub(crate) struct AimdState {
     p: Aimd,
     limit: u32,
 }
 
 impl AimdState {
     /// The limiter at its `initial_limit`.
-    pub fn new(p: Aimd) -> Self {
+    pub(crate) fn new(p: Aimd) -> Self {
         AimdState {
             p,
             limit: p.initial_limit,
@@ -49,12 +49,12 @@ impl AimdState {
     }
 
     /// The limit in force.
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.limit
     }
 
     /// `_update(startTime, rtt, inflight, didDrop)`.
-    pub fn update(&mut self, rtt: SimDuration, inflight: u32, dropped: bool) {
+    pub(crate) fn update(&mut self, rtt: SimDuration, inflight: u32, dropped: bool) {
         let mut limit = self.limit as i64;
         if dropped || rtt > self.p.timeout {
             limit = (limit as f64 * self.p.backoff_ratio) as i64;

@@ -28,19 +28,19 @@ use crate::rng::Stream;
 use crate::time::{SimDuration, SimTime};
 
 /// Defaults of adaptive_concurrency.proto / gradient_controller.cc.
-pub const DEFAULT_REQUEST_COUNT: u32 = 50;
+pub(crate) const DEFAULT_REQUEST_COUNT: u32 = 50;
 /// Default `jitter`: a share of `min_rtt_calc_interval`.
-pub const DEFAULT_JITTER: f64 = 0.15;
+pub(crate) const DEFAULT_JITTER: f64 = 0.15;
 /// Default `min_concurrency`.
-pub const DEFAULT_MIN_CONCURRENCY: u32 = 3;
+pub(crate) const DEFAULT_MIN_CONCURRENCY: u32 = 3;
 /// Default `buffer`: a share of minRTT.
-pub const DEFAULT_BUFFER: f64 = 0.25;
+pub(crate) const DEFAULT_BUFFER: f64 = 0.25;
 /// Default `sample_aggregate_percentile` (p50).
-pub const DEFAULT_SAMPLE_PERCENTILE: f64 = 0.5;
+pub(crate) const DEFAULT_SAMPLE_PERCENTILE: f64 = 0.5;
 /// Default `max_concurrency_limit`.
-pub const DEFAULT_MAX_CONCURRENCY_LIMIT: u32 = 1000;
+pub(crate) const DEFAULT_MAX_CONCURRENCY_LIMIT: u32 = 1000;
 /// Consecutive updates to `min_concurrency` that start a minRTT window early.
-pub const MIN_CONCURRENCY_RESETS: u32 = 5;
+pub(crate) const MIN_CONCURRENCY_RESETS: u32 = 5;
 
 /// Gradient controller parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -67,7 +67,7 @@ pub struct EnvoyGradient {
 
 /// Gradient controller state.
 #[derive(Clone, Debug)]
-pub struct EnvoyGradientState {
+pub(crate) struct EnvoyGradientState {
     p: EnvoyGradient,
     limit: u32,
     /// The limit kept aside during a minRTT window; 0 outside one (Envoy's `deferred_limit_value_`).
@@ -82,7 +82,7 @@ pub struct EnvoyGradientState {
 
 impl EnvoyGradientState {
     /// The controller at time 0: in its first minRTT window, the update timer armed.
-    pub fn new(p: EnvoyGradient) -> Self {
+    pub(crate) fn new(p: EnvoyGradient) -> Self {
         let mut s = EnvoyGradientState {
             p,
             limit: p.min_concurrency,
@@ -99,12 +99,13 @@ impl EnvoyGradientState {
     }
 
     /// The limit in force (timers not advanced: see [`Self::advance`]).
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.limit
     }
 
     /// The measured minRTT in microseconds (0 before the first).
-    pub fn min_rtt_us(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn min_rtt_us(&self) -> u64 {
         self.min_rtt_us
     }
 
@@ -113,7 +114,7 @@ impl EnvoyGradientState {
     }
 
     /// Fires the timers due by `now`, in time order.
-    pub fn advance(&mut self, now: SimTime) {
+    pub(crate) fn advance(&mut self, now: SimTime) {
         loop {
             let due = self.next_min_rtt.min(self.next_update);
             if due > now {
@@ -178,7 +179,7 @@ impl EnvoyGradientState {
     }
 
     /// `calculateNewLimit` for a sample RTT in microseconds.
-    pub fn new_limit(&self, sample_rtt_us: u64) -> u32 {
+    pub(crate) fn new_limit(&self, sample_rtt_us: u64) -> u32 {
         let min_rtt = self.min_rtt_us as f64;
         let buffered = min_rtt + min_rtt * self.p.buffer;
         let gradient = (buffered / sample_rtt_us as f64).clamp(0.5, 2.0);
@@ -189,7 +190,7 @@ impl EnvoyGradientState {
 
     /// A response to a request sent at `sent` reached the filter at `now`
     /// (`recordLatencySample`).
-    pub fn record(&mut self, sent: SimTime, now: SimTime, stream: &mut Stream) {
+    pub(crate) fn record(&mut self, sent: SimTime, now: SimTime, stream: &mut Stream) {
         if sent < self.min_rtt_epoch {
             return;
         }

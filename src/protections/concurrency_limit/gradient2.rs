@@ -9,22 +9,22 @@
 //! and clamped to `[min_limit, max_limit]`. Drops are not used (the library ignores `didDrop`).
 
 /// Builder defaults of Gradient2Limit.
-pub const DEFAULT_INITIAL_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_INITIAL_LIMIT: u32 = 20;
 /// Default `min_limit`.
-pub const DEFAULT_MIN_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_MIN_LIMIT: u32 = 20;
 /// Default `max_limit`.
-pub const DEFAULT_MAX_LIMIT: u32 = 200;
+pub(crate) const DEFAULT_MAX_LIMIT: u32 = 200;
 /// Default `smoothing`.
-pub const DEFAULT_SMOOTHING: f64 = 0.2;
+pub(crate) const DEFAULT_SMOOTHING: f64 = 0.2;
 /// Default `queue_size`.
-pub const DEFAULT_QUEUE_SIZE: u32 = 4;
+pub(crate) const DEFAULT_QUEUE_SIZE: u32 = 4;
 /// Default `rtt_tolerance`.
-pub const DEFAULT_RTT_TOLERANCE: f64 = 1.5;
+pub(crate) const DEFAULT_RTT_TOLERANCE: f64 = 1.5;
 /// Default `long_window`, in samples.
-pub const DEFAULT_LONG_WINDOW: u32 = 600;
+pub(crate) const DEFAULT_LONG_WINDOW: u32 = 600;
 /// Samples averaged plainly before the exponential average starts (`new ExpAvgMeasurement(
 /// longWindow, 10)`).
-pub const WARMUP_WINDOW: u32 = 10;
+pub(crate) const WARMUP_WINDOW: u32 = 10;
 
 /// Gradient2 parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -48,7 +48,7 @@ pub struct Gradient2 {
 
 /// Gradient2 state.
 #[derive(Clone, Debug)]
-pub struct Gradient2State {
+pub(crate) struct Gradient2State {
     p: Gradient2,
     estimated: f64,
     long_rtt: f64,
@@ -58,7 +58,7 @@ pub struct Gradient2State {
 
 impl Gradient2State {
     /// The limiter at its `initial_limit`, with no RTT measured.
-    pub fn new(p: Gradient2) -> Self {
+    pub(crate) fn new(p: Gradient2) -> Self {
         Gradient2State {
             p,
             estimated: p.initial_limit as f64,
@@ -69,12 +69,13 @@ impl Gradient2State {
     }
 
     /// The limit in force: the estimate, truncated.
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.estimated as u32
     }
 
     /// The long-term RTT in nanoseconds.
-    pub fn long_rtt(&self) -> f64 {
+    #[cfg(test)]
+    pub(crate) fn long_rtt(&self) -> f64 {
         self.long_rtt
     }
 
@@ -91,7 +92,7 @@ impl Gradient2State {
     }
 
     /// `_update(startTime, rtt, inflight, didDrop)`, `rtt` in nanoseconds.
-    pub fn update(&mut self, rtt: u64, inflight: u32) {
+    pub(crate) fn update(&mut self, rtt: u64, inflight: u32) {
         let est = self.estimated;
         let queue_size = self.p.queue_size as f64;
         let short = rtt as f64;

@@ -17,10 +17,10 @@
 //! over request classes: once the limit is reached, each class is held to its partition's
 //! ceil(limit × share) (at least 1), and a class without a partition gets nothing.
 
-pub mod aimd;
-pub mod envoy_gradient;
-pub mod gradient2;
-pub mod vegas;
+pub(crate) mod aimd;
+pub(crate) mod envoy_gradient;
+pub(crate) mod gradient2;
+pub(crate) mod vegas;
 
 use crate::ix::ClassIx;
 use indexmap::IndexMap;
@@ -36,7 +36,7 @@ use gradient2::{Gradient2, Gradient2State};
 use vegas::{Vegas, VegasState};
 
 /// Largest limit accepted anywhere.
-pub const MAX_LIMIT: u32 = 10_000_000;
+pub(crate) const MAX_LIMIT: u32 = 10_000_000;
 
 /// Which rule sets the limit.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
@@ -548,7 +548,7 @@ impl<P: Problems> Checker<'_, P> {
 
 /// How a permit ends, in the library's terms.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Release {
+pub(crate) enum Release {
     /// `onSuccess`: the RTT is a sample.
     Success,
     /// `onDropped`: a timeout or a reject; the RTT is a drop sample.
@@ -560,7 +560,7 @@ pub enum Release {
 /// What an admitted request holds: when it started, how many were in flight with it, and its
 /// partition (with partitions).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Permit {
+pub(crate) struct Permit {
     /// When the request took the permit (its RTT sample runs from here).
     pub start: SimTime,
     /// Requests in flight once it took the permit, itself included.
@@ -602,7 +602,7 @@ enum Rule {
 /// partition's in-flight count, the last one being the library's `unknown` partition, and each
 /// request class's partition.
 #[derive(Clone, Debug)]
-pub struct Limiter {
+pub(crate) struct Limiter {
     rule: Rule,
     inflight: u32,
     stream: Stream,
@@ -612,7 +612,7 @@ pub struct Limiter {
 
 impl Limiter {
     /// The limiter at time 0; `stream` is its own (Vegas probe jitter, Envoy minRTT jitter).
-    pub fn new(c: ConcurrencyLimit, mut stream: Stream) -> Self {
+    pub(crate) fn new(c: ConcurrencyLimit, mut stream: Stream) -> Self {
         let rule = match c {
             ConcurrencyLimit::Fixed { limit } => Rule::Fixed(limit),
             ConcurrencyLimit::Aimd(a) => Rule::Aimd(AimdState::new(a)),
@@ -631,7 +631,7 @@ impl Limiter {
 
     /// The limiter partitioned by request class: `classes` are the scenario's class names in
     /// order; a class no partition names goes to the `unknown` partition, whose limit is 0.
-    pub fn partitioned(mut self, partitions: &[Partition], classes: &[&str]) -> Self {
+    pub(crate) fn partitioned(mut self, partitions: &[Partition], classes: &[&str]) -> Self {
         if partitions.is_empty() {
             return self;
         }
@@ -665,7 +665,7 @@ impl Limiter {
     }
 
     /// The limit in force at `now`.
-    pub fn limit(&mut self, now: SimTime) -> u32 {
+    pub(crate) fn limit(&mut self, now: SimTime) -> u32 {
         match &mut self.rule {
             Rule::Fixed(l) => *l,
             Rule::Aimd(a) => a.limit(),
@@ -679,7 +679,8 @@ impl Limiter {
     }
 
     /// Requests holding a permit.
-    pub fn inflight(&self) -> u32 {
+    #[cfg(test)]
+    pub(crate) fn inflight(&self) -> u32 {
         self.inflight
     }
 
@@ -688,7 +689,7 @@ impl Limiter {
     /// limit any class takes a permit; at or over it, only a class whose partition holds fewer
     /// than its own limit — so the total may pass the limit by what the partitions guarantee.
     #[inline]
-    pub fn acquire(&mut self, now: SimTime, class: ClassIx) -> Option<Permit> {
+    pub(crate) fn acquire(&mut self, now: SimTime, class: ClassIx) -> Option<Permit> {
         let limit = self.limit(now);
         let mut partition = 0;
         if self.partitions.is_empty() {
@@ -713,7 +714,7 @@ impl Limiter {
 
     /// The request holding `permit` ended at `now` as `how`; `responded` says whether a response
     /// went out (Envoy samples those, and cancels the others).
-    pub fn release(&mut self, now: SimTime, permit: Permit, how: Release, responded: bool) {
+    pub(crate) fn release(&mut self, now: SimTime, permit: Permit, how: Release, responded: bool) {
         debug_assert!(self.inflight > 0, "a permit released twice");
         self.inflight -= 1;
         if let Some(p) = self.partitions.get_mut(permit.partition as usize) {

@@ -12,13 +12,13 @@
 use crate::rng::Stream;
 
 /// Builder defaults of VegasLimit.
-pub const DEFAULT_INITIAL_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_INITIAL_LIMIT: u32 = 20;
 /// Default `max_limit` (the library's `maxConcurrency`).
-pub const DEFAULT_MAX_LIMIT: u32 = 1000;
+pub(crate) const DEFAULT_MAX_LIMIT: u32 = 1000;
 /// Default `smoothing` (1: no smoothing).
-pub const DEFAULT_SMOOTHING: f64 = 1.0;
+pub(crate) const DEFAULT_SMOOTHING: f64 = 1.0;
 /// Default `probe_multiplier`.
-pub const DEFAULT_PROBE_MULTIPLIER: u32 = 30;
+pub(crate) const DEFAULT_PROBE_MULTIPLIER: u32 = 30;
 
 /// Vegas parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -35,7 +35,7 @@ pub struct Vegas {
 }
 
 /// `Log10RootFunction.create(0)`: `max(1, (int) log10(t))` below 1000, `(int) log10(t)` above.
-pub fn log10_root(t: i64) -> i64 {
+pub(crate) fn log10_root(t: i64) -> i64 {
     if t < 1000 {
         if t <= 0 {
             1
@@ -49,7 +49,7 @@ pub fn log10_root(t: i64) -> i64 {
 
 /// Vegas state.
 #[derive(Clone, Debug)]
-pub struct VegasState {
+pub(crate) struct VegasState {
     p: Vegas,
     estimated: f64,
     /// Lowest RTT seen, in nanoseconds (0: none yet).
@@ -60,7 +60,7 @@ pub struct VegasState {
 
 impl VegasState {
     /// Draws the first probe jitter from `stream` (the library draws it in the constructor).
-    pub fn new(p: Vegas, stream: &mut Stream) -> Self {
+    pub(crate) fn new(p: Vegas, stream: &mut Stream) -> Self {
         VegasState {
             p,
             estimated: p.initial_limit as f64,
@@ -71,18 +71,19 @@ impl VegasState {
     }
 
     /// The limit in force: the estimate, truncated.
-    pub fn limit(&self) -> u32 {
+    pub(crate) fn limit(&self) -> u32 {
         self.estimated as u32
     }
 
     /// The no-load RTT in nanoseconds (0 before the first sample).
-    pub fn rtt_noload(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn rtt_noload(&self) -> u64 {
         self.rtt_noload
     }
 
     /// `_update(startTime, rtt, inflight, didDrop)`, `rtt` in nanoseconds (a zero RTT is not a
     /// sample: the library rejects it).
-    pub fn update(&mut self, rtt: u64, inflight: u32, dropped: bool, stream: &mut Stream) {
+    pub(crate) fn update(&mut self, rtt: u64, inflight: u32, dropped: bool, stream: &mut Stream) {
         if rtt == 0 {
             return;
         }
