@@ -23,8 +23,9 @@
 //! writing outputs (checked before anything runs, atomically, with a lock on a sweep's folder).
 //!
 //! Each protection (timeouts, retries, throttles, budgets, breakers, hedging, queue disciplines,
-//! shedding…) is one module of `protections` (crate-private): its YAML form, validation, defaults and runtime
-//! rule together; each fault kind's meaning is stated once in [`scenario::faults`].
+//! shedding…) is one module of `protections` (crate-private): its YAML form, validation,
+//! defaults and runtime rule together; each fault kind's meaning is stated once in
+//! [`scenario::faults`].
 //!
 //! A scenario file may also say what it expects of its results ([`expect`]: assertions over one or
 //! many seeds, paired with a baseline, and a snapshot of its metrics); `loadsim test` checks them
@@ -38,8 +39,8 @@
 //!
 //! A run is a pure function of its scenario (seed included): simulated time is integer
 //! nanoseconds ([`time`]), events at one instant run in scheduling order ([`engine`]), and every
-//! random quantity comes from its own ChaCha stream keyed by purpose (`rng`, crate-private) so that a policy
-//! change never shifts the arrival sequence. Only `engine.wall_s` and `engine.events_per_s`
+//! random quantity comes from its own ChaCha stream keyed by purpose (`rng`, crate-private) so
+//! that a policy change never shifts the arrival sequence. Only `engine.wall_s` and `engine.events_per_s`
 //! depend on the machine.
 //!
 //! ## Units
