@@ -57,24 +57,6 @@ pub enum Format {
     Chosen,
 }
 
-impl Format {
-    /// The format's name in tables.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Markdown => "Markdown",
-            Format::Csv => "CSV",
-            Format::Json => "JSON",
-            Format::JsonLines => "JSON lines",
-            Format::Svg => "SVG",
-            Format::Html => "HTML",
-            Format::Yaml => "YAML",
-            Format::Xml => "XML",
-            Format::Roff => "roff",
-            Format::Chosen => "--format",
-        }
-    }
-}
-
 /// One file a command writes in its output folder: its name, or a template where `*` stands for
 /// any text (`*.probes.csv`); its format; what it holds.
 #[derive(Debug, Clone, Copy)]
@@ -114,6 +96,14 @@ impl FolderTable {
         self.files.iter().any(|d| matches(d.name, name))
             || name == LOCK_FILE
             || (name.starts_with('.') && name.contains(".tmp-"))
+    }
+
+    /// The declared files of fixed names (not templates), in table order.
+    pub fn fixed_names(&self) -> impl Iterator<Item = &'static str> {
+        self.files
+            .iter()
+            .map(|d| d.name)
+            .filter(|n| !n.contains('*'))
     }
 
     /// The declared file of this name or template, if any.
@@ -187,17 +177,6 @@ pub const SWEEP: FolderTable = FolderTable {
         ),
     ],
 };
-
-/// The files of fixed names a sweep (or a merge) writes in its output folder: one of them in a
-/// folder makes it a sweep's.
-pub const SWEEP_FIXED: [&str; 6] = [
-    RESULTS_CSV,
-    RESULTS_MD,
-    MANIFEST,
-    JOURNAL,
-    REPORT_HTML,
-    TIMING,
-];
 
 /// `loadsim tune --out DIR`.
 pub const TUNE: FolderTable = FolderTable {
@@ -331,9 +310,6 @@ pub const MAN: FolderTable = FolderTable {
         ),
     ],
 };
-
-/// Every folder table, for the tests and the docs.
-pub const FOLDERS: [&FolderTable; 6] = [&SWEEP, &TUNE, &CALIBRATE, &BOUNDARY, &RUN_PLOT, &MAN];
 
 /// A flag naming one file a command writes.
 #[derive(Debug, Clone, Copy)]
@@ -868,7 +844,19 @@ mod tests {
         assert!(SWEEP.declares(LOCK_FILE));
         assert!(SWEEP.declares(".results.md.tmp-12"));
         assert!(!SWEEP.declares("notes.txt"));
-        for name in SWEEP_FIXED {
+        let fixed: Vec<&str> = SWEEP.fixed_names().collect();
+        assert_eq!(
+            fixed,
+            [
+                RESULTS_CSV,
+                RESULTS_MD,
+                MANIFEST,
+                JOURNAL,
+                REPORT_HTML,
+                TIMING
+            ]
+        );
+        for name in fixed {
             assert!(SWEEP.get(name).is_some(), "{name}");
         }
     }

@@ -48,8 +48,9 @@ pub fn check_folder_sweep(dir: &Path, sweep: &str) -> Result<(), ConfigError> {
         Some(_) => Ok(()),
         // A journal of an older loadsim: a sweep's folder all the same.
         None if journal::written_by_loadsim(&dir.join(journal::FILE)) => Ok(()),
-        None => match crate::runner::export::SWEEP_FIXED
-            .iter()
+        // A file of a name only a sweep writes there makes the folder a sweep's.
+        None => match crate::runner::export::SWEEP
+            .fixed_names()
             .find(|n| dir.join(n).exists())
         {
             Some(name) => Err(ConfigError::flag(
