@@ -45,8 +45,6 @@ impl<'a> Results<'a> {
             flat: records
                 .par_iter()
                 .map(|r| (r.index, flatten(&r.summary, EngineColumns::Exclude)))
-                .collect::<Vec<_>>()
-                .into_iter()
                 .collect(),
         }
     }
